@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "expr/builders_sorted.h"
 #include "expr/expr_internal.h"
 
 /* Small operand lists are collected in fixed local arrays; longer ones on the heap. */
@@ -231,6 +232,11 @@ mblx_id mblx_sum(mblx_graph *g, size_t n, const mblx_id *terms)
     /* 0 + x and x + 0: x, undefined or not (the first undefined term is the sum) */
     if (n == 2 && terms[0] == g->zero) return terms[1];
     if (n == 2 && terms[1] == g->zero) return terms[0];
+    {
+        uint32_t sorted[MBLX__SUM_SORT_MAX];
+        if (mblx__sum_canonical(g, n, terms, sorted))
+            return mblx__intern(g, MBLX_OP_ADD, 0.0, n, n > MBLX__SUM_SORT_MAX ? terms : sorted);
+    }
     term_rec rl[LOCAL_TERMS];
     uint32_t kl[LOCAL_KEYS];
     sum_acc s = {{rl, 0, LOCAL_TERMS, rl}, {kl, 0, LOCAL_KEYS, kl}, 0.0, g, 0};
@@ -275,6 +281,10 @@ enum { PRODUCT_PASSES = 3 };
 
 static mblx_id product_core(mblx_graph *g, double coef, size_t n, const mblx_id *f, int pass)
 {
+    {
+        mblx_id res;
+        if (!pass && mblx__product_sorted(g, coef, n, f, &res)) return res;
+    }
     fac_rec local[LOCAL_ARGS], *r = local;
     uint32_t olocal[LOCAL_ARGS], *out = olocal;
     size_t cap = LOCAL_ARGS, m = 0;

@@ -18,5 +18,6 @@ mblin_add_test(test_expr_parse_lean ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_p
 mblin_add_test(test_expr_compile_inplace ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_compile_inplace.c)
 mblin_add_test(test_expr_schedule_inplace ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_schedule_inplace.c)
 mblin_add_test(test_expr_product_others ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_product_others.c)
+mblin_add_test(test_expr_sorted ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_sorted.c)
 mblin_add_test(test_expr_scaled ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_scaled.c)
 mblin_add_test(test_expr_chains_skip ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_chains_skip.c)

@@ -1,0 +1,160 @@
+/* Sums and products whose operands are already in canonical form (builders_sorted.c): mblx_sum
+ * and mblx_product make them without the builders' records, sort and merge, and must return the
+ * very node the general path makes. For lists of terms (factors) drawn from a pool of symbols,
+ * functions, powers, products with coefficients, constants, sums, products of one operand and an
+ * undefined node, in the order drawn and reversed:
+ *
+ * - sums: mblx_sum first (its shortcut where it applies), then mblx_apply(ADD, 0, ...), which
+ *   always takes the general path (sum_add, sum_build): the handles must agree and the second
+ *   call must make no node (a node the shortcut made wrongly differs in its operands or order);
+ * - products: mblx_product of the factors sorted by base (the shortcut where nothing merges),
+ *   then of the same factors reversed (out of order: the general path, product_core's sort): the
+ *   same handle, no node made by the second. The constants are small integers and powers of two,
+ *   so the coefficient is exact in either order.
+ *
+ * Both kinds are counted, to make sure the lists the shortcut takes and those it declines (a
+ * constant, a sum to flatten, a key or base twice, more than 16 terms out of order) were met. */
+#include <stdio.h>
+#include <string.h>
+
+#include "mblin/expr.h"
+#include "test.h"
+
+enum { NX = 6, MAXPOOL = 64, MAXLIST = 24 };
+
+static size_t push(mblx_id *pool, size_t n, mblx_id e)
+{
+    if (n < MAXPOOL && e != MBLX_NONE) pool[n++] = e;
+    return n;
+}
+
+/* the base of a factor as product_core reads it */
+static mblx_id base_of(mblx_graph *g, mblx_id e)
+{
+    if (mblx_node_op(g, e) == MBLX_OP_POW && mblx_node_op(g, mblx_node_arg(g, e, 1)) == MBLX_OP_CONST)
+        return mblx_node_arg(g, e, 0);
+    return e;
+}
+
+/* the pool; *nplain: the first entries, none a constant, a sum, undefined or 1 * (a sum) */
+static size_t make_pool(mblx_graph *g, mblx_id *pool, size_t *nplain)
+{
+    mblx_id x[NX];
+    char nm[8];
+    for (int i = 0; i < NX; i++) {
+        snprintf(nm, sizeof nm, "x%d", i);
+        x[i] = mblx_symbol(g, nm);
+    }
+    size_t np = 0;
+    for (int i = 0; i < NX; i++) {
+        np = push(pool, np, x[i]);
+        np = push(pool, np, mblx_sin(g, x[i]));
+        np = push(pool, np, mblx_powc(g, x[i], 2.0));
+        np = push(pool, np, mblx_powc(g, x[i], -1.0));
+    }
+    np = push(pool, np, mblx_scale(g, 3.0, mblx_mul(g, x[0], x[1])));
+    np = push(pool, np, mblx_scale(g, -2.0, mblx_mul(g, x[2], mblx_sin(g, x[3]))));
+    np = push(pool, np, mblx_scale(g, -1.0, x[4]));
+    np = push(pool, np, mblx_scale(g, 0.5, mblx_powc(g, x[5], 2.0)));
+    np = push(pool, np, mblx_mul(g, x[1], x[2]));
+    np = push(pool, np, mblx_pow(g, x[0], x[1]));
+    *nplain = np;
+    np = push(pool, np, mblx_const(g, 2.0));
+    np = push(pool, np, mblx_const(g, -1.0));
+    np = push(pool, np, mblx_add(g, x[0], x[1]));
+    np = push(pool, np, mblx_scale(g, 3.0, mblx_add(g, x[2], x[3]))); /* c * (a sum): distributed */
+    np = push(pool, np, mblx_div(g, mblx_const(g, 1.0), mblx_const(g, 0.0))); /* undefined */
+    return np;
+}
+
+TEST(sums_same_node)
+{
+    mblx_graph *g = mblx_graph_new();
+    CHECK(g != NULL);
+    if (!g) return;
+    mblx_id pool[MAXPOOL];
+    size_t nplain, np = make_pool(g, pool, &nplain);
+    unsigned s = 2024u;
+    int calls = 0, plain = 0, other = 0, long_lists = 0;
+    for (int k = 0; k < 4000; k++) {
+        mblx_id t[MAXLIST];
+        size_t n = 2 + (size_t)(k % 7 == 0 ? 18 : k % 5), from = k % 3 ? nplain : np;
+        int all_plain = from == nplain;
+        for (size_t j = 0; j < n; j++) {
+            s = s * 1103515245u + 12345u;
+            t[j] = pool[(s >> 8) % from];
+        }
+        for (int rev = 0; rev < 2; rev++) {
+            if (rev)
+                for (size_t j = 0; j < n / 2; j++) {
+                    mblx_id y = t[j];
+                    t[j] = t[n - 1 - j];
+                    t[n - 1 - j] = y;
+                }
+            mblx_id r1 = mblx_sum(g, n, t);
+            size_t n1 = mblx_node_count(g);
+            mblx_id r2 = mblx_apply(g, MBLX_OP_ADD, 0.0, n, t);
+            CHECK(r1 == r2);
+            CHECK(mblx_node_count(g) == n1);
+            calls++;
+            if (all_plain) plain++;
+            else other++;
+            if (n > 16) long_lists++;
+        }
+    }
+    CHECK(calls == 8000);
+    CHECK(plain > 2000 && other > 2000 && long_lists > 500);
+    CHECK(mblx_graph_status(g, NULL) == 0);
+    mblx_graph_free(g);
+}
+
+TEST(products_same_node)
+{
+    mblx_graph *g = mblx_graph_new();
+    CHECK(g != NULL);
+    if (!g) return;
+    mblx_id pool[MAXPOOL];
+    size_t nplain, np = make_pool(g, pool, &nplain);
+    unsigned s = 777u;
+    int calls = 0, distinct = 0, shared = 0;
+    for (int k = 0; k < 4000; k++) {
+        mblx_id f[MAXLIST];
+        size_t n = 2 + (size_t)(k % 4), from = k % 3 ? nplain : np - 1; /* (without the undefined node) */
+        for (size_t j = 0; j < n; j++) {
+            s = s * 1103515245u + 12345u;
+            f[j] = pool[(s >> 8) % from];
+        }
+        for (size_t i = 1; i < n; i++) /* sorted by base (stable) */
+            for (size_t j = i; j > 0 && base_of(g, f[j]) < base_of(g, f[j - 1]); j--) {
+                mblx_id y = f[j];
+                f[j] = f[j - 1];
+                f[j - 1] = y;
+            }
+        int twice = 0;
+        for (size_t j = 1; j < n; j++) twice |= base_of(g, f[j]) == base_of(g, f[j - 1]);
+        mblx_id r1 = mblx_product(g, n, f);
+        size_t n1 = mblx_node_count(g);
+        for (size_t j = 0; j < n / 2; j++) {
+            mblx_id y = f[j];
+            f[j] = f[n - 1 - j];
+            f[n - 1 - j] = y;
+        }
+        mblx_id r2 = mblx_product(g, n, f);
+        CHECK(r1 == r2);
+        CHECK(mblx_node_count(g) == n1);
+        calls++;
+        if (twice) shared++;
+        else distinct++;
+    }
+    CHECK(calls == 4000);
+    CHECK(distinct > 1000 && shared > 300);
+    CHECK(mblx_graph_status(g, NULL) == 0);
+    mblx_graph_free(g);
+}
+
+int main(void)
+{
+    RUN(sums_same_node);
+    RUN(products_same_node);
+    return test_summary("expr_sorted");
+}
