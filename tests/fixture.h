@@ -171,4 +171,27 @@ static inline void fixture_chain_text(int N, char *buf, size_t cap)
     if (o < cap) snprintf(buf + o, cap - o, "]\n");
 }
 
+/* The oscillatory modes' frequencies (rad/s, the positive imaginary parts of the eigenvalues that
+ * are not spurious, in mbl_modal's order) of md at its operating point, linearized with lo (NULL:
+ * the defaults), at most cap of them; the outputs there into y when y is not NULL. A failed step is a
+ * failed check and gives 0. */
+static inline int fixture_omegas(const mbl_model *md, const mbl_lin_options *lo, double *w, int cap, double *y)
+{
+    mbl_status st;
+    mbl_point *pt = NULL;
+    mbl_linear *lin = NULL;
+    mbl_modes *mo = NULL;
+    int n = 0, rc = mbl_operating_point(md, NULL, &pt, &st);
+    if (!rc && y) rc = mbl_model_outputs(md, pt, y, &st);
+    if (!rc) rc = mbl_linearize(md, pt, lo, &lin, &st);
+    if (!rc) rc = mbl_modal(lin, NULL, &mo, &st);
+    CHECK_MSG(rc == 0, "%s%s%s", lo && lo->method ? lo->method : "", lo && lo->method ? ": " : "", st.msg);
+    for (int i = 0; !rc && i < mo->nx && n < cap; i++)
+        if (!mo->modes[i].spurious && mo->modes[i].im > 0) w[n++] = mo->modes[i].im;
+    mbl_modes_free(mo);
+    mbl_linear_free(lin);
+    mbl_point_free(pt);
+    return n;
+}
+
 #endif

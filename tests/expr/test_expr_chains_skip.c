@@ -14,6 +14,7 @@
 #include "expr/tape_internal.h"
 #include "mblin/expr.h"
 #include "parse_fixture.h"
+#include "tape_compare.h"
 #include "test.h"
 
 enum { NSYM = 64, NEXPR = 3600 }; /* (then a, b, u, v) */
@@ -21,16 +22,6 @@ enum { NSYM = 64, NEXPR = 3600 }; /* (then a, b, u, v) */
 static mblx_graph *G;
 static mblx_id OUT[NEXPR + 2];
 static double X[NSYM + 4];
-
-static int same_tape(const mblx_tape *a, const mblx_tape *b)
-{
-    if (a->nins != b->nins || a->nreg != b->nreg || a->nout != b->nout || a->nrun != b->nrun) return 0;
-    for (size_t i = 0; i < a->nins; i++)
-        if (a->ins[i].op != b->ins[i].op || a->ins[i].dst != b->ins[i].dst || a->ins[i].a != b->ins[i].a ||
-            a->ins[i].b != b->ins[i].b || memcmp(&a->ins[i].c, &b->ins[i].c, sizeof a->ins[i].c))
-            return 0;
-    return !memcmp(a->outreg, b->outreg, a->nout * sizeof *a->outreg);
-}
 
 /* Instructions of opcode op in t. */
 static size_t count_op(const mblx_tape *t, unsigned op)

@@ -15,22 +15,12 @@
 #include "expr/tape_internal.h"
 #include "mblin/expr.h"
 #include "parse_fixture.h"
+#include "tape_compare.h"
 #include "test.h"
 
 static mblx_graph *G;
 
 static mblx_id P(const char *s) { return fixture_parse(G, s); }
-
-/* The same instructions, registers and output registers. */
-static int same_tape(const mblx_tape *a, const mblx_tape *b)
-{
-    if (a->nins != b->nins || a->nreg != b->nreg || a->nout != b->nout || a->nrun != b->nrun) return 0;
-    for (size_t i = 0; i < a->nins; i++)
-        if (a->ins[i].op != b->ins[i].op || a->ins[i].dst != b->ins[i].dst || a->ins[i].a != b->ins[i].a ||
-            a->ins[i].b != b->ins[i].b || memcmp(&a->ins[i].c, &b->ins[i].c, sizeof a->ins[i].c))
-            return 0;
-    return !memcmp(a->outreg, b->outreg, a->nout * sizeof *a->outreg);
-}
 
 /* The value of e at the symbol values x, by recursion over the graph's nodes (no tape). */
 static double interp(mblx_id e, const double *x)

@@ -17,23 +17,10 @@
 
 #include "expr/expr_internal.h"
 #include "mblin/expr.h"
+#include "expr_pool.h"
 #include "test.h"
 
 enum { NX = 6, MAXPOOL = 96 };
-
-static size_t push(mblx_id *pool, size_t n, mblx_id e)
-{
-    if (n < MAXPOOL && e != MBLX_NONE) pool[n++] = e;
-    return n;
-}
-
-/* the base of a factor as product_core reads it */
-static mblx_id base_of(mblx_graph *g, mblx_id e)
-{
-    if (mblx_node_op(g, e) == MBLX_OP_POW && mblx_node_op(g, mblx_node_arg(g, e, 1)) == MBLX_OP_CONST)
-        return mblx_node_arg(g, e, 0);
-    return e;
-}
 
 TEST(same_node_as_product)
 {
@@ -41,30 +28,26 @@ TEST(same_node_as_product)
     CHECK(g != NULL);
     if (!g) return;
     mblx_id x[NX], pool[MAXPOOL];
-    char nm[8];
-    for (int i = 0; i < NX; i++) {
-        snprintf(nm, sizeof nm, "x%d", i);
-        x[i] = mblx_symbol(g, nm);
-    }
+    pool_symbols(g, "x", NX, x);
     size_t np = 0;
     for (int i = 0; i < NX; i++) {
-        np = push(pool, np, x[i]);
-        np = push(pool, np, mblx_sin(g, x[i]));
-        np = push(pool, np, mblx_powc(g, x[i], 2.0));
-        np = push(pool, np, mblx_powc(g, x[i], -1.0));
-        np = push(pool, np, mblx_powc(g, x[i], 0.5));
+        np = pool_push(pool, np, MAXPOOL, x[i]);
+        np = pool_push(pool, np, MAXPOOL, mblx_sin(g, x[i]));
+        np = pool_push(pool, np, MAXPOOL, mblx_powc(g, x[i], 2.0));
+        np = pool_push(pool, np, MAXPOOL, mblx_powc(g, x[i], -1.0));
+        np = pool_push(pool, np, MAXPOOL, mblx_powc(g, x[i], 0.5));
     }
-    np = push(pool, np, mblx_const(g, 2.5));
-    np = push(pool, np, mblx_add(g, x[0], x[1]));
-    np = push(pool, np, mblx_exp(g, mblx_mul(g, x[2], x[3])));
-    np = push(pool, np, mblx_div(g, mblx_const(g, 1.0), mblx_const(g, 0.0))); /* undefined */
+    np = pool_push(pool, np, MAXPOOL, mblx_const(g, 2.5));
+    np = pool_push(pool, np, MAXPOOL, mblx_add(g, x[0], x[1]));
+    np = pool_push(pool, np, MAXPOOL, mblx_exp(g, mblx_mul(g, x[2], x[3])));
+    np = pool_push(pool, np, MAXPOOL, mblx_div(g, mblx_const(g, 1.0), mblx_const(g, 0.0))); /* undefined */
     /* products of one operand (vn = 1), constants that vanish or overflow with c (x constant) */
-    np = push(pool, np, mblx_scale(g, 3.0, x[0]));
-    np = push(pool, np, mblx_scale(g, -2.0, mblx_sin(g, x[1])));
-    np = push(pool, np, mblx_scale(g, 0.5, mblx_powc(g, x[2], -1.0)));
-    np = push(pool, np, mblx_const(g, 0.0));
-    np = push(pool, np, mblx_const(g, 1.0));
-    np = push(pool, np, mblx_const(g, -1e300));
+    np = pool_push(pool, np, MAXPOOL, mblx_scale(g, 3.0, x[0]));
+    np = pool_push(pool, np, MAXPOOL, mblx_scale(g, -2.0, mblx_sin(g, x[1])));
+    np = pool_push(pool, np, MAXPOOL, mblx_scale(g, 0.5, mblx_powc(g, x[2], -1.0)));
+    np = pool_push(pool, np, MAXPOOL, mblx_const(g, 0.0));
+    np = pool_push(pool, np, MAXPOOL, mblx_const(g, 1.0));
+    np = pool_push(pool, np, MAXPOOL, mblx_const(g, -1e300));
     size_t nbase = np;
     /* products of two to five factors of the pool, with coefficients */
     unsigned s = 12345u;
@@ -76,7 +59,7 @@ TEST(same_node_as_product)
             f[j] = pool[(s >> 8) % nbase];
         }
         f[nf] = mblx_const(g, k % 5 == 0 ? 1e300 : k % 3 == 0 ? -3.0 : 0.5);
-        np = push(pool, np, mblx_product(g, (size_t)nf + 1, f));
+        np = pool_push(pool, np, MAXPOOL, mblx_product(g, (size_t)nf + 1, f));
     }
     const double coefs[] = {1.0, -1.0, 2.5, 1e300, 1e-300};
     int calls = 0, common = 0, disjoint = 0;
@@ -103,7 +86,7 @@ TEST(same_node_as_product)
                     calls++;
                     int shared = 0;
                     for (int i = 0; i < na; i++)
-                        if (i != skip && base_of(g, va[i]) == base_of(g, pool[d])) shared = 1;
+                        if (i != skip && factor_base(g, va[i]) == factor_base(g, pool[d])) shared = 1;
                     if (shared) common++;
                     else disjoint++;
                 }

@@ -21,15 +21,10 @@
 
 #include "expr/expr_internal.h"
 #include "mblin/expr.h"
+#include "expr_pool.h"
 #include "test.h"
 
 enum { NX = 6, MAXPOOL = 128 };
-
-static size_t push(mblx_id *pool, size_t n, mblx_id e)
-{
-    if (n < MAXPOOL && e != MBLX_NONE) pool[n++] = e;
-    return n;
-}
 
 TEST(scaled_product)
 {
@@ -37,25 +32,21 @@ TEST(scaled_product)
     CHECK(g != NULL);
     if (!g) return;
     mblx_id x[NX], pool[MAXPOOL];
-    char nm[8];
-    for (int i = 0; i < NX; i++) {
-        snprintf(nm, sizeof nm, "x%d", i);
-        x[i] = mblx_symbol(g, nm);
-    }
+    pool_symbols(g, "x", NX, x);
     size_t np = 0;
-    np = push(pool, np, mblx_const(g, 1.0));
-    np = push(pool, np, mblx_const(g, 0.0));
-    np = push(pool, np, mblx_const(g, -2.5));
+    np = pool_push(pool, np, MAXPOOL, mblx_const(g, 1.0));
+    np = pool_push(pool, np, MAXPOOL, mblx_const(g, 0.0));
+    np = pool_push(pool, np, MAXPOOL, mblx_const(g, -2.5));
     for (int i = 0; i < NX; i++) {
-        np = push(pool, np, x[i]);
-        np = push(pool, np, mblx_sin(g, x[i]));
-        np = push(pool, np, mblx_powc(g, x[i], 2.0));
-        np = push(pool, np, mblx_powc(g, x[i], -1.0));
-        np = push(pool, np, mblx_powc(g, x[i], 0.5));
-        np = push(pool, np, mblx_add(g, x[i], mblx_const(g, (double)i)));
+        np = pool_push(pool, np, MAXPOOL, x[i]);
+        np = pool_push(pool, np, MAXPOOL, mblx_sin(g, x[i]));
+        np = pool_push(pool, np, MAXPOOL, mblx_powc(g, x[i], 2.0));
+        np = pool_push(pool, np, MAXPOOL, mblx_powc(g, x[i], -1.0));
+        np = pool_push(pool, np, MAXPOOL, mblx_powc(g, x[i], 0.5));
+        np = pool_push(pool, np, MAXPOOL, mblx_add(g, x[i], mblx_const(g, (double)i)));
     }
-    np = push(pool, np, mblx_exp(g, mblx_mul(g, x[2], x[3])));
-    np = push(pool, np, mblx_div(g, mblx_const(g, 1.0), mblx_const(g, 0.0))); /* undefined */
+    np = pool_push(pool, np, MAXPOOL, mblx_exp(g, mblx_mul(g, x[2], x[3])));
+    np = pool_push(pool, np, MAXPOOL, mblx_div(g, mblx_const(g, 1.0), mblx_const(g, 0.0))); /* undefined */
     size_t nbase = np;
     unsigned s = 4242u;
     for (int k = 0; k < 40; k++) { /* products of two to five factors of the pool, with coefficients */
@@ -66,7 +57,7 @@ TEST(scaled_product)
             f[j] = pool[3 + (s >> 8) % (nbase - 3)];
         }
         f[nf] = mblx_const(g, k % 7 == 0 ? 1e300 : k % 5 == 0 ? 1.0 : k % 3 == 0 ? -3.0 : 0.5);
-        np = push(pool, np, mblx_product(g, (size_t)nf + 1, f));
+        np = pool_push(pool, np, MAXPOOL, mblx_product(g, (size_t)nf + 1, f));
     }
     { /* a product wider than MBLX_FLATTEN_MAX (not flattened into others) */
         mblx_id f[MBLX_FLATTEN_MAX + 2];
@@ -75,7 +66,7 @@ TEST(scaled_product)
             snprintf(sn, sizeof sn, "w%d", j);
             f[j] = mblx_symbol(g, sn);
         }
-        np = push(pool, np, mblx_product(g, MBLX_FLATTEN_MAX + 2, f));
+        np = pool_push(pool, np, MAXPOOL, mblx_product(g, MBLX_FLATTEN_MAX + 2, f));
     }
     const double coefs[] = {2.0, -1.0, 0.5, 1.0, 1e300, 1e-300, -3.0};
     int calls = 0;
@@ -137,11 +128,7 @@ TEST(small_unions)
     CHECK(g != NULL);
     if (!g) return;
     mblx_id x[NS];
-    char nm[8];
-    for (int i = 0; i < NS; i++) {
-        snprintf(nm, sizeof nm, "s%d", i);
-        x[i] = mblx_symbol(g, nm);
-    }
+    pool_symbols(g, "s", NS, x);
     unsigned r = 99u;
     int wrong = 0, made = 0, shared = 0, notshared = 0;
     for (int t = 0; t < NTRIALS; t++) {
@@ -213,11 +200,7 @@ TEST(big_superset)
     CHECK(g != NULL);
     if (!g) return;
     mblx_id x[80];
-    char nm[8];
-    for (int i = 0; i < 80; i++) {
-        snprintf(nm, sizeof nm, "y%d", i);
-        x[i] = mblx_symbol(g, nm);
-    }
+    pool_symbols(g, "y", 80, x);
     for (int wide = 0; wide < 2; wide++) {
         int n = wide ? 70 : 40; /* at least MBLX__SUBSET_CACHE_MIN symbols, or fewer */
         mblx_id big = sin_of_range(g, x, 0, n), in = sin_of_range(g, x, 3, 6), out = sin_of_range(g, x, n - 1, n + 1);

@@ -18,52 +18,35 @@
 #include <string.h>
 
 #include "mblin/expr.h"
+#include "expr_pool.h"
 #include "test.h"
 
 enum { NX = 6, MAXPOOL = 64, MAXLIST = 24 };
-
-static size_t push(mblx_id *pool, size_t n, mblx_id e)
-{
-    if (n < MAXPOOL && e != MBLX_NONE) pool[n++] = e;
-    return n;
-}
-
-/* the base of a factor as product_core reads it */
-static mblx_id base_of(mblx_graph *g, mblx_id e)
-{
-    if (mblx_node_op(g, e) == MBLX_OP_POW && mblx_node_op(g, mblx_node_arg(g, e, 1)) == MBLX_OP_CONST)
-        return mblx_node_arg(g, e, 0);
-    return e;
-}
 
 /* the pool; *nplain: the first entries, none a constant, a sum, undefined or 1 * (a sum) */
 static size_t make_pool(mblx_graph *g, mblx_id *pool, size_t *nplain)
 {
     mblx_id x[NX];
-    char nm[8];
-    for (int i = 0; i < NX; i++) {
-        snprintf(nm, sizeof nm, "x%d", i);
-        x[i] = mblx_symbol(g, nm);
-    }
+    pool_symbols(g, "x", NX, x);
     size_t np = 0;
     for (int i = 0; i < NX; i++) {
-        np = push(pool, np, x[i]);
-        np = push(pool, np, mblx_sin(g, x[i]));
-        np = push(pool, np, mblx_powc(g, x[i], 2.0));
-        np = push(pool, np, mblx_powc(g, x[i], -1.0));
+        np = pool_push(pool, np, MAXPOOL, x[i]);
+        np = pool_push(pool, np, MAXPOOL, mblx_sin(g, x[i]));
+        np = pool_push(pool, np, MAXPOOL, mblx_powc(g, x[i], 2.0));
+        np = pool_push(pool, np, MAXPOOL, mblx_powc(g, x[i], -1.0));
     }
-    np = push(pool, np, mblx_scale(g, 3.0, mblx_mul(g, x[0], x[1])));
-    np = push(pool, np, mblx_scale(g, -2.0, mblx_mul(g, x[2], mblx_sin(g, x[3]))));
-    np = push(pool, np, mblx_scale(g, -1.0, x[4]));
-    np = push(pool, np, mblx_scale(g, 0.5, mblx_powc(g, x[5], 2.0)));
-    np = push(pool, np, mblx_mul(g, x[1], x[2]));
-    np = push(pool, np, mblx_pow(g, x[0], x[1]));
+    np = pool_push(pool, np, MAXPOOL, mblx_scale(g, 3.0, mblx_mul(g, x[0], x[1])));
+    np = pool_push(pool, np, MAXPOOL, mblx_scale(g, -2.0, mblx_mul(g, x[2], mblx_sin(g, x[3]))));
+    np = pool_push(pool, np, MAXPOOL, mblx_scale(g, -1.0, x[4]));
+    np = pool_push(pool, np, MAXPOOL, mblx_scale(g, 0.5, mblx_powc(g, x[5], 2.0)));
+    np = pool_push(pool, np, MAXPOOL, mblx_mul(g, x[1], x[2]));
+    np = pool_push(pool, np, MAXPOOL, mblx_pow(g, x[0], x[1]));
     *nplain = np;
-    np = push(pool, np, mblx_const(g, 2.0));
-    np = push(pool, np, mblx_const(g, -1.0));
-    np = push(pool, np, mblx_add(g, x[0], x[1]));
-    np = push(pool, np, mblx_scale(g, 3.0, mblx_add(g, x[2], x[3]))); /* c * (a sum): distributed */
-    np = push(pool, np, mblx_div(g, mblx_const(g, 1.0), mblx_const(g, 0.0))); /* undefined */
+    np = pool_push(pool, np, MAXPOOL, mblx_const(g, 2.0));
+    np = pool_push(pool, np, MAXPOOL, mblx_const(g, -1.0));
+    np = pool_push(pool, np, MAXPOOL, mblx_add(g, x[0], x[1]));
+    np = pool_push(pool, np, MAXPOOL, mblx_scale(g, 3.0, mblx_add(g, x[2], x[3]))); /* c * (a sum): distributed */
+    np = pool_push(pool, np, MAXPOOL, mblx_div(g, mblx_const(g, 1.0), mblx_const(g, 0.0))); /* undefined */
     return np;
 }
 
@@ -125,13 +108,13 @@ TEST(products_same_node)
             f[j] = pool[(s >> 8) % from];
         }
         for (size_t i = 1; i < n; i++) /* sorted by base (stable) */
-            for (size_t j = i; j > 0 && base_of(g, f[j]) < base_of(g, f[j - 1]); j--) {
+            for (size_t j = i; j > 0 && factor_base(g, f[j]) < factor_base(g, f[j - 1]); j--) {
                 mblx_id y = f[j];
                 f[j] = f[j - 1];
                 f[j - 1] = y;
             }
         int twice = 0;
-        for (size_t j = 1; j < n; j++) twice |= base_of(g, f[j]) == base_of(g, f[j - 1]);
+        for (size_t j = 1; j < n; j++) twice |= factor_base(g, f[j]) == factor_base(g, f[j - 1]);
         mblx_id r1 = mblx_product(g, n, f);
         size_t n1 = mblx_node_count(g);
         for (size_t j = 0; j < n / 2; j++) {

@@ -45,26 +45,6 @@ static char *cantilever_text(int ne, const char *extra)
     return buf;
 }
 
-/* ascending omegas of the oscillatory modes (and an output) */
-static int omegas(const mbl_model *md, double *w, int cap, double *y)
-{
-    mbl_status st;
-    mbl_point *pt = NULL;
-    mbl_linear *lin = NULL;
-    mbl_modes *mo = NULL;
-    int n = 0, rc = mbl_operating_point(md, NULL, &pt, &st);
-    if (!rc && y) rc = mbl_model_outputs(md, pt, y, &st);
-    if (!rc) rc = mbl_linearize(md, pt, NULL, &lin, &st);
-    if (!rc) rc = mbl_modal(lin, NULL, &mo, &st);
-    CHECK_MSG(rc == 0, "%s", st.msg);
-    for (int i = 0; !rc && i < mo->nx && n < cap; i++)
-        if (!mo->modes[i].spurious && mo->modes[i].im > 0) w[n++] = mo->modes[i].im;
-    mbl_modes_free(mo);
-    mbl_linear_free(lin);
-    mbl_point_free(pt);
-    return n;
-}
-
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -121,7 +101,7 @@ TEST(cantilever)
         mbl_model *md = FIXTURE_LOAD(NULL, cantilever_text(ne, NULL), "beam3.yaml");
         if (!md) return;
         double w[128], ref[128];
-        int n = omegas(md, w, 128, NULL), nr = fe_reference(ne, ref);
+        int n = fixture_omegas(md, NULL, w, 128, NULL), nr = fe_reference(ne, ref);
         CHECK_EQ_INT(n, nr);
         double worst = 0;
         for (int k = 0; k < n && k < nr; k++) {
@@ -168,7 +148,7 @@ TEST(tip_loads)
     mbl_model *md = FIXTURE_LOAD(NULL, cantilever_text(4, extra), "beam3.yaml");
     if (!md) return;
     double w[4], y[2] = {0, 0};
-    omegas(md, w, 4, y);
+    fixture_omegas(md, NULL, w, 4, y);
     double ey = P * pow(LEN, 3) / (3 * E_ * IZ), ez = 2 * P * pow(LEN, 3) / (3 * E_ * IY);
     CHECK_MSG(fabs(y[0] - ey) <= 1e-5 * fabs(ey), "tip deflection y %.12g, P L^3/(3 E Iz) = %.12g", y[0], ey);
     CHECK_MSG(fabs(y[1] - ez) <= 1e-5 * fabs(ez), "tip deflection z %.12g, P L^3/(3 E Iy) = %.12g", y[1], ez);
@@ -199,7 +179,7 @@ static void pendulum_in_plane_geo(int geo)
     free(sp), free(pl);
     if (a && b) {
         double wa[256], wb[256];
-        int na = omegas(a, wa, 256, NULL), nb = omegas(b, wb, 256, NULL);
+        int na = fixture_omegas(a, NULL, wa, 256, NULL), nb = fixture_omegas(b, NULL, wb, 256, NULL);
         CHECK_EQ_INT(nb, 32);
         CHECK(na > nb);
         double worst = 0;
@@ -344,7 +324,7 @@ static int fresh_omegas(const char *text, const char *name, double value, double
     mbl_status st;
     int rc = mbl_model_load_string(text, strlen(text), "p.yaml", &set, 1, &md, &st);
     CHECK_MSG(rc == 0, "%s", st.msg);
-    int n = rc ? 0 : omegas(md, w, cap, NULL);
+    int n = rc ? 0 : fixture_omegas(md, NULL, w, cap, NULL);
     mbl_model_free(md);
     return n;
 }

@@ -25,27 +25,13 @@ static const double PI = 3.14159265358979323846;
 /* the section of test_beam.c */
 static const double E_ = 2.1e11, RHO = 7850, AREA = 3e-4, INERTIA = 5e-8, LEN = 2.0;
 
-/* ascending angular frequencies of the non-spurious oscillatory modes (positive imaginary part) */
+/* the non-spurious oscillatory modes' frequencies (fixture_omegas) by the method given, the output out into yv */
 static int omegas(const mbl_model *md, const char *method, double *w, int cap, const char *out, double *yv)
 {
-    mbl_status st;
-    mbl_point *pt = NULL;
-    mbl_linear *lin = NULL;
-    mbl_modes *mo = NULL;
     mbl_lin_options lo;
     mbl_lin_options_default(&lo);
     lo.method = method;
-    int n = 0, rc = mbl_operating_point(md, NULL, &pt, &st);
-    if (!rc && out) rc = mbl_model_outputs(md, pt, yv, &st);
-    if (!rc) rc = mbl_linearize(md, pt, &lo, &lin, &st);
-    if (!rc) rc = mbl_modal(lin, NULL, &mo, &st);
-    CHECK_MSG(rc == 0, "%s: %s", method, st.msg);
-    for (int i = 0; !rc && i < mo->nx && n < cap; i++)
-        if (!mo->modes[i].spurious && mo->modes[i].im > 0) w[n++] = mo->modes[i].im;
-    mbl_modes_free(mo);
-    mbl_linear_free(lin);
-    mbl_point_free(pt);
-    return n;
+    return fixture_omegas(md, &lo, w, cap, out ? yv : NULL);
 }
 
 static char *beam_model(int ne, const char *joints, const char *extra)

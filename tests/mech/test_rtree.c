@@ -17,6 +17,7 @@
 #include "model/model_internal.h"
 #include "model/rtree.h"
 #include "test.h"
+#include "fixture.h"
 
 /* text with `tree_dynamics: symbolic` after its `coordinates: relative` line */
 static char *symbolic_of(const char *text)
@@ -329,18 +330,26 @@ static const char *planar_fmt =
     "          x: \"DX(tip, o)\", y: \"DY(tip, o)\", w: \"WZ(tip, o)\"}\n"
     "linearize: {at: given}\n";
 
-TEST(rtree_planar_tree_equals_symbolic)
+/* A tree model (fmt with a %s for one more joint) open, then closed by the joint close: the
+ * structured term against the symbolic path */
+static void check_open_and_closed(const char *fmt, const char *close, const char *name, const char *what,
+                                  const char *closed_by)
 {
     for (int loop = 0; loop < 2; loop++) {
         char text[6000];
-        snprintf(text, sizeof text, planar_fmt, loop ? "  close: {type: revolute, i: tip, j: hole, cut: true}\n" : "");
+        snprintf(text, sizeof text, fmt, loop ? close : "");
         int ns;
-        double d = compare_text(text, "planar tree", 5, &ns);
-        printf("  planar tree (revolute, prismatic, fixed, offsets)%s: %.2e, %d structured entries\n",
-               loop ? " closed by a cut revolute joint" : "", d, ns);
+        double d = compare_text(text, name, 5, &ns);
+        printf("  %s%s: %.2e, %d structured entries\n", what, loop ? closed_by : "", d, ns);
         CHECK(ns > 0);
         CHECK(d < 1e-12);
     }
+}
+
+TEST(rtree_planar_tree_equals_symbolic)
+{
+    check_open_and_closed(planar_fmt, "  close: {type: revolute, i: tip, j: hole, cut: true}\n", "planar tree",
+                          "planar tree (revolute, prismatic, fixed, offsets)", " closed by a cut revolute joint");
 }
 
 /* the hanging chain of n uniform rods (mass m, length l) on revolute joints, planar, in relative
@@ -375,19 +384,9 @@ static int chain_omegas(const char *text, double *w, int cap)
 {
     mbl_status st;
     mbl_model *md = NULL;
-    mbl_point *pt = NULL;
-    mbl_linear *lin = NULL;
-    mbl_modes *mo = NULL;
-    int n = 0, rc = mbl_model_load_string(text, strlen(text), "chain", NULL, 0, &md, &st);
-    if (!rc) rc = mbl_operating_point(md, NULL, &pt, &st);
-    if (!rc) rc = mbl_linearize(md, pt, NULL, &lin, &st);
-    if (!rc) rc = mbl_modal(lin, NULL, &mo, &st);
-    CHECK_MSG(rc == 0, "%s", st.msg);
-    for (int i = 0; !rc && i < mo->nx && n < cap; i++)
-        if (!mo->modes[i].spurious && mo->modes[i].im > 0) w[n++] = mo->modes[i].im;
-    mbl_modes_free(mo);
-    mbl_linear_free(lin);
-    mbl_point_free(pt);
+    int n = 0;
+    CHECK_MSG(mbl_model_load_string(text, strlen(text), "chain", NULL, 0, &md, &st) == 0, "%s", st.msg);
+    if (md) n = fixture_omegas(md, NULL, w, cap, NULL);
     mbl_model_free(md);
     for (int i = 1; i < n; i++) /* ascending (insertion) */
         for (int j = i; j > 0 && w[j] < w[j - 1]; j--) {
@@ -452,16 +451,8 @@ TEST(rtree_planar_chain_frequencies)
 
 TEST(rtree_spatial_chain_equals_symbolic)
 {
-    for (int loop = 0; loop < 2; loop++) {
-        char text[4096];
-        snprintf(text, sizeof text, chain_fmt, loop ? "  close: {type: spherical, i: tip, j: hole, cut: true}\n" : "");
-        int ns;
-        double d = compare_text(text, "chain", 5, &ns);
-        printf("  spatial chain (revolute, prismatic, offsets)%s: %.2e, %d structured entries\n",
-               loop ? " closed by a cut spherical joint" : "", d, ns);
-        CHECK(ns > 0);
-        CHECK(d < 1e-12);
-    }
+    check_open_and_closed(chain_fmt, "  close: {type: spherical, i: tip, j: hole, cut: true}\n", "chain",
+                          "spatial chain (revolute, prismatic, offsets)", " closed by a cut spherical joint");
 }
 
 TEST(rtree_urdf_arm_equals_symbolic)
