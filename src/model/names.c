@@ -37,18 +37,18 @@ typedef struct symbol_index {
     int named_constraints, named_nonholonomic;
     uint64_t *slot; /* hash >> 32 << 32 | list << 28 | (item index + 1), 0 empty */
     size_t cap;
-    /* Two guesses before the table, taken only when no name is in the index twice (then a name's
-     * item is the one the table gives, wherever it is found). At N = 10^4 the table (512 KB) and
-     * the items its slots name are cache misses, two a lookup: 3.4 % of the four-bar's process
-     * (perf), for 370,000 lookups. Sources name their items mostly in the order they are listed
-     * (xB7, yB7, xB8, ... in the energies and constraints), so the neighbours of each list's last
-     * item found are tried first; the few names used everywhere (parameters) stay in a small
-     * cache by hash. Below 2^15 slots (256 KB, 16,384 names) the table stays in the caches and
-     * the guesses only cost instructions (+5.5 M on the N = 1000 four-bar): not taken. */
+    /* A guess before the table, taken only when no name is in the index twice (then a name's item
+     * is the one the table gives, wherever it is found). At N = 10^4 the table (512 KB) and the
+     * items its slots name are cache misses, two a lookup: 3.4 % of the four-bar's process (perf),
+     * for 370,000 lookups. Sources name their items mostly in the order they are listed (xB7, yB7,
+     * xB8, ... in the energies and constraints), and the names of one first letter mostly in one
+     * list: the neighbours of the item last found of the name's first letter are tried first, and
+     * the name is hashed only when none is it (the neighbours of each list's last item, the last
+     * list first, behind a cache by hash: 277 instructions a lookup at N = 10^4). Below 2^15 slots
+     * (256 KB, 16,384 names) the table stays in the caches and the guess only costs instructions:
+     * not taken. */
     int guess; /* no name twice, and a table of at least 2^15 slots */
-    int last[MODEL_SYM_LISTS]; /* per list: the item last found there, -1 none */
-    int last_list;             /* the list of the last item found, -1 none */
-    uint64_t recent[64];       /* hash >> 32 << 32 | list << 28 | (item index + 1), 0 empty */
+    uint32_t by_first[128]; /* by a name's first character: list << 28 | (item index + 1) last found, 0 none */
 } symbol_index;
 
 static _Thread_local symbol_index sym_idx;
@@ -130,8 +130,6 @@ static int symbol_index_build(const mbl_src *s)
     sym_idx.slot = slot;
     sym_idx.cap = cap;
     sym_idx.guess = unique && cap >= ((size_t)1 << 15);
-    for (int a = 0; a < MODEL_SYM_LISTS; a++) sym_idx.last[a] = -1;
-    sym_idx.last_list = -1;
     return 0;
 }
 
@@ -158,34 +156,27 @@ static inline int probe_symbol(const mbl_src *s, const char *name, size_t len, u
     return -1;
 }
 
-/* model_find_symbol with the guesses (sym_idx.guess), apart: the lookup without them is compiled
- * as it was (the guesses' bookkeeping inline cost 16 instructions a lookup) */
+/* model_find_symbol with the guess (sym_idx.guess), apart: the lookup without it is compiled as
+ * it was (the guesses' bookkeeping inline cost 16 instructions a lookup) */
 static __attribute__((noinline)) int find_guessed(const mbl_src *s, const char *name, size_t len, int *list)
 {
-    uint64_t hn = model_name_hash(name, len), tag = hn >> 32;
-    uint64_t *rc = &sym_idx.recent[(hn >> 26) & 63];
-    if ((*rc >> 32) == tag) { /* a name used often */
-        uint32_t v = (uint32_t)*rc;
-        int a = (int)(v >> 28), i = (int)(v & 0x0fffffffu) - 1;
-        if (key_is(sym_list(s, a)->items[i].key, name, len)) return *list = a, i;
-    }
-    /* the neighbours of the last item found in each list, the last list first */
-    static const int near[] = {1, 2, -1, -2, 3, -3, 0};
-    for (int k = -1; k < MODEL_SYM_LISTS; k++) {
-        int a = k < 0 ? sym_idx.last_list : k;
-        if (a < 0 || (k >= 0 && a == sym_idx.last_list) || sym_idx.last[a] < 0) continue;
+    unsigned char c0 = len ? (unsigned char)name[0] : 0x80;
+    uint32_t *by = c0 < 0x80 ? &sym_idx.by_first[c0] : NULL;
+    if (by && *by) { /* the item last found of this first letter and its neighbours (x, y interleaved: 2 away) */
+        static const int near[] = {0, 1, 2, -1, -2, 3, -3};
+        int a = (int)(*by >> 28), last = (int)(*by & 0x0fffffffu) - 1;
         const mbl_src_list *l = sym_list(s, a);
         for (size_t d = 0; d < sizeof near / sizeof *near; d++) {
-            int i = sym_idx.last[a] + near[d];
+            int i = last + near[d];
             if (i >= 0 && i < l->n && key_is(l->items[i].key, name, len)) {
-                sym_idx.last[a] = i, sym_idx.last_list = a;
+                *by = (uint32_t)a << 28 | (uint32_t)(i + 1);
                 return *list = a, i;
             }
         }
     }
     uint64_t found;
-    int i = probe_symbol(s, name, len, hn, list, &found);
-    if (i >= 0) sym_idx.last[*list] = i, sym_idx.last_list = *list, *rc = found;
+    int i = probe_symbol(s, name, len, model_name_hash(name, len), list, &found);
+    if (i >= 0 && by) *by = (uint32_t)found;
     return i;
 }
 
