@@ -123,11 +123,64 @@ TEST(integer_literals_as_strtod_reads_them)
     mblx_graph_free(G);
 }
 
+/* text parsed in a graph of its own whose symbols x, y, z, a, b were made first: the node and
+ * the graph's node count in *n */
+static mblx_id parse_fresh(const char *text, size_t *n, int max_depth, mbl_status *st)
+{
+    G = mblx_graph_new();
+    (void)S("x"), (void)S("y"), (void)S("z"), (void)S("a"), (void)S("b");
+    mblx_parse_opts o = {fixture_symbols, NULL, 0, 0, max_depth, NULL};
+    mblx_id e = MBLX_NONE;
+    if (mblx_parse(G, text, strlen(text), &o, &e, st)) e = MBLX_NONE;
+    *n = mblx_node_count(G);
+    mblx_graph_free(G);
+    return e;
+}
+
+/* A power of a plain integer ("x^2") is made at once, without the power's frame: the same nodes,
+ * made in the same order, as the general path gives the same exponent in parentheses ("x^(2)"),
+ * negated, nested to the right, divided by, and refused at the same depth. */
+TEST(integer_powers_as_the_general_path)
+{
+    static const char *pairs[][2] = {
+        {"x^2", "x^(2)"},
+        {"-x^2 + y", "-x^(2) + y"},
+        {"(x - y)^2 + (a - b)^2 - z^2", "(x - y)^(2) + (a - b)^(2) - z^(2)"},
+        {"a^b^2", "a^b^(2)"},
+        {"x^2^3", "x^(2)^(3)"},
+        {"x / y^ 3 * z", "x / y^(3) * z"},
+        {"x^10 * 3^2 - y^0 + z^1", "x^(10) * 3^(2) - y^(0) + z^(1)"},
+        {"-(a + b)^123456789012345 / x^4", "-(a + b)^(123456789012345) / x^(4)"},
+        {"x^2.5 + y^1e1 + z^1234567890123456", "x^(2.5) + y^(1e1) + z^(1234567890123456)"},
+        {"x^-2 - y^+3", "x^(-2) - y^(+3)"},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+        size_t n0, n1;
+        mbl_status st;
+        mblx_id e0 = parse_fresh(pairs[i][0], &n0, 0, &st), e1 = parse_fresh(pairs[i][1], &n1, 0, &st);
+        CHECK_MSG(e0 != MBLX_NONE && e0 == e1 && n0 == n1, "'%s': node %u of %zu, '%s': node %u of %zu", pairs[i][0],
+                  (unsigned)e0, n0, pairs[i][1], (unsigned)e1, n1);
+    }
+    /* one level of nesting less than the power needs: refused at the '^' as before */
+    size_t n;
+    mbl_status st;
+    CHECK(parse_fresh("((x^2))", &n, 3, &st) != MBLX_NONE);
+    CHECK(parse_fresh("((x^2))", &n, 2, &st) == MBLX_NONE);
+    printf("  ((x^2)) at depth 2: %s\n", st.msg);
+    CHECK(strstr(st.msg, "1:4:") && strstr(st.msg, "nesting deeper than 2 levels"));
+    /* malformed exponents are still refused where they were */
+    CHECK(parse_fresh("x^2a", &n, 0, &st) == MBLX_NONE);
+    CHECK(strstr(st.msg, "1:3:") && strstr(st.msg, "malformed number"));
+    CHECK(parse_fresh("x^2.3.4", &n, 0, &st) == MBLX_NONE);
+    CHECK(strstr(st.msg, "malformed number"));
+}
+
 int main(void)
 {
     RUN(negated_term_without_its_positive);
     RUN(negated_coefficients_bit_for_bit);
     RUN(negated_wide_product_as_before);
     RUN(integer_literals_as_strtod_reads_them);
+    RUN(integer_powers_as_the_general_path);
     return test_summary("expr_parse_lean");
 }
