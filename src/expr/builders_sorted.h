@@ -21,12 +21,13 @@ typedef struct sum_key {
     uint32_t kn, t;
 } sum_key;
 
-/* cmp_terms(a, b) < 0 */
-static inline int sum_key_less(const sum_key *a, const sum_key *b)
+/* cmp_terms(a, b): < 0, 0 or > 0 */
+static inline int sum_key_cmp(const sum_key *a, const sum_key *b)
 {
     uint32_t m = a->kn < b->kn ? a->kn : b->kn, j = 0;
     while (j < m && a->k[j] == b->k[j]) j++;
-    return j < m ? a->k[j] < b->k[j] : a->kn < b->kn;
+    if (j < m) return a->k[j] < b->k[j] ? -1 : 1;
+    return (a->kn > b->kn) - (a->kn < b->kn);
 }
 
 /* Is the sum of terms[0..n) (valid, n >= 2) its terms in the order of their
@@ -35,7 +36,9 @@ static inline int sum_key_less(const sum_key *a, const sum_key *b)
  * own record's node, nothing merged, the constant 0) in the order its stable sort gives them: the
  * sum is ADD(0; those terms), without the records, their keys' copies and the merge. Up to
  * MBLX__SUM_SORT_MAX terms are sorted here into out (an insertion sort, as sort_terms sorts short
- * arrays); more are taken only when already in order (out then unused: the terms as given). */
+ * arrays: a key equal to one sorted before stops its insertion there, where the comparison that
+ * stops it tells, so no pass after looks for equal neighbours); more are taken only when already
+ * in order (out then unused: the terms as given). */
 static inline int mblx__sum_canonical(const mblx_graph *g, size_t n, const mblx_id *terms, uint32_t *out)
 {
     sum_key r[MBLX__SUM_SORT_MAX], prev = {NULL, 0, 0};
@@ -50,19 +53,18 @@ static inline int mblx__sum_canonical(const mblx_graph *g, size_t n, const mblx_
             x.kn = nd->na;
         }
         if (n > MBLX__SUM_SORT_MAX) { /* in order, or not taken */
-            if (i && !sum_key_less(&prev, &x)) return 0;
+            if (i && sum_key_cmp(&prev, &x) >= 0) return 0;
             prev = x;
             continue;
         }
         size_t j = i;
-        for (; j > 0 && sum_key_less(&x, &r[j - 1]); j--) r[j] = r[j - 1];
+        int c = -1;
+        while (j > 0 && (c = sum_key_cmp(&x, &r[j - 1])) < 0) r[j] = r[j - 1], j--;
+        if (c == 0) return 0; /* two keys equal: they merge */
         r[j] = x;
     }
     if (n > MBLX__SUM_SORT_MAX) return 1;
-    for (size_t i = 0; i < n; i++) {
-        if (i && !sum_key_less(&r[i - 1], &r[i])) return 0; /* two keys equal: they merge */
-        out[i] = r[i].t;
-    }
+    for (size_t i = 0; i < n; i++) out[i] = r[i].t;
     return 1;
 }
 
