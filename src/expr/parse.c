@@ -217,16 +217,23 @@ static void pop_frame(parser *p)
     p->nfr--;
 }
 
-static int push_item(parser *p, mblx_id x)
+/* the items' stack doubled (on the heap from the first growth) */
+static __attribute__((noinline)) int grow_items(parser *p)
 {
-    if (p->nit == p->capit) {
-        size_t nc = p->capit ? p->capit * 2 : INIT_CAP;
-        mblx_id *q = mbl_realloc_array(p->items == p->items_local ? NULL : p->items, nc, sizeof *q);
-        if (!q) return mbl_error(p->st, MBL_ENOMEM, "out of memory while parsing an expression");
-        if (p->items == p->items_local) memcpy(q, p->items, p->nit * sizeof *q);
-        p->items = q;
-        p->capit = nc;
-    }
+    size_t nc = p->capit ? p->capit * 2 : INIT_CAP;
+    mblx_id *q = mbl_realloc_array(p->items == p->items_local ? NULL : p->items, nc, sizeof *q);
+    if (!q) return mbl_error(p->st, MBL_ENOMEM, "out of memory while parsing an expression");
+    if (p->items == p->items_local) memcpy(q, p->items, p->nit * sizeof *q);
+    p->items = q;
+    p->capit = nc;
+    return 0;
+}
+
+/* inline, its growth apart, as push_frame (700,038 calls at N = 10^4, 17 instructions each out of line) */
+static inline int push_item(parser *p, mblx_id x)
+{
+    int rc;
+    if (p->nit == p->capit && (rc = grow_items(p))) return rc;
     p->items[p->nit++] = x;
     return 0;
 }
