@@ -187,15 +187,17 @@ static void token_desc(const parser *p, size_t off, char *buf, size_t size)
     }
 }
 
-/* the frames' stack doubled (on the heap from the first growth) */
-static __attribute__((noinline)) int grow_frames(parser *p)
+/* A stack of the parser (*arr, n entries of sz bytes, capacity *cap, first in local on
+ * mblx_parse's stack) doubled, on the heap from its first growth. */
+static __attribute__((noinline)) int grow_stack(parser *p, void **arr, const void *local, size_t *cap, size_t n,
+                                                size_t sz)
 {
-    size_t nc = p->capfr ? p->capfr * 2 : INIT_CAP;
-    frame *q = mbl_realloc_array(p->fr == p->fr_local ? NULL : p->fr, nc, sizeof *q);
+    size_t nc = *cap ? *cap * 2 : INIT_CAP;
+    void *q = mbl_realloc_array(*arr == local ? NULL : *arr, nc, sz);
     if (!q) return mbl_error(p->st, MBL_ENOMEM, "out of memory while parsing an expression");
-    if (p->fr == p->fr_local) memcpy(q, p->fr, p->nfr * sizeof *q);
-    p->fr = q;
-    p->capfr = nc;
+    if (*arr == local) memcpy(q, local, n * sz);
+    *arr = q;
+    *cap = nc;
     return 0;
 }
 
@@ -203,7 +205,8 @@ static __attribute__((noinline)) int grow_frames(parser *p)
 static inline int push_frame(parser *p, int kind, size_t pos)
 {
     int rc;
-    if (p->nfr == p->capfr && (rc = grow_frames(p))) return rc;
+    if (p->nfr == p->capfr && (rc = grow_stack(p, (void **)&p->fr, p->fr_local, &p->capfr, p->nfr, sizeof *p->fr)))
+        return rc;
     if (kind != FR_EXPR && ++p->depth > p->max_depth)
         return perr(p, pos, "nesting deeper than %d levels", p->max_depth);
     frame *f = &p->fr[p->nfr++];
@@ -217,23 +220,13 @@ static void pop_frame(parser *p)
     p->nfr--;
 }
 
-/* the items' stack doubled (on the heap from the first growth) */
-static __attribute__((noinline)) int grow_items(parser *p)
-{
-    size_t nc = p->capit ? p->capit * 2 : INIT_CAP;
-    mblx_id *q = mbl_realloc_array(p->items == p->items_local ? NULL : p->items, nc, sizeof *q);
-    if (!q) return mbl_error(p->st, MBL_ENOMEM, "out of memory while parsing an expression");
-    if (p->items == p->items_local) memcpy(q, p->items, p->nit * sizeof *q);
-    p->items = q;
-    p->capit = nc;
-    return 0;
-}
-
 /* inline, its growth apart, as push_frame (700,038 calls at N = 10^4, 17 instructions each out of line) */
 static inline int push_item(parser *p, mblx_id x)
 {
     int rc;
-    if (p->nit == p->capit && (rc = grow_items(p))) return rc;
+    if (p->nit == p->capit &&
+        (rc = grow_stack(p, (void **)&p->items, p->items_local, &p->capit, p->nit, sizeof *p->items)))
+        return rc;
     p->items[p->nit++] = x;
     return 0;
 }
