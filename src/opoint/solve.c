@@ -287,7 +287,8 @@ static int newton_step(opoint_subproblem *sp, double *dx, int solve, mbl_status 
     for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]];
     sp->rank_last = -1;
     if (m == n) {
-        /* KLU's pivot ratio (after its own row scaling) decides rank deficiency. It is not
+        /* KLU's pivot ratio (after its own row scaling; an equilibrated matrix's without it, its
+         * rows' max-norms in [1/2, 2) already) decides rank deficiency. It is not
          * unit-free: rows (equations) and columns (coordinates, multipliers) carry different
          * units, and a stiff flexible pendulum has a raw ratio below 1e-12 at full rank. So a
          * matrix that fails the test is equilibrated with exact power-of-2 factors
