@@ -306,8 +306,10 @@ static int newton_step(opoint_subproblem *sp, double *dx, int solve, mbl_status 
                 la_csc_equilibrate_ws(sp->A, MBLA_EQUILIBRATE_MAXITER_DEFAULT, sp->eq_warm, sp->eqr, sp->eqc, sp->eqw);
                 sp->eq_on = sp->eq_warm = 1;
                 for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]] * sp->eqr[r];
-                if (sp->lu) mbla_klu_set_row_scale(sp->lu, 0, NULL); /* equilibrated: KLU's scaling off */
             }
+            /* KLU's row scaling on a raw matrix only (a factorization kept across opoint_sub_restart
+             * returns to raw steps) */
+            if (sp->lu) mbla_klu_set_row_scale(sp->lu, !sp->eq_on, NULL);
             rc = !sp->lu ? klu_new(sp, st) : sp->lu_fresh ? mbla_klu_factor(sp->lu, sp->A, st)
                                                            : mbla_klu_refactor(sp->lu, sp->A, st);
             sp->lu_fresh = 0;

@@ -343,6 +343,20 @@ TEST(klu_unscaled_matches_scaling_off)
     CHECK_EQ_INT(mbla_klu_refactor(k1, A, &st), 0);
     CHECK_EQ_INT(mbla_klu_rcond(k1, &r1, &st), 0);
     CHECK(r1 == r0);
+    /* the scaling back on (opoint's raw steps after opoint_sub_restart): mbla_klu_new's factors again,
+     * by a fresh factorization and by a refactorization */
+    CHECK_EQ_INT(mbla_klu_set_row_scale(k1, 1, &st), 0);
+    CHECK_EQ_INT(mbla_klu_factor(k1, A, &st), 0);
+    CHECK_EQ_INT(mbla_klu_rcond(k1, &r1, &st), 0);
+    CHECK(r1 == rs);
+    CHECK_EQ_INT(mbla_klu_set_row_scale(k0, 1, &st), 0);
+    CHECK_EQ_INT(mbla_klu_refactor(k0, A, &st), 0);
+    CHECK_EQ_INT(mbla_klu_rcond(k0, &r0, &st), 0);
+    CHECK(r0 == rs);
+    for (int i = 0; i < n; i++) b0[i] = b1[i] = trand(&s);
+    CHECK_EQ_INT(mbla_klu_solve(k0, 1, b0, n, &st), 0);
+    CHECK_EQ_INT(mbla_klu_solve(ks, 1, b1, n, &st), 0);
+    CHECK(same_bits(b0, b1, n));
     mbla_klu_free(ks), mbla_klu_free(k0), mbla_klu_free(k1);
     mbla_csc_free(A);
 }
