@@ -374,7 +374,9 @@ static mbla_klu *klu_alloc(int n, int nz, int cplx, const mbla_klu_opts *o)
     return k;
 }
 
-static int create(const mbla_csc *A, const double *x, int cplx, const mbla_klu_opts *opts,
+/* unscaled: KLU's own row scaling off from the first factorization (common.scale -1, as
+ * mbla_klu_set_row_scale(k, 0)) */
+static int create(const mbla_csc *A, const double *x, int cplx, const mbla_klu_opts *opts, int unscaled,
                   mbla_klu **out, mbl_status *st, const char *fn)
 {
     if (!out) return mbl_error(st, MBL_EARG, "%s: out is NULL", fn);
@@ -388,6 +390,7 @@ static int create(const mbla_csc *A, const double *x, int cplx, const mbla_klu_o
     int n = A->n, nz = A->p[n];
     mbla_klu *k = klu_alloc(n, nz, cplx, &o);
     if (!k) return mbl_error(st, MBL_ENOMEM, "%s: out of memory", fn);
+    if (unscaled) k->common.scale = -1;
     k->p = mbl_alloc_array((size_t)n + 1, sizeof *k->p);
     k->i = mbl_alloc_array((size_t)nz, sizeof *k->i);
     if (k->eq) {
@@ -434,7 +437,12 @@ static int create(const mbla_csc *A, const double *x, int cplx, const mbla_klu_o
 
 int mbla_klu_new(const mbla_csc *A, const mbla_klu_opts *opts, mbla_klu **out, mbl_status *st)
 {
-    return create(A, A ? A->x : NULL, 0, opts, out, st, "mbla_klu_new");
+    return create(A, A ? A->x : NULL, 0, opts, 0, out, st, "mbla_klu_new");
+}
+
+int la_klu_new_unscaled(const mbla_csc *A, const mbla_klu_opts *opts, mbla_klu **out, mbl_status *st)
+{
+    return create(A, A ? A->x : NULL, 0, opts, 1, out, st, "mbla_klu_new");
 }
 
 /* The one-shot path (mbla_klu_new_taken): A's arrays are taken over as the pattern and values
@@ -499,7 +507,7 @@ int mbla_klu_new_taken(mbla_csc *A, double *condest, mbla_klu **out, mbl_status 
 int mbla_kluz_new(const mbla_csc *A, const double *az, const mbla_klu_opts *opts,
                   mbla_klu **out, mbl_status *st)
 {
-    return create(A, az, 1, opts, out, st, "mbla_kluz_new");
+    return create(A, az, 1, opts, 0, out, st, "mbla_kluz_new");
 }
 
 static int same_pattern(const mbla_klu *k, const mbla_csc *A)

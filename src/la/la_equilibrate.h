@@ -11,4 +11,11 @@
 #define LA_EQUILIBRATE_WS(m, n) (2 * (size_t)(m) + (size_t)(n))
 int la_csc_equilibrate_ws(mbla_csc *A, int maxiter, int warm, double *r, double *c, double *work);
 
+/* mbla_klu_new for a matrix its caller has equilibrated already (la_csc_equilibrate_ws: every
+ * row's and column's largest entry in [1/2, 2) once its sweeps converge): KLU's own max-norm row
+ * scaling, a pass over the matrix at every factorization and refactorization, off from the first
+ * factorization (the factors of mbla_klu_new, mbla_klu_set_row_scale(k, 0), mbla_klu_factor).
+ * Pivots, rcond and condest are those of the matrix as given. */
+int la_klu_new_unscaled(const mbla_csc *A, const mbla_klu_opts *opts, mbla_klu **out, mbl_status *st);
+
 #endif

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "la/la_equilibrate.h"
 #include "lin/lin_internal.h"
 #include "mblin/la.h"
 
@@ -153,7 +154,7 @@ static int given_states_pass_sparse(const mbla_csc *C, int ncand, const double *
     }
     A->p[n] = t;
     mbl_status st2;
-    int frc = mbla_klu_new(A, NULL, &lu, &st2);
+    int frc = la_klu_new_unscaled(A, NULL, &lu, &st2); /* every row's max-norm 1 already: KLU's scaling off */
     if (frc == MBL_ENOMEM) rc = mbl_error(st, MBL_ENOMEM, "out of memory in the state selection");
     if (frc) goto done; /* singular (or KLU failed): the full selection decides */
     double cond = 0;

@@ -245,7 +245,8 @@ static int saddle_cols(const opoint_subproblem *sp, int *cols)
     return 1;
 }
 
-/* A fresh KLU factorization of the subproblem's matrix: a saddle-point order for large ones. */
+/* A fresh KLU factorization of the subproblem's matrix: a saddle-point order for large ones;
+ * an equilibrated matrix without KLU's own row scaling (la_klu_new_unscaled). */
 static int klu_new(opoint_subproblem *sp, mbl_status *st)
 {
     mbla_klu_opts ko;
@@ -254,7 +255,7 @@ static int klu_new(opoint_subproblem *sp, mbl_status *st)
     if (n >= OPOINT_SADDLE_MIN && sp->nrow == n && (cols = mbl_alloc_array((size_t)n + 1, sizeof *cols)) &&
         saddle_cols(sp, cols))
         ko.saddle = 1, ko.saddle_cols = cols;
-    int rc = mbla_klu_new(sp->A, &ko, &sp->lu, st);
+    int rc = sp->eq_on ? la_klu_new_unscaled(sp->A, &ko, &sp->lu, st) : mbla_klu_new(sp->A, &ko, &sp->lu, st);
     mbl_free(cols);
     return rc;
 }
@@ -286,7 +287,8 @@ static int newton_step(opoint_subproblem *sp, double *dx, int solve, mbl_status 
     for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]];
     sp->rank_last = -1;
     if (m == n) {
-        /* KLU's pivot ratio (after its own row scaling) decides rank deficiency. It is not
+        /* KLU's pivot ratio (after its own row scaling; an equilibrated matrix's without it, its
+         * rows' max-norms in [1/2, 2) already) decides rank deficiency. It is not
          * unit-free: rows (equations) and columns (coordinates, multipliers) carry different
          * units, and a stiff flexible pendulum has a raw ratio below 1e-12 at full rank. So a
          * matrix that fails the test is equilibrated with exact power-of-2 factors
@@ -305,6 +307,9 @@ static int newton_step(opoint_subproblem *sp, double *dx, int solve, mbl_status 
                 sp->eq_on = sp->eq_warm = 1;
                 for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]] * sp->eqr[r];
             }
+            /* KLU's row scaling on a raw matrix only (a factorization kept across opoint_sub_restart
+             * returns to raw steps) */
+            if (sp->lu) mbla_klu_set_row_scale(sp->lu, !sp->eq_on, NULL);
             rc = !sp->lu ? klu_new(sp, st) : sp->lu_fresh ? mbla_klu_factor(sp->lu, sp->A, st)
                                                            : mbla_klu_refactor(sp->lu, sp->A, st);
             sp->lu_fresh = 0;

@@ -308,11 +308,65 @@ TEST(equilibrate_matches_reference)
     CHECK(cases >= 500 && bad == 0);
 }
 
+/* la_klu_new_unscaled on an equilibrated matrix: the factors of the general path it shortcuts
+ * (mbla_klu_new, then KLU's row scaling off and a fresh factorization: rcond and solves bit for
+ * bit), which differ from the row-scaled ones (rows not equilibrated exactly to max 1: KLU's
+ * scaling would move the pivots' ratio). */
+TEST(klu_unscaled_matches_scaling_off)
+{
+    mbl_status st;
+    int n = 12;
+    double dr[12], dc[12], r[12], c[12], work[3 * 12];
+    mbla_csc *B = NULL, *A = badly_scaled(n, 29u, dr, dc, &B);
+    mbla_csc_free(B);
+    la_csc_equilibrate_ws(A, MBLA_EQUILIBRATE_MAXITER_DEFAULT, 0, r, c, work);
+    mbla_klu *ks = NULL, *k0 = NULL, *k1 = NULL;
+    CHECK_EQ_INT(mbla_klu_new(A, NULL, &ks, &st), 0); /* with KLU's scaling */
+    CHECK_EQ_INT(mbla_klu_new(A, NULL, &k0, &st), 0);
+    CHECK_EQ_INT(mbla_klu_set_row_scale(k0, 0, &st), 0);
+    CHECK_EQ_INT(mbla_klu_factor(k0, A, &st), 0); /* the general path: scaling off, factored again */
+    CHECK_EQ_INT(la_klu_new_unscaled(A, NULL, &k1, &st), 0);
+    double rs = 0, r0 = -1, r1 = -2;
+    CHECK_EQ_INT(mbla_klu_rcond(ks, &rs, &st), 0);
+    CHECK_EQ_INT(mbla_klu_rcond(k0, &r0, &st), 0);
+    CHECK_EQ_INT(mbla_klu_rcond(k1, &r1, &st), 0);
+    CHECK(r0 == r1 && r0 > 0 && r0 != rs);
+    double b0[12], b1[12], bs[12];
+    unsigned s = 3u;
+    for (int i = 0; i < n; i++) b0[i] = b1[i] = bs[i] = trand(&s);
+    CHECK_EQ_INT(mbla_klu_solve(k0, 1, b0, n, &st), 0);
+    CHECK_EQ_INT(mbla_klu_solve(k1, 1, b1, n, &st), 0);
+    CHECK_EQ_INT(mbla_klu_solve(ks, 1, bs, n, &st), 0);
+    CHECK(same_bits(b0, b1, n));
+    for (int i = 0; i < n; i++) CHECK_CLOSE(b0[i], bs[i], 1e-10 * (1.0 + fabs(bs[i])));
+    /* a refactorization keeps the scaling off: the same as a fresh one */
+    CHECK_EQ_INT(mbla_klu_refactor(k1, A, &st), 0);
+    CHECK_EQ_INT(mbla_klu_rcond(k1, &r1, &st), 0);
+    CHECK(r1 == r0);
+    /* the scaling back on (opoint's raw steps after opoint_sub_restart): mbla_klu_new's factors again,
+     * by a fresh factorization and by a refactorization */
+    CHECK_EQ_INT(mbla_klu_set_row_scale(k1, 1, &st), 0);
+    CHECK_EQ_INT(mbla_klu_factor(k1, A, &st), 0);
+    CHECK_EQ_INT(mbla_klu_rcond(k1, &r1, &st), 0);
+    CHECK(r1 == rs);
+    CHECK_EQ_INT(mbla_klu_set_row_scale(k0, 1, &st), 0);
+    CHECK_EQ_INT(mbla_klu_refactor(k0, A, &st), 0);
+    CHECK_EQ_INT(mbla_klu_rcond(k0, &r0, &st), 0);
+    CHECK(r0 == rs);
+    for (int i = 0; i < n; i++) b0[i] = b1[i] = trand(&s);
+    CHECK_EQ_INT(mbla_klu_solve(k0, 1, b0, n, &st), 0);
+    CHECK_EQ_INT(mbla_klu_solve(ks, 1, b1, n, &st), 0);
+    CHECK(same_bits(b0, b1, n));
+    mbla_klu_free(ks), mbla_klu_free(k0), mbla_klu_free(k1);
+    mbla_csc_free(A);
+}
+
 int main(void)
 {
     RUN(equilibrate_exact_and_balanced);
     RUN(equilibrate_keeps_singularity);
     RUN(equilibrate_edge_cases);
     RUN(equilibrate_matches_reference);
+    RUN(klu_unscaled_matches_scaling_off);
     return test_summary("la_equil");
 }
