@@ -7,6 +7,7 @@
 #include "core/progress.h"
 #include "expr/expr_internal.h"
 #include "expr/diff_memo.h"
+#include "expr/gradient_terms.h"
 
 enum { INIT_STACK = 64, LOCAL_ARGS = 16 };
 
@@ -526,27 +527,10 @@ typedef struct adjoints {
     size_t ncp, capcp;
     mblx_id *tmp;
     size_t tmpcap;
-    struct pmemo *pm; /* the products' memo (NULL: none, out of memory) */
-    struct smemo *sm; /* the sums' memo (likewise) */
+    mblx__pmemo *pm; /* the products' memo (NULL: none, out of memory; diff_memo.h) */
+    mblx__smemo *sm; /* the sums' memo (likewise) */
+    int neg_sym;     /* the contributions to symbols negated (mblx__gradient_terms) */
 } adjoints;
-
-/* The contributions c * other * a of the products of two operands, kept for the call: a sum of
- * many like terms (k * m * (gx * (x_i + i) + gy * y_i), m / 6 * (vx_i^2 + vy_i^2)) passes the same
- * adjoint to each term, and each term's product gives the same contribution to its other operand
- * (k * m * a, then gx * that), which the builder found in the graph again each time (about 11,000
- * of the 33,000 products of the N = 1000 four-bar's gradients). The builder is a function of its
- * operands that makes no node for a product it has made (hash-consing), so the node kept is the
- * one the call would return, and the graph's nodes and their order are those of the calls made. A
- * direct-mapped cache: a slot's older entry is replaced. */
-enum { PMEMO_SLOTS = 4096 };
-typedef struct pmemo {
-    uint32_t c, other, a, res; /* res + 1; 0: empty */
-} pmemo;
-/* the adjoints' sums of a few contributions, likewise */
-enum { SMEMO_SLOTS = 4096, SMEMO_TERMS = 4 };
-typedef struct smemo {
-    uint32_t n, t[SMEMO_TERMS], res; /* res + 1; 0: empty */
-} smemo;
 
 /* An oom (out of memory, to record) or a failure (the graph's error already set). */
 enum { GRAD_OOM = 1, GRAD_FAIL = 2 };
@@ -650,26 +634,6 @@ static __attribute__((noinline)) int tmp_grow(adjoints *A)
 }
 
 /* The adjoint of local node k: the sum of its contributions, into adj.p[k] and *pa. */
-/* mblx_sum(g, n, t) for 2 to SMEMO_TERMS terms: the node the memo kept for these terms in this
- * order, else the builder's, kept (as mul_other_kept) */
-static mblx_id sum_kept(mblx_graph *g, smemo *sm, size_t n, const mblx_id *t)
-{
-    uint64_t h = n;
-    for (size_t i = 0; i < n; i++) h = h * 0x100000001b3ull ^ t[i];
-    smemo *e = &sm[mblx__mix64(h) & (SMEMO_SLOTS - 1)];
-    if (e->res && e->n == n) {
-        size_t i = 0;
-        while (i < n && e->t[i] == t[i]) i++;
-        if (i == n) return e->res - 1;
-    }
-    mblx_id r = mblx_sum(g, n, t);
-    if (r != XNONE) {
-        e->n = (uint32_t)n, e->res = r + 1;
-        for (size_t i = 0; i < n; i++) e->t[i] = t[i];
-    }
-    return r;
-}
-
 static int sum_adjoint(mblx_graph *g, adjoints *A, size_t k, mblx_id *pa)
 {
     uint32_t c = A->head.p[k];
@@ -682,7 +646,7 @@ static int sum_adjoint(mblx_graph *g, adjoints *A, size_t k, mblx_id *pa)
             if (cnt == A->tmpcap && tmp_grow(A)) return GRAD_OOM;
             A->tmp[cnt++] = A->cp[c].node;
         }
-        a = cnt >= 2 && cnt <= SMEMO_TERMS && A->sm ? sum_kept(g, A->sm, cnt, A->tmp) : mblx_sum(g, cnt, A->tmp);
+        a = cnt >= 2 && cnt <= MBLX__SMEMO_TERMS && A->sm ? mblx__sum_kept(g, A->sm, cnt, A->tmp) : mblx_sum(g, cnt, A->tmp);
     }
     if (a == XNONE) return GRAD_FAIL;
     A->adj.p[k] = a;
@@ -690,29 +654,21 @@ static int sum_adjoint(mblx_graph *g, adjoints *A, size_t k, mblx_id *pa)
     return 0;
 }
 
-/* mul_others(g, coef, ac, i, a) for a product ac of two operands, other the one not skipped: the node
- * the memo kept for (coef, other, a), else the builder's, kept */
-static mblx_id mul_other_kept(mblx_graph *g, pmemo *pm, double coef, mblx_id other, const argcopy *ac, size_t i,
-                              mblx_id a)
-{
-    mblx_id c = mblx__const(g, coef);
-    if (c == XNONE) return XNONE;
-    uint64_t key = ((uint64_t)c << 42) ^ ((uint64_t)other << 21) ^ (uint64_t)a;
-    pmemo *e = &pm[mblx__mix64(key) & (PMEMO_SLOTS - 1)];
-    if (e->res && e->c == c && e->other == other && e->a == a) return e->res - 1;
-    mblx_id r = mblx__product_others(g, c, ac->a, ac->n, i, a);
-    if (r != XNONE) e->c = c, e->other = other, e->a = a, e->res = r + 1;
-    return r;
-}
-
-/* The contributions of node v (adjoint a) to its relevant operands (stamped with epoch). */
+/* The contributions of node v (adjoint a) to its relevant operands (stamped with epoch); with
+ * A->neg_sym, those to a symbol negated: a product's and a partial's made with their coefficient
+ * negated (the builders' node for -c x: a coefficient's sign is exact), a sum's and a let's by
+ * mblx_neg. */
 static int propagate(mblx_graph *g, adjoints *A, mblx_id v, mblx_id a, uint32_t epoch)
 {
     if (g->nd[v].op == MBLX_OP_ADD) { /* a to each relevant operand: no node made, none copied */
         if (a == g->zero) return 0;
+        mblx_id na = XNONE; /* -a, made when a symbol asks */
         for (uint32_t i = 0; i < g->nd[v].na; i++) {
-            mblx_id c = mblx__args(g, v)[i];
-            if (g->stamp[c] == epoch && add_contrib(A, g->memo[c], a)) return GRAD_OOM;
+            mblx_id c = mblx__args(g, v)[i], t = a;
+            if (g->stamp[c] != epoch) continue;
+            if (A->neg_sym && g->nd[c].op == MBLX_OP_SYMBOL && (t = na != XNONE ? na : (na = mblx_neg(g, a))) == XNONE)
+                return GRAD_FAIL;
+            if (add_contrib(A, g->memo[c], t)) return GRAD_OOM;
         }
         return 0;
     }
@@ -723,18 +679,20 @@ static int propagate(mblx_graph *g, adjoints *A, mblx_id v, mblx_id a, uint32_t 
         mblx_id c = ac.a[i];
         if (g->stamp[c] != epoch) continue; /* not relevant */
         mblx_id t;
+        int neg = A->neg_sym && g->nd[c].op == MBLX_OP_SYMBOL;
+        double coef = neg ? -g->nd[v].val : g->nd[v].val;
         if (op == MBLX_OP_ADD)
             t = a;
         else if (op == MBLX_OP_MUL)
-            t = ac.n == 2 && A->pm ? mul_other_kept(g, A->pm, g->nd[v].val, ac.a[1 - i], &ac, i, a)
-                                   : mul_others(g, g->nd[v].val, &ac, i, a);
+            t = ac.n == 2 && A->pm ? mblx__mul_other_kept(g, A->pm, coef, ac.a, i, a) : mul_others(g, coef, &ac, i, a);
         else if (op == MBLX_OP_LET)
             t = mblx_let(g, a); /* the adjoint of a let is shared too */
         else {
             double pc;
             mblx_id p = mblx__partial_parts(g, v, ac.a, i, &pc);
-            t = mblx__scaled_product(g, pc, p, a, 1); /* mblx_mul(g, a, partial(...)) */
+            t = mblx__scaled_product(g, neg ? -pc : pc, p, a, 1); /* mblx_mul(g, a, partial(...)) */
         }
+        if (neg && op == MBLX_OP_LET) t = mblx_neg(g, t);
         if (t == XNONE) {
             args_free(&ac);
             return GRAD_FAIL;
@@ -749,26 +707,56 @@ static int propagate(mblx_graph *g, adjoints *A, mblx_id v, mblx_id a, uint32_t 
     return 0;
 }
 
-int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_id *out)
+/* The symbols' adjoints left as their contributions, negated (mblx__gradient_terms): ptr (n + 1,
+ * the caller's) and the terms t (allocated here). */
+typedef struct grad_terms {
+    size_t *ptr;
+    mblx_id *t;
+} grad_terms;
+
+/* The contributions to each symbol's adjoint (syms[i]: P->t[P->ptr[i] .. P->ptr[i + 1])), in the
+ * order sum_adjoint sums them; -1 out of memory. */
+static int symbol_terms(const mblx_graph *g, const adjoints *A, size_t n, const mblx_id *syms, uint32_t epoch,
+                        grad_terms *P)
+{
+    for (int pass = 0; pass < 2; pass++) { /* counted, then copied */
+        size_t cnt = 0;
+        for (size_t i = 0; i < n; i++) {
+            P->ptr[i] = cnt;
+            if (g->stamp[syms[i]] != epoch) continue;
+            for (uint32_t c = A->head.p[g->memo[syms[i]]]; c != XNONE; c = A->cp[c].next, cnt++)
+                if (pass) P->t[cnt] = A->cp[c].node;
+        }
+        P->ptr[n] = cnt;
+        if (!pass && !(P->t = mbl_alloc_array(cnt ? cnt : 1, sizeof *P->t))) return -1;
+    }
+    return 0;
+}
+
+/* mblx_gradient into out, or (P not NULL, out unused) its symbols' adjoints as their contributions,
+ * negated */
+static int gradient_sweep(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_id *out, grad_terms *P)
 {
     if (!g) return MBL_EARG;
-    if (n && (!syms || !out)) {
+    if (n && (!syms || (!out && !P))) {
         mblx__fail(g, MBL_EARG, "mblx_gradient: NULL arrays");
         return MBL_EARG;
     }
-    for (size_t i = 0; i < n; i++) out[i] = XNONE;
+    for (size_t i = 0; i < n && out; i++) out[i] = XNONE;
     if (!mblx__valid(g, e)) {
         if (!g->err) mblx__fail(g, MBL_EARG, "mblx_gradient: invalid expression");
         return g->err;
     }
     seedset S = {NULL, 0, NULL, 0, 0};
     u32vec ord = {NULL, 0, 0, 0}, st = {NULL, 0, 0, 0};
-    adjoints A = {{NULL, 0, 0, 0}, {NULL, 0, 0, 0}, NULL, 0, 0, NULL, 0, NULL, NULL};
+    adjoints A = {{NULL, 0, 0, 0}, {NULL, 0, 0, 0}, NULL, 0, 0, NULL, 0, NULL, NULL, P != NULL};
+    int rc = 0;
     if (gradient_seeds(g, n, syms, &S)) goto fail;
     if (!relevant(g, e, &S)) {
-        for (size_t i = 0; i < n; i++) out[i] = g->zero;
-        seeds_free(&S);
-        return 0;
+        for (size_t i = 0; i < n && out; i++) out[i] = g->zero;
+        for (size_t i = 0; i <= n && P; i++) P->ptr[i] = 0;
+        if (P && !(P->t = mbl_alloc_array(1, sizeof *P->t))) goto oom;
+        goto done;
     }
     if (relevant_postorder(g, e, &S, &ord, &st)) goto oom;
     uint32_t epoch = g->epoch;
@@ -776,37 +764,34 @@ int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_
     A.head.p = mbl_alloc_array(nl, sizeof *A.head.p);
     A.adj.p = mbl_alloc_array(nl, sizeof *A.adj.p);
     if (!A.head.p || !A.adj.p) goto oom;
-    if (nl >= PMEMO_SLOTS / 4) { /* a small sweep: without */
-        A.pm = mbl_calloc(PMEMO_SLOTS, sizeof *A.pm);
-        A.sm = mbl_calloc(SMEMO_SLOTS, sizeof *A.sm);
+    if (nl >= MBLX__PMEMO_SLOTS / 4) { /* a small sweep: without */
+        A.pm = mbl_calloc(MBLX__PMEMO_SLOTS, sizeof *A.pm);
+        A.sm = mbl_calloc(MBLX__SMEMO_SLOTS, sizeof *A.sm);
     }
     for (size_t k = 0; k < nl; k++) A.head.p[k] = XNONE, A.adj.p[k] = g->zero;
-    if (add_contrib(&A, (uint32_t)(nl - 1), g->one)) goto oom;
+    mblx_id seed = P && g->nd[e].op == MBLX_OP_SYMBOL ? g->minus_one : g->one; /* a symbol's negated (P) */
+    if (add_contrib(&A, (uint32_t)(nl - 1), seed)) goto oom;
     for (size_t k = nl; k-- > 0;) {
         mblx_id v = ord.p[k], a;
+        int sym = g->nd[v].op == MBLX_OP_SYMBOL;
+        if (sym && P) continue; /* its contributions are the caller's, unsummed */
         int r = sum_adjoint(g, &A, k, &a);
-        if (!r && !(g->nd[v].op == MBLX_OP_SYMBOL || a == g->zero)) r = propagate(g, &A, v, a, epoch);
+        if (!r && !(sym || a == g->zero)) r = propagate(g, &A, v, a, epoch);
         if (r == GRAD_OOM) goto oom;
         if (r) goto fail;
     }
-    for (size_t i = 0; i < n; i++) {
+    if (P && symbol_terms(g, &A, n, syms, epoch, P)) goto oom;
+    for (size_t i = 0; i < n && out; i++) {
         mblx_id s = syms[i];
         out[i] = g->stamp[s] == epoch ? A.adj.p[g->memo[s]] : g->zero;
     }
-    seeds_free(&S);
-    mbl_free(ord.p);
-    mbl_free(st.p);
-    mbl_free(A.head.p);
-    mbl_free(A.adj.p);
-    mbl_free(A.cp);
-    mbl_free(A.tmp);
-    mbl_free(A.pm);
-    mbl_free(A.sm);
-    return 0;
+    goto done;
 oom:
     mblx__oom(g);
 fail:
-    for (size_t i = 0; i < n; i++) out[i] = XNONE;
+    for (size_t i = 0; i < n && out; i++) out[i] = XNONE;
+    rc = g->err ? g->err : MBL_ENOMEM;
+done:
     seeds_free(&S);
     mbl_free(ord.p);
     mbl_free(st.p);
@@ -816,7 +801,23 @@ fail:
     mbl_free(A.tmp);
     mbl_free(A.pm);
     mbl_free(A.sm);
-    return g->err ? g->err : MBL_ENOMEM;
+    return rc;
+}
+
+int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_id *out)
+{
+    return gradient_sweep(g, e, n, syms, out, NULL);
+}
+
+int mblx__gradient_terms(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, size_t *ptr, mblx_id **terms)
+{
+    grad_terms P = {ptr, NULL};
+    *terms = NULL;
+    if (!ptr) return g ? (mblx__fail(g, MBL_EARG, "mblx_gradient: NULL arrays"), MBL_EARG) : MBL_EARG;
+    int rc = gradient_sweep(g, e, n, syms, NULL, &P);
+    if (rc) mbl_free(P.t);
+    else *terms = P.t;
+    return rc;
 }
 
 /* ---- sparse Jacobian / Hessian --------------------------------------------------------------- */

@@ -146,3 +146,33 @@ int mblx__seeds_by_symbol(const mblx_graph *g, mblx__seed *s, size_t n)
     mbl_free(at), mbl_free(t);
     return rc;
 }
+
+mblx_id mblx__sum_kept(mblx_graph *g, mblx__smemo *sm, size_t n, const mblx_id *t)
+{
+    uint64_t h = n;
+    for (size_t i = 0; i < n; i++) h = h * 0x100000001b3ull ^ t[i];
+    mblx__smemo *e = &sm[mblx__mix64(h) & (MBLX__SMEMO_SLOTS - 1)];
+    if (e->res && e->n == n) {
+        size_t i = 0;
+        while (i < n && e->t[i] == t[i]) i++;
+        if (i == n) return e->res - 1;
+    }
+    mblx_id r = mblx_sum(g, n, t);
+    if (r != XNONE) {
+        e->n = (uint32_t)n, e->res = r + 1;
+        for (size_t i = 0; i < n; i++) e->t[i] = t[i];
+    }
+    return r;
+}
+
+mblx_id mblx__mul_other_kept(mblx_graph *g, mblx__pmemo *pm, double coef, const uint32_t *a, size_t i, mblx_id d)
+{
+    mblx_id c = mblx__const(g, coef), other = a[1 - i];
+    if (c == XNONE) return XNONE;
+    uint64_t key = ((uint64_t)c << 42) ^ ((uint64_t)other << 21) ^ (uint64_t)d;
+    mblx__pmemo *e = &pm[mblx__mix64(key) & (MBLX__PMEMO_SLOTS - 1)];
+    if (e->res && e->c == c && e->other == other && e->a == d) return e->res - 1;
+    mblx_id r = mblx__product_others(g, c, a, 2, i, d);
+    if (r != XNONE) e->c = c, e->other = other, e->a = d, e->res = r + 1;
+    return r;
+}

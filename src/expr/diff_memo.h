@@ -48,4 +48,28 @@ static inline void mblx__keep_put(mblx_graph *g, const mblx__memo_ref *k, mblx_i
     else mblx__keep_map_put(g, k, v, d);
 }
 
+/* The reverse sweep's products c * other * a of two-operand products, kept for the call: a sum of
+ * many like terms (k * m * (gx * (x_i + i) + gy * y_i), m / 6 * (vx_i^2 + vy_i^2)) passes the same
+ * adjoint to each term, and each term's product gives the same contribution to its other operand
+ * (k * m * a, then gx * that), which the builder found in the graph again each time (about 11,000
+ * of the 33,000 products of the N = 1000 four-bar's gradients). The builder is a function of its
+ * operands that makes no node for a product it has made (hash-consing), so the node kept is the
+ * one the call would return, and the graph's nodes and their order are those of the calls made. A
+ * direct-mapped cache: a slot's older entry is replaced. */
+enum { MBLX__PMEMO_SLOTS = 4096 };
+typedef struct mblx__pmemo {
+    uint32_t c, other, a, res; /* res + 1; 0: empty */
+} mblx__pmemo;
+/* the adjoints' sums of a few contributions, likewise */
+enum { MBLX__SMEMO_SLOTS = 4096, MBLX__SMEMO_TERMS = 4 };
+typedef struct mblx__smemo {
+    uint32_t n, t[MBLX__SMEMO_TERMS], res; /* res + 1; 0: empty */
+} mblx__smemo;
+
+/* mblx_sum(g, n, t) for 2 to MBLX__SMEMO_TERMS terms through the memo sm */
+mblx_id mblx__sum_kept(mblx_graph *g, mblx__smemo *sm, size_t n, const mblx_id *t);
+/* c * (the product of the two operands a but operand i) * d, c the constant coef, through the
+ * memo pm (mblx__product_others' node) */
+mblx_id mblx__mul_other_kept(mblx_graph *g, mblx__pmemo *pm, double coef, const uint32_t *a, size_t i, mblx_id d);
+
 #endif
