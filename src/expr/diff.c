@@ -130,11 +130,7 @@ static void seeds_free(seedset *S)
 static int seeds_make_buf(mblx_graph *g, const char *who, size_t n, const mblx_id *syms, const mblx_id *nodes,
                           mblx_id fill, seedset *S, seed *buf, size_t nbuf)
 {
-    S->s = NULL;
-    S->n = 0;
-    S->pos = NULL;
-    S->npos = 0;
-    S->borrowed = buf && n <= nbuf;
+    *S = (seedset){NULL, 0, NULL, 0, buf && n <= nbuf};
     if (n && !syms) {
         mblx__fail(g, MBL_EARG, "%s: NULL symbol array", who);
         return -1;
@@ -179,12 +175,6 @@ fail:
     S->s = NULL;
     S->n = 0;
     return -1;
-}
-
-static int seeds_make(mblx_graph *g, const char *who, size_t n, const mblx_id *syms, const mblx_id *nodes,
-                      mblx_id fill, seedset *S)
-{
-    return seeds_make_buf(g, who, n, syms, nodes, fill, S, NULL, 0);
 }
 
 /* Does node v depend on any symbol of S? */
@@ -234,9 +224,25 @@ static mblx_id child_val(const mblx_graph *g, mblx_id c, int mode)
     return mode == MODE_DIFF ? g->zero : c;
 }
 
+/* The derivative of operand c as a node: one held as terms (D, diff_memo.h) made into their sum
+ * now, and kept as c's. */
+static __attribute__((noinline)) mblx_id child_sum(mblx_graph *g, mblx_id c, mblx_id d, mblx__deferred *D)
+{
+    size_t n;
+    const uint32_t *t = mblx__defer_terms(D, d, &n);
+    d = mblx_sum(g, n, t);
+    if (d != XNONE) g->memo[c] = d;
+    return d;
+}
+static inline __attribute__((always_inline)) mblx_id child_der(mblx_graph *g, mblx_id c, mblx__deferred *D)
+{
+    mblx_id d = child_val(g, c, MODE_DIFF);
+    return D && mblx__is_deferred(d) ? child_sum(g, c, d, D) : d;
+}
+
 /* The derivative of wide node v along symbol s (diff_wide.c): the terms of the operands that
  * depend on s, in operand order, as compute() below would find them by scanning. */
-static mblx_id compute_wide(mblx_graph *g, mblx_id v, uint32_t s)
+static mblx_id compute_wide(mblx_graph *g, mblx_id v, uint32_t s, mblx__deferred *D)
 {
     const uint64_t *run;
     long nr = mblx__wide_run(g, v, s, &run);
@@ -254,7 +260,7 @@ static mblx_id compute_wide(mblx_graph *g, mblx_id v, uint32_t s)
     size_t k = 0;
     for (long p = 0; p < nr; p++) { /* run stays valid: making nodes does not touch the index */
         uint32_t i = (uint32_t)run[p];
-        mblx_id d = child_val(g, mblx__args(g, v)[i], MODE_DIFF);
+        mblx_id d = child_der(g, mblx__args(g, v)[i], D);
         if (d == g->zero) continue;
         mblx_id term = mul ? mul_others(g, val, &ac, i, d) : d;
         if (term == XNONE) goto done;
@@ -268,13 +274,19 @@ done:
 }
 
 /* compute() of a substitution, or of the derivative of a sum: no node is made before the last
- * builder call, so v's operands are read where they are, not copied out of the pool first. */
-static mblx_id compute_linear(mblx_graph *g, mblx_id v, int mode)
+ * builder call, so v's operands are read where they are, not copied out of the pool first. An
+ * operand's derivative held as terms (D) gives its terms, which the sum would flatten it into. */
+static mblx_id compute_linear(mblx_graph *g, mblx_id v, int mode, const mblx__deferred *D)
 {
-    size_t n = g->nd[v].na, k = 0;
+    size_t n = g->nd[v].na, k = 0, nh;
+    const uint32_t *a = mblx__args(g, v);
+    for (size_t i = 0; D && D->ne && i < n; i++) {
+        mblx_id d = child_val(g, a[i], mode);
+        if (mblx__is_deferred(d)) n += (mblx__defer_terms(D, d, &nh), nh - 1);
+    }
     uint32_t local[LOCAL_ARGS], *t = local;
     if (n > LOCAL_ARGS && !(t = mbl_alloc_array(n, sizeof *t))) return mblx__oom(g);
-    const uint32_t *a = mblx__args(g, v);
+    n = g->nd[v].na;
     mblx_id res;
     if (mode == MODE_SUBST) {
         for (size_t i = 0; i < n; i++) t[i] = child_val(g, a[i], mode);
@@ -282,7 +294,12 @@ static mblx_id compute_linear(mblx_graph *g, mblx_id v, int mode)
     } else {
         for (size_t i = 0; i < n; i++) {
             mblx_id d = child_val(g, a[i], mode);
-            if (d != g->zero) t[k++] = d;
+            if (D && D->ne && mblx__is_deferred(d)) {
+                const uint32_t *h = mblx__defer_terms(D, d, &nh);
+                for (size_t j = 0; j < nh; j++) t[k++] = h[j];
+            } else if (d != g->zero) {
+                t[k++] = d;
+            }
         }
         res = mblx_sum(g, k, t);
     }
@@ -290,9 +307,11 @@ static mblx_id compute_linear(mblx_graph *g, mblx_id v, int mode)
     return res;
 }
 
-static mblx_id compute(mblx_graph *g, mblx_id v, int mode)
+/* v's derivative or substitution; defer (D not NULL): a product's sum of several terms may be held
+ * as its terms (diff_memo.h) */
+static mblx_id compute(mblx_graph *g, mblx_id v, int mode, mblx__deferred *D, int defer)
 {
-    if (mode == MODE_SUBST || g->nd[v].op == MBLX_OP_ADD) return compute_linear(g, v, mode);
+    if (mode == MODE_SUBST || g->nd[v].op == MBLX_OP_ADD) return compute_linear(g, v, mode, D);
     argcopy ac;
     if (args_copy(g, v, &ac)) return mblx__oom(g);
     unsigned op = g->nd[v].op;
@@ -310,7 +329,8 @@ static mblx_id compute(mblx_graph *g, mblx_id v, int mode)
     }
     size_t k = 0;
     for (size_t i = 0; i < ac.n; i++) {
-        mblx_id d = child_val(g, ac.a[i], mode);
+        mblx_id d = child_der(g, ac.a[i], D);
+        if (d == XNONE) goto done;
         if (d == g->zero) continue;
         mblx_id term;
         if (op == MBLX_OP_ADD)
@@ -325,6 +345,8 @@ static mblx_id compute(mblx_graph *g, mblx_id v, int mode)
         if (term == XNONE) goto done;
         t[k++] = term;
     }
+    if (defer && op == MBLX_OP_MUL && k >= 2 && k <= MBLX_FLATTEN_MAX && (res = mblx__defer_put(g, D, k, t)) != XNONE)
+        goto done;
     res = mblx_sum(g, k, t);
     if (op == MBLX_OP_LET) res = mblx_let(g, res); /* the derivative of a let is shared too */
 done:
@@ -338,11 +360,24 @@ done:
  * NULL) is a reusable stack. */
 
 static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int mode, u32vec *stk,
-                             int fresh, const mblx__memo_ref *keep);
+                             int fresh, const mblx__memo_ref *keep, mblx__deferred *D);
 
 static mblx_id traverse(mblx_graph *g, mblx_id root, const seedset *S, int mode, u32vec *stk)
 {
-    return traverse_memo(g, root, S, mode, stk, 1, NULL);
+    return traverse_memo(g, root, S, mode, stk, 1, NULL, NULL);
+}
+
+/* Is the node on top of the stack a product whose parent in the traversal (the nearest node below
+ * it still pending) is a sum that compute_linear differentiates? */
+static int parent_flattens(const mblx_graph *g, const u32vec *stp, int wide)
+{
+    if (g->nd[stp->p[stp->n - 1]].op != MBLX_OP_MUL) return 0;
+    for (size_t i = stp->n - 1; i-- > 0;) {
+        mblx_id w = stp->p[i];
+        if (g->stamp[w] == g->epoch && g->memo[w] == XPENDING)
+            return g->nd[w].op == MBLX_OP_ADD && !(wide && mblx__wide_is(g, w));
+    }
+    return 0;
 }
 
 /* Push the operands of v that depend on S and are not yet visited, in operand order: through
@@ -372,9 +407,10 @@ static int push_relevant(mblx_graph *g, mblx_id v, const seedset *S, u32vec *stp
  * that the nodes several roots share are differentiated once (mblx_jacobian, by column).
  * keep (MODE_DIFF, may be NULL): derivatives kept across calls, node -> derivative + 1 (0: not
  * known), covering every node that exists when the call starts (mblx_total_der's memo): a node
- * found there is not visited, and each node differentiated here is written there. */
+ * found there is not visited, and each node differentiated here is written there.
+ * D (MODE_DIFF, may be NULL): where products' derivatives are held as terms (diff_memo.h). */
 static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int mode, u32vec *stk,
-                             int fresh, const mblx__memo_ref *keep)
+                             int fresh, const mblx__memo_ref *keep, mblx__deferred *D)
 {
     if (!relevant(g, root, S)) return mode == MODE_DIFF ? g->zero : root;
     /* one symbol: wide nodes through the index (several: scanned, see relevant()) */
@@ -392,11 +428,11 @@ static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int 
         if (g->stamp[v] == epoch) {
             if (g->memo[v] == XPENDING) {
                 mblx_id r = wide && mode == MODE_DIFF && mblx__wide_is(g, v)
-                                ? compute_wide(g, v, S->s[0].sym)
-                                : compute(g, v, mode);
+                                ? compute_wide(g, v, S->s[0].sym, D)
+                                : compute(g, v, mode, D, D && parent_flattens(g, stp, wide));
                 if (r == XNONE) goto out;
                 g->memo[v] = r;
-                if (keep) mblx__keep_put(g, keep, v, r);
+                if (keep && !(D && mblx__is_deferred(r))) mblx__keep_put(g, keep, v, r);
             }
             stp->n--;
             continue;
@@ -433,7 +469,7 @@ mblx_id mblx_diff(mblx_graph *g, mblx_id e, mblx_id sym)
     seedset S = {&s1, 1, NULL, 0, 0};
     mblx__memo_ref k = {NULL, s1.sym};
     int keep = relevant(g, e, &S) && mblx__dmap_ready(g);
-    return traverse_memo(g, e, &S, MODE_DIFF, NULL, 1, keep ? &k : NULL);
+    return traverse_memo(g, e, &S, MODE_DIFF, NULL, 1, keep ? &k : NULL, NULL);
 }
 
 mblx_id mblx_dir_deriv(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
@@ -442,7 +478,7 @@ mblx_id mblx_dir_deriv(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
     if (!g || !mblx__valid(g, e)) return XNONE;
     if (n && !dirs) return mblx__fail(g, MBL_EARG, "mblx_dir_deriv: NULL directions");
     seedset S;
-    if (seeds_make(g, "mblx_dir_deriv", n, syms, dirs, XNONE, &S)) return XNONE;
+    if (seeds_make_buf(g, "mblx_dir_deriv", n, syms, dirs, XNONE, &S, NULL, 0)) return XNONE;
     mblx_id r = traverse(g, e, &S, MODE_DIFF, NULL);
     seeds_free(&S);
     return r;
@@ -474,7 +510,10 @@ mblx_id mblx_total_der(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
         }
         if (!seeds_make_buf(g, "mblx_dir_deriv", nt, s, d, XNONE, &S, lseed, TD_LOCAL)) {
             mblx__memo_ref k = {relevant(g, e, &S) ? mblx__tdmemo_for(g, e, S.s, S.n) : NULL, 0};
-            r = traverse_memo(g, e, &S, MODE_DIFF, NULL, 1, k.arr ? &k : NULL);
+            mblx__deferred D;
+            mblx__defer_init(&D);
+            r = traverse_memo(g, e, &S, MODE_DIFF, NULL, 1, k.arr ? &k : NULL, &D);
+            mblx__defer_free(&D);
             seeds_free(&S);
         }
     }
@@ -488,7 +527,7 @@ mblx_id mblx_subst(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, cons
     if (!g || !mblx__valid(g, e)) return XNONE;
     if (n && !repl) return mblx__fail(g, MBL_EARG, "mblx_subst: NULL replacements");
     seedset S;
-    if (seeds_make(g, "mblx_subst", n, syms, repl, XNONE, &S)) return XNONE;
+    if (seeds_make_buf(g, "mblx_subst", n, syms, repl, XNONE, &S, NULL, 0)) return XNONE;
     mblx_id r = traverse(g, e, &S, MODE_SUBST, NULL);
     seeds_free(&S);
     return r;
@@ -502,10 +541,10 @@ int mblx_subst_many(mblx_graph *g, size_t m, const mblx_id *e, size_t n, const m
         if (!mblx__valid(g, e[i])) return MBL_EARG;
     if (n && !repl) return mblx__fail(g, MBL_EARG, "mblx_subst_many: NULL replacements"), MBL_EARG;
     seedset S;
-    if (seeds_make(g, "mblx_subst_many", n, syms, repl, XNONE, &S)) return mblx_graph_status(g, NULL);
+    if (seeds_make_buf(g, "mblx_subst_many", n, syms, repl, XNONE, &S, NULL, 0)) return mblx_graph_status(g, NULL);
     int rc = mblx__new_epoch(g) ? (mblx__oom(g), MBL_ENOMEM) : 0;
     for (size_t i = 0; i < m && !rc; i++) { /* one memo: the nodes the roots share rebuilt once */
-        out[i] = traverse_memo(g, e[i], &S, MODE_SUBST, NULL, 0, NULL);
+        out[i] = traverse_memo(g, e[i], &S, MODE_SUBST, NULL, 0, NULL, NULL);
         if (out[i] == XNONE) rc = mblx_graph_status(g, NULL) ? mblx_graph_status(g, NULL) : MBL_ENOMEM;
     }
     seeds_free(&S);
@@ -815,21 +854,12 @@ int mblx__gradient_terms(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms
     *terms = NULL;
     if (!ptr) return g ? (mblx__fail(g, MBL_EARG, "mblx_gradient: NULL arrays"), MBL_EARG) : MBL_EARG;
     int rc = gradient_sweep(g, e, n, syms, NULL, &P);
-    if (rc) mbl_free(P.t);
-    else *terms = P.t;
+    if (rc) mbl_free(P.t), P.t = NULL;
+    *terms = P.t;
     return rc;
 }
 
-/* ---- sparse Jacobian / Hessian --------------------------------------------------------------- */
-
-void mblx_sparse_free(mblx_sparse *s)
-{
-    if (!s) return;
-    mbl_free(s->colptr);
-    mbl_free(s->rowidx);
-    mbl_free(s->node);
-    memset(s, 0, sizeof *s);
-}
+/* ---- sparse Jacobian (diff_sparse.c: the Hessian) --------------------------------------------------------------- */
 
 typedef struct trip {
     int row, col;
@@ -852,7 +882,7 @@ int mblx_jacobian(mblx_graph *g, size_t m, const mblx_id *exprs, size_t n, const
         }
     /* seed set: symbol index -> column (stored in node) */
     seedset S;
-    if (seeds_make(g, "mblx_jacobian", n, syms, NULL, g->zero, &S)) return g->err;
+    if (seeds_make_buf(g, "mblx_jacobian", n, syms, NULL, g->zero, &S, NULL, 0)) return g->err;
     for (size_t j = 0; j < n; j++) S.s[seed_find(&S, (uint32_t)g->nd[syms[j]].val)].node = (mblx_id)j;
     trip *T = NULL;
     size_t nt = 0, capt = 0;
@@ -918,7 +948,7 @@ int mblx_jacobian(mblx_graph *g, size_t m, const mblx_id *exprs, size_t n, const
                 goto fail;
             }
             for (size_t p = cp[j]; p < cp[j + 1]; p++) {
-                mblx_id d = traverse_memo(g, exprs[T[at[p]].row], &S1, MODE_DIFF, &stk, 0, NULL);
+                mblx_id d = traverse_memo(g, exprs[T[at[p]].row], &S1, MODE_DIFF, &stk, 0, NULL, NULL);
                 if (d == XNONE) {
                     mbl_free(cp), mbl_free(at);
                     goto fail;
@@ -966,19 +996,4 @@ fail:
     seeds_free(&S);
     mblx_sparse_free(out);
     return g->err ? g->err : MBL_ENOMEM;
-}
-
-int mblx_hessian(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_sparse *out)
-{
-    if (!g || !out) return MBL_EARG;
-    memset(out, 0, sizeof *out);
-    mblx_id *grad = mbl_alloc_array(n ? n : 1, sizeof *grad);
-    if (!grad) {
-        mblx__oom(g);
-        return MBL_ENOMEM;
-    }
-    int rc = mblx_gradient(g, e, n, syms, grad);
-    if (rc == 0) rc = mblx_jacobian(g, n, grad, n, syms, out);
-    mbl_free(grad);
-    return rc;
 }

@@ -72,4 +72,36 @@ mblx_id mblx__sum_kept(mblx_graph *g, mblx__smemo *sm, size_t n, const mblx_id *
  * memo pm (mblx__product_others' node) */
 mblx_id mblx__mul_other_kept(mblx_graph *g, mblx__pmemo *pm, double coef, const uint32_t *a, size_t i, mblx_id d);
 
+/* A traversal's derivatives held as their terms (diff.c, mblx_total_der): the derivative of a
+ * product of several operands that depend on the seeds is the sum of its product-rule terms; where
+ * the product's parent in the traversal is a sum, whose derivative's builder flattens that sum into
+ * its own terms anyway, the terms wait here and the parent's sum takes them in its place (the sum
+ * node no row uses is not made: two per constraint in d2Phi/dt2). The product's memo is then
+ * MBLX__DEFERRED | entry; any other reader makes the sum (mblx_sum of the terms) when it asks. */
+#define MBLX__DEFERRED 0x80000000u
+enum { DEFER_LOCAL = 64 };
+typedef struct mblx__deferred {
+    uint32_t *t;   /* the entries' terms */
+    uint32_t *ent; /* entry i: its terms t[ent[2i] .. ent[2i] + ent[2i + 1]) */
+    size_t nt, capt, ne, cape;
+    uint32_t lt[DEFER_LOCAL], le[DEFER_LOCAL]; /* t and ent of a small traversal */
+} mblx__deferred;
+
+/* an empty store: its arrays the local ones */
+void mblx__defer_init(mblx__deferred *D);
+/* memo value m held as terms? (node handles stay below MBLX__DEFERRED: mblx__defer_put refuses
+ * from MBLX__DEFERRED / 2 nodes on) */
+static inline int mblx__is_deferred(uint32_t m) { return m >= MBLX__DEFERRED && m < XPENDING; }
+/* hold the n terms t: the memo value, or XNONE (out of memory or a graph too large: the caller
+ * makes the sum) */
+uint32_t mblx__defer_put(const mblx_graph *g, mblx__deferred *D, size_t n, const uint32_t *t);
+/* the terms of memo value m (mblx__is_deferred), *n of them */
+static inline const uint32_t *mblx__defer_terms(const mblx__deferred *D, uint32_t m, size_t *n)
+{
+    size_t i = m & ~MBLX__DEFERRED;
+    *n = D->ent[2 * i + 1];
+    return D->t + D->ent[2 * i];
+}
+void mblx__defer_free(mblx__deferred *D);
+
 #endif
