@@ -74,7 +74,7 @@ typedef struct seedset {
     size_t n;
     uint32_t *pos;
     uint32_t npos;
-    int borrowed; /* s is the caller's storage (seeds_make's buf): not freed */
+    int borrowed; /* s is the caller's storage (seeds_make_buf's buf): not freed */
 } seedset;
 
 #define LESS_SEED(x, y) ((x)->sym < (y)->sym)
