@@ -278,15 +278,14 @@ done:
  * operand's derivative held as terms (D) gives its terms, which the sum would flatten it into. */
 static mblx_id compute_linear(mblx_graph *g, mblx_id v, int mode, const mblx__deferred *D)
 {
-    size_t n = g->nd[v].na, k = 0, nh;
+    size_t n = g->nd[v].na, nt = n, k = 0, nh; /* nt: the terms, held ones counted */
     const uint32_t *a = mblx__args(g, v);
     for (size_t i = 0; D && D->ne && i < n; i++) {
         mblx_id d = child_val(g, a[i], mode);
-        if (mblx__is_deferred(d)) n += (mblx__defer_terms(D, d, &nh), nh - 1);
+        if (mblx__is_deferred(d)) nt += (mblx__defer_terms(D, d, &nh), nh - 1);
     }
     uint32_t local[LOCAL_ARGS], *t = local;
-    if (n > LOCAL_ARGS && !(t = mbl_alloc_array(n, sizeof *t))) return mblx__oom(g);
-    n = g->nd[v].na;
+    if (nt > LOCAL_ARGS && !(t = mbl_alloc_array(nt, sizeof *t))) return mblx__oom(g);
     mblx_id res;
     if (mode == MODE_SUBST) {
         for (size_t i = 0; i < n; i++) t[i] = child_val(g, a[i], mode);
