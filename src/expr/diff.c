@@ -7,6 +7,7 @@
 #include "core/progress.h"
 #include "expr/expr_internal.h"
 #include "expr/diff_memo.h"
+#include "expr/gradient_terms.h"
 
 enum { INIT_STACK = 64, LOCAL_ARGS = 16 };
 
@@ -73,7 +74,7 @@ typedef struct seedset {
     size_t n;
     uint32_t *pos;
     uint32_t npos;
-    int borrowed; /* s is the caller's storage (seeds_make's buf): not freed */
+    int borrowed; /* s is the caller's storage (seeds_make_buf's buf): not freed */
 } seedset;
 
 #define LESS_SEED(x, y) ((x)->sym < (y)->sym)
@@ -129,11 +130,7 @@ static void seeds_free(seedset *S)
 static int seeds_make_buf(mblx_graph *g, const char *who, size_t n, const mblx_id *syms, const mblx_id *nodes,
                           mblx_id fill, seedset *S, seed *buf, size_t nbuf)
 {
-    S->s = NULL;
-    S->n = 0;
-    S->pos = NULL;
-    S->npos = 0;
-    S->borrowed = buf && n <= nbuf;
+    *S = (seedset){NULL, 0, NULL, 0, buf && n <= nbuf};
     if (n && !syms) {
         mblx__fail(g, MBL_EARG, "%s: NULL symbol array", who);
         return -1;
@@ -178,12 +175,6 @@ fail:
     S->s = NULL;
     S->n = 0;
     return -1;
-}
-
-static int seeds_make(mblx_graph *g, const char *who, size_t n, const mblx_id *syms, const mblx_id *nodes,
-                      mblx_id fill, seedset *S)
-{
-    return seeds_make_buf(g, who, n, syms, nodes, fill, S, NULL, 0);
 }
 
 /* Does node v depend on any symbol of S? */
@@ -233,9 +224,25 @@ static mblx_id child_val(const mblx_graph *g, mblx_id c, int mode)
     return mode == MODE_DIFF ? g->zero : c;
 }
 
+/* The derivative of operand c as a node: one held as terms (D, diff_memo.h) made into their sum
+ * now, and kept as c's. */
+static __attribute__((noinline)) mblx_id child_sum(mblx_graph *g, mblx_id c, mblx_id d, mblx__deferred *D)
+{
+    size_t n;
+    const uint32_t *t = mblx__defer_terms(D, d, &n);
+    d = mblx_sum(g, n, t);
+    if (d != XNONE) g->memo[c] = d;
+    return d;
+}
+static inline __attribute__((always_inline)) mblx_id child_der(mblx_graph *g, mblx_id c, mblx__deferred *D)
+{
+    mblx_id d = child_val(g, c, MODE_DIFF);
+    return D && mblx__is_deferred(d) ? child_sum(g, c, d, D) : d;
+}
+
 /* The derivative of wide node v along symbol s (diff_wide.c): the terms of the operands that
  * depend on s, in operand order, as compute() below would find them by scanning. */
-static mblx_id compute_wide(mblx_graph *g, mblx_id v, uint32_t s)
+static mblx_id compute_wide(mblx_graph *g, mblx_id v, uint32_t s, mblx__deferred *D)
 {
     const uint64_t *run;
     long nr = mblx__wide_run(g, v, s, &run);
@@ -253,7 +260,7 @@ static mblx_id compute_wide(mblx_graph *g, mblx_id v, uint32_t s)
     size_t k = 0;
     for (long p = 0; p < nr; p++) { /* run stays valid: making nodes does not touch the index */
         uint32_t i = (uint32_t)run[p];
-        mblx_id d = child_val(g, mblx__args(g, v)[i], MODE_DIFF);
+        mblx_id d = child_der(g, mblx__args(g, v)[i], D);
         if (d == g->zero) continue;
         mblx_id term = mul ? mul_others(g, val, &ac, i, d) : d;
         if (term == XNONE) goto done;
@@ -267,13 +274,18 @@ done:
 }
 
 /* compute() of a substitution, or of the derivative of a sum: no node is made before the last
- * builder call, so v's operands are read where they are, not copied out of the pool first. */
-static mblx_id compute_linear(mblx_graph *g, mblx_id v, int mode)
+ * builder call, so v's operands are read where they are, not copied out of the pool first. An
+ * operand's derivative held as terms (D) gives its terms, which the sum would flatten it into. */
+static mblx_id compute_linear(mblx_graph *g, mblx_id v, int mode, const mblx__deferred *D)
 {
-    size_t n = g->nd[v].na, k = 0;
-    uint32_t local[LOCAL_ARGS], *t = local;
-    if (n > LOCAL_ARGS && !(t = mbl_alloc_array(n, sizeof *t))) return mblx__oom(g);
+    size_t n = g->nd[v].na, nt = n, k = 0, nh; /* nt: the terms, held ones counted */
     const uint32_t *a = mblx__args(g, v);
+    for (size_t i = 0; D && D->ne && i < n; i++) {
+        mblx_id d = child_val(g, a[i], mode);
+        if (mblx__is_deferred(d)) nt += (mblx__defer_terms(D, d, &nh), nh - 1);
+    }
+    uint32_t local[LOCAL_ARGS], *t = local;
+    if (nt > LOCAL_ARGS && !(t = mbl_alloc_array(nt, sizeof *t))) return mblx__oom(g);
     mblx_id res;
     if (mode == MODE_SUBST) {
         for (size_t i = 0; i < n; i++) t[i] = child_val(g, a[i], mode);
@@ -281,7 +293,12 @@ static mblx_id compute_linear(mblx_graph *g, mblx_id v, int mode)
     } else {
         for (size_t i = 0; i < n; i++) {
             mblx_id d = child_val(g, a[i], mode);
-            if (d != g->zero) t[k++] = d;
+            if (D && D->ne && mblx__is_deferred(d)) {
+                const uint32_t *h = mblx__defer_terms(D, d, &nh);
+                for (size_t j = 0; j < nh; j++) t[k++] = h[j];
+            } else if (d != g->zero) {
+                t[k++] = d;
+            }
         }
         res = mblx_sum(g, k, t);
     }
@@ -289,9 +306,11 @@ static mblx_id compute_linear(mblx_graph *g, mblx_id v, int mode)
     return res;
 }
 
-static mblx_id compute(mblx_graph *g, mblx_id v, int mode)
+/* v's derivative or substitution; defer (D not NULL): a product's sum of several terms may be held
+ * as its terms (diff_memo.h) */
+static mblx_id compute(mblx_graph *g, mblx_id v, int mode, mblx__deferred *D, int defer)
 {
-    if (mode == MODE_SUBST || g->nd[v].op == MBLX_OP_ADD) return compute_linear(g, v, mode);
+    if (mode == MODE_SUBST || g->nd[v].op == MBLX_OP_ADD) return compute_linear(g, v, mode, D);
     argcopy ac;
     if (args_copy(g, v, &ac)) return mblx__oom(g);
     unsigned op = g->nd[v].op;
@@ -309,7 +328,8 @@ static mblx_id compute(mblx_graph *g, mblx_id v, int mode)
     }
     size_t k = 0;
     for (size_t i = 0; i < ac.n; i++) {
-        mblx_id d = child_val(g, ac.a[i], mode);
+        mblx_id d = child_der(g, ac.a[i], D);
+        if (d == XNONE) goto done;
         if (d == g->zero) continue;
         mblx_id term;
         if (op == MBLX_OP_ADD)
@@ -324,6 +344,8 @@ static mblx_id compute(mblx_graph *g, mblx_id v, int mode)
         if (term == XNONE) goto done;
         t[k++] = term;
     }
+    if (defer && op == MBLX_OP_MUL && k >= 2 && k <= MBLX_FLATTEN_MAX && (res = mblx__defer_put(g, D, k, t)) != XNONE)
+        goto done;
     res = mblx_sum(g, k, t);
     if (op == MBLX_OP_LET) res = mblx_let(g, res); /* the derivative of a let is shared too */
 done:
@@ -337,11 +359,24 @@ done:
  * NULL) is a reusable stack. */
 
 static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int mode, u32vec *stk,
-                             int fresh, const mblx__memo_ref *keep);
+                             int fresh, const mblx__memo_ref *keep, mblx__deferred *D);
 
 static mblx_id traverse(mblx_graph *g, mblx_id root, const seedset *S, int mode, u32vec *stk)
 {
-    return traverse_memo(g, root, S, mode, stk, 1, NULL);
+    return traverse_memo(g, root, S, mode, stk, 1, NULL, NULL);
+}
+
+/* Is the node on top of the stack a product whose parent in the traversal (the nearest node below
+ * it still pending) is a sum that compute_linear differentiates? */
+static int parent_flattens(const mblx_graph *g, const u32vec *stp, int wide)
+{
+    if (g->nd[stp->p[stp->n - 1]].op != MBLX_OP_MUL) return 0;
+    for (size_t i = stp->n - 1; i-- > 0;) {
+        mblx_id w = stp->p[i];
+        if (g->stamp[w] == g->epoch && g->memo[w] == XPENDING)
+            return g->nd[w].op == MBLX_OP_ADD && !(wide && mblx__wide_is(g, w));
+    }
+    return 0;
 }
 
 /* Push the operands of v that depend on S and are not yet visited, in operand order: through
@@ -371,9 +406,10 @@ static int push_relevant(mblx_graph *g, mblx_id v, const seedset *S, u32vec *stp
  * that the nodes several roots share are differentiated once (mblx_jacobian, by column).
  * keep (MODE_DIFF, may be NULL): derivatives kept across calls, node -> derivative + 1 (0: not
  * known), covering every node that exists when the call starts (mblx_total_der's memo): a node
- * found there is not visited, and each node differentiated here is written there. */
+ * found there is not visited, and each node differentiated here is written there.
+ * D (MODE_DIFF, may be NULL): where products' derivatives are held as terms (diff_memo.h). */
 static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int mode, u32vec *stk,
-                             int fresh, const mblx__memo_ref *keep)
+                             int fresh, const mblx__memo_ref *keep, mblx__deferred *D)
 {
     if (!relevant(g, root, S)) return mode == MODE_DIFF ? g->zero : root;
     /* one symbol: wide nodes through the index (several: scanned, see relevant()) */
@@ -391,11 +427,11 @@ static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int 
         if (g->stamp[v] == epoch) {
             if (g->memo[v] == XPENDING) {
                 mblx_id r = wide && mode == MODE_DIFF && mblx__wide_is(g, v)
-                                ? compute_wide(g, v, S->s[0].sym)
-                                : compute(g, v, mode);
+                                ? compute_wide(g, v, S->s[0].sym, D)
+                                : compute(g, v, mode, D, D && parent_flattens(g, stp, wide));
                 if (r == XNONE) goto out;
                 g->memo[v] = r;
-                if (keep) mblx__keep_put(g, keep, v, r);
+                if (keep && !(D && mblx__is_deferred(r))) mblx__keep_put(g, keep, v, r);
             }
             stp->n--;
             continue;
@@ -432,7 +468,7 @@ mblx_id mblx_diff(mblx_graph *g, mblx_id e, mblx_id sym)
     seedset S = {&s1, 1, NULL, 0, 0};
     mblx__memo_ref k = {NULL, s1.sym};
     int keep = relevant(g, e, &S) && mblx__dmap_ready(g);
-    return traverse_memo(g, e, &S, MODE_DIFF, NULL, 1, keep ? &k : NULL);
+    return traverse_memo(g, e, &S, MODE_DIFF, NULL, 1, keep ? &k : NULL, NULL);
 }
 
 mblx_id mblx_dir_deriv(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
@@ -441,7 +477,7 @@ mblx_id mblx_dir_deriv(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
     if (!g || !mblx__valid(g, e)) return XNONE;
     if (n && !dirs) return mblx__fail(g, MBL_EARG, "mblx_dir_deriv: NULL directions");
     seedset S;
-    if (seeds_make(g, "mblx_dir_deriv", n, syms, dirs, XNONE, &S)) return XNONE;
+    if (seeds_make_buf(g, "mblx_dir_deriv", n, syms, dirs, XNONE, &S, NULL, 0)) return XNONE;
     mblx_id r = traverse(g, e, &S, MODE_DIFF, NULL);
     seeds_free(&S);
     return r;
@@ -473,7 +509,10 @@ mblx_id mblx_total_der(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
         }
         if (!seeds_make_buf(g, "mblx_dir_deriv", nt, s, d, XNONE, &S, lseed, TD_LOCAL)) {
             mblx__memo_ref k = {relevant(g, e, &S) ? mblx__tdmemo_for(g, e, S.s, S.n) : NULL, 0};
-            r = traverse_memo(g, e, &S, MODE_DIFF, NULL, 1, k.arr ? &k : NULL);
+            mblx__deferred D;
+            mblx__defer_init(&D);
+            r = traverse_memo(g, e, &S, MODE_DIFF, NULL, 1, k.arr ? &k : NULL, &D);
+            mblx__defer_free(&D);
             seeds_free(&S);
         }
     }
@@ -487,7 +526,7 @@ mblx_id mblx_subst(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, cons
     if (!g || !mblx__valid(g, e)) return XNONE;
     if (n && !repl) return mblx__fail(g, MBL_EARG, "mblx_subst: NULL replacements");
     seedset S;
-    if (seeds_make(g, "mblx_subst", n, syms, repl, XNONE, &S)) return XNONE;
+    if (seeds_make_buf(g, "mblx_subst", n, syms, repl, XNONE, &S, NULL, 0)) return XNONE;
     mblx_id r = traverse(g, e, &S, MODE_SUBST, NULL);
     seeds_free(&S);
     return r;
@@ -501,10 +540,10 @@ int mblx_subst_many(mblx_graph *g, size_t m, const mblx_id *e, size_t n, const m
         if (!mblx__valid(g, e[i])) return MBL_EARG;
     if (n && !repl) return mblx__fail(g, MBL_EARG, "mblx_subst_many: NULL replacements"), MBL_EARG;
     seedset S;
-    if (seeds_make(g, "mblx_subst_many", n, syms, repl, XNONE, &S)) return mblx_graph_status(g, NULL);
+    if (seeds_make_buf(g, "mblx_subst_many", n, syms, repl, XNONE, &S, NULL, 0)) return mblx_graph_status(g, NULL);
     int rc = mblx__new_epoch(g) ? (mblx__oom(g), MBL_ENOMEM) : 0;
     for (size_t i = 0; i < m && !rc; i++) { /* one memo: the nodes the roots share rebuilt once */
-        out[i] = traverse_memo(g, e[i], &S, MODE_SUBST, NULL, 0, NULL);
+        out[i] = traverse_memo(g, e[i], &S, MODE_SUBST, NULL, 0, NULL, NULL);
         if (out[i] == XNONE) rc = mblx_graph_status(g, NULL) ? mblx_graph_status(g, NULL) : MBL_ENOMEM;
     }
     seeds_free(&S);
@@ -526,27 +565,10 @@ typedef struct adjoints {
     size_t ncp, capcp;
     mblx_id *tmp;
     size_t tmpcap;
-    struct pmemo *pm; /* the products' memo (NULL: none, out of memory) */
-    struct smemo *sm; /* the sums' memo (likewise) */
+    mblx__pmemo *pm; /* the products' memo (NULL: none, out of memory; diff_memo.h) */
+    mblx__smemo *sm; /* the sums' memo (likewise) */
+    int neg_sym;     /* the contributions to symbols negated (mblx__gradient_terms) */
 } adjoints;
-
-/* The contributions c * other * a of the products of two operands, kept for the call: a sum of
- * many like terms (k * m * (gx * (x_i + i) + gy * y_i), m / 6 * (vx_i^2 + vy_i^2)) passes the same
- * adjoint to each term, and each term's product gives the same contribution to its other operand
- * (k * m * a, then gx * that), which the builder found in the graph again each time (about 11,000
- * of the 33,000 products of the N = 1000 four-bar's gradients). The builder is a function of its
- * operands that makes no node for a product it has made (hash-consing), so the node kept is the
- * one the call would return, and the graph's nodes and their order are those of the calls made. A
- * direct-mapped cache: a slot's older entry is replaced. */
-enum { PMEMO_SLOTS = 4096 };
-typedef struct pmemo {
-    uint32_t c, other, a, res; /* res + 1; 0: empty */
-} pmemo;
-/* the adjoints' sums of a few contributions, likewise */
-enum { SMEMO_SLOTS = 4096, SMEMO_TERMS = 4 };
-typedef struct smemo {
-    uint32_t n, t[SMEMO_TERMS], res; /* res + 1; 0: empty */
-} smemo;
 
 /* An oom (out of memory, to record) or a failure (the graph's error already set). */
 enum { GRAD_OOM = 1, GRAD_FAIL = 2 };
@@ -650,26 +672,6 @@ static __attribute__((noinline)) int tmp_grow(adjoints *A)
 }
 
 /* The adjoint of local node k: the sum of its contributions, into adj.p[k] and *pa. */
-/* mblx_sum(g, n, t) for 2 to SMEMO_TERMS terms: the node the memo kept for these terms in this
- * order, else the builder's, kept (as mul_other_kept) */
-static mblx_id sum_kept(mblx_graph *g, smemo *sm, size_t n, const mblx_id *t)
-{
-    uint64_t h = n;
-    for (size_t i = 0; i < n; i++) h = h * 0x100000001b3ull ^ t[i];
-    smemo *e = &sm[mblx__mix64(h) & (SMEMO_SLOTS - 1)];
-    if (e->res && e->n == n) {
-        size_t i = 0;
-        while (i < n && e->t[i] == t[i]) i++;
-        if (i == n) return e->res - 1;
-    }
-    mblx_id r = mblx_sum(g, n, t);
-    if (r != XNONE) {
-        e->n = (uint32_t)n, e->res = r + 1;
-        for (size_t i = 0; i < n; i++) e->t[i] = t[i];
-    }
-    return r;
-}
-
 static int sum_adjoint(mblx_graph *g, adjoints *A, size_t k, mblx_id *pa)
 {
     uint32_t c = A->head.p[k];
@@ -682,7 +684,7 @@ static int sum_adjoint(mblx_graph *g, adjoints *A, size_t k, mblx_id *pa)
             if (cnt == A->tmpcap && tmp_grow(A)) return GRAD_OOM;
             A->tmp[cnt++] = A->cp[c].node;
         }
-        a = cnt >= 2 && cnt <= SMEMO_TERMS && A->sm ? sum_kept(g, A->sm, cnt, A->tmp) : mblx_sum(g, cnt, A->tmp);
+        a = cnt >= 2 && cnt <= MBLX__SMEMO_TERMS && A->sm ? mblx__sum_kept(g, A->sm, cnt, A->tmp) : mblx_sum(g, cnt, A->tmp);
     }
     if (a == XNONE) return GRAD_FAIL;
     A->adj.p[k] = a;
@@ -690,29 +692,21 @@ static int sum_adjoint(mblx_graph *g, adjoints *A, size_t k, mblx_id *pa)
     return 0;
 }
 
-/* mul_others(g, coef, ac, i, a) for a product ac of two operands, other the one not skipped: the node
- * the memo kept for (coef, other, a), else the builder's, kept */
-static mblx_id mul_other_kept(mblx_graph *g, pmemo *pm, double coef, mblx_id other, const argcopy *ac, size_t i,
-                              mblx_id a)
-{
-    mblx_id c = mblx__const(g, coef);
-    if (c == XNONE) return XNONE;
-    uint64_t key = ((uint64_t)c << 42) ^ ((uint64_t)other << 21) ^ (uint64_t)a;
-    pmemo *e = &pm[mblx__mix64(key) & (PMEMO_SLOTS - 1)];
-    if (e->res && e->c == c && e->other == other && e->a == a) return e->res - 1;
-    mblx_id r = mblx__product_others(g, c, ac->a, ac->n, i, a);
-    if (r != XNONE) e->c = c, e->other = other, e->a = a, e->res = r + 1;
-    return r;
-}
-
-/* The contributions of node v (adjoint a) to its relevant operands (stamped with epoch). */
+/* The contributions of node v (adjoint a) to its relevant operands (stamped with epoch); with
+ * A->neg_sym, those to a symbol negated: a product's and a partial's made with their coefficient
+ * negated (the builders' node for -c x: a coefficient's sign is exact), a sum's and a let's by
+ * mblx_neg. */
 static int propagate(mblx_graph *g, adjoints *A, mblx_id v, mblx_id a, uint32_t epoch)
 {
     if (g->nd[v].op == MBLX_OP_ADD) { /* a to each relevant operand: no node made, none copied */
         if (a == g->zero) return 0;
+        mblx_id na = XNONE; /* -a, made when a symbol asks */
         for (uint32_t i = 0; i < g->nd[v].na; i++) {
-            mblx_id c = mblx__args(g, v)[i];
-            if (g->stamp[c] == epoch && add_contrib(A, g->memo[c], a)) return GRAD_OOM;
+            mblx_id c = mblx__args(g, v)[i], t = a;
+            if (g->stamp[c] != epoch) continue;
+            if (A->neg_sym && g->nd[c].op == MBLX_OP_SYMBOL && (t = na != XNONE ? na : (na = mblx_neg(g, a))) == XNONE)
+                return GRAD_FAIL;
+            if (add_contrib(A, g->memo[c], t)) return GRAD_OOM;
         }
         return 0;
     }
@@ -723,18 +717,20 @@ static int propagate(mblx_graph *g, adjoints *A, mblx_id v, mblx_id a, uint32_t 
         mblx_id c = ac.a[i];
         if (g->stamp[c] != epoch) continue; /* not relevant */
         mblx_id t;
+        int neg = A->neg_sym && g->nd[c].op == MBLX_OP_SYMBOL;
+        double coef = neg ? -g->nd[v].val : g->nd[v].val;
         if (op == MBLX_OP_ADD)
             t = a;
         else if (op == MBLX_OP_MUL)
-            t = ac.n == 2 && A->pm ? mul_other_kept(g, A->pm, g->nd[v].val, ac.a[1 - i], &ac, i, a)
-                                   : mul_others(g, g->nd[v].val, &ac, i, a);
+            t = ac.n == 2 && A->pm ? mblx__mul_other_kept(g, A->pm, coef, ac.a, i, a) : mul_others(g, coef, &ac, i, a);
         else if (op == MBLX_OP_LET)
             t = mblx_let(g, a); /* the adjoint of a let is shared too */
         else {
             double pc;
             mblx_id p = mblx__partial_parts(g, v, ac.a, i, &pc);
-            t = mblx__scaled_product(g, pc, p, a, 1); /* mblx_mul(g, a, partial(...)) */
+            t = mblx__scaled_product(g, neg ? -pc : pc, p, a, 1); /* mblx_mul(g, a, partial(...)) */
         }
+        if (neg && op == MBLX_OP_LET) t = mblx_neg(g, t);
         if (t == XNONE) {
             args_free(&ac);
             return GRAD_FAIL;
@@ -749,26 +745,56 @@ static int propagate(mblx_graph *g, adjoints *A, mblx_id v, mblx_id a, uint32_t 
     return 0;
 }
 
-int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_id *out)
+/* The symbols' adjoints left as their contributions, negated (mblx__gradient_terms): ptr (n + 1,
+ * the caller's) and the terms t (allocated here). */
+typedef struct grad_terms {
+    size_t *ptr;
+    mblx_id *t;
+} grad_terms;
+
+/* The contributions to each symbol's adjoint (syms[i]: P->t[P->ptr[i] .. P->ptr[i + 1])), in the
+ * order sum_adjoint sums them; -1 out of memory. */
+static int symbol_terms(const mblx_graph *g, const adjoints *A, size_t n, const mblx_id *syms, uint32_t epoch,
+                        grad_terms *P)
+{
+    for (int pass = 0; pass < 2; pass++) { /* counted, then copied */
+        size_t cnt = 0;
+        for (size_t i = 0; i < n; i++) {
+            P->ptr[i] = cnt;
+            if (g->stamp[syms[i]] != epoch) continue;
+            for (uint32_t c = A->head.p[g->memo[syms[i]]]; c != XNONE; c = A->cp[c].next, cnt++)
+                if (pass) P->t[cnt] = A->cp[c].node;
+        }
+        P->ptr[n] = cnt;
+        if (!pass && !(P->t = mbl_alloc_array(cnt ? cnt : 1, sizeof *P->t))) return -1;
+    }
+    return 0;
+}
+
+/* mblx_gradient into out, or (P not NULL, out unused) its symbols' adjoints as their contributions,
+ * negated */
+static int gradient_sweep(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_id *out, grad_terms *P)
 {
     if (!g) return MBL_EARG;
-    if (n && (!syms || !out)) {
+    if (n && (!syms || (!out && !P))) {
         mblx__fail(g, MBL_EARG, "mblx_gradient: NULL arrays");
         return MBL_EARG;
     }
-    for (size_t i = 0; i < n; i++) out[i] = XNONE;
+    for (size_t i = 0; i < n && out; i++) out[i] = XNONE;
     if (!mblx__valid(g, e)) {
         if (!g->err) mblx__fail(g, MBL_EARG, "mblx_gradient: invalid expression");
         return g->err;
     }
     seedset S = {NULL, 0, NULL, 0, 0};
     u32vec ord = {NULL, 0, 0, 0}, st = {NULL, 0, 0, 0};
-    adjoints A = {{NULL, 0, 0, 0}, {NULL, 0, 0, 0}, NULL, 0, 0, NULL, 0, NULL, NULL};
+    adjoints A = {{NULL, 0, 0, 0}, {NULL, 0, 0, 0}, NULL, 0, 0, NULL, 0, NULL, NULL, P != NULL};
+    int rc = 0;
     if (gradient_seeds(g, n, syms, &S)) goto fail;
     if (!relevant(g, e, &S)) {
-        for (size_t i = 0; i < n; i++) out[i] = g->zero;
-        seeds_free(&S);
-        return 0;
+        for (size_t i = 0; i < n && out; i++) out[i] = g->zero;
+        for (size_t i = 0; i <= n && P; i++) P->ptr[i] = 0;
+        if (P && !(P->t = mbl_alloc_array(1, sizeof *P->t))) goto oom;
+        goto done;
     }
     if (relevant_postorder(g, e, &S, &ord, &st)) goto oom;
     uint32_t epoch = g->epoch;
@@ -776,37 +802,34 @@ int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_
     A.head.p = mbl_alloc_array(nl, sizeof *A.head.p);
     A.adj.p = mbl_alloc_array(nl, sizeof *A.adj.p);
     if (!A.head.p || !A.adj.p) goto oom;
-    if (nl >= PMEMO_SLOTS / 4) { /* a small sweep: without */
-        A.pm = mbl_calloc(PMEMO_SLOTS, sizeof *A.pm);
-        A.sm = mbl_calloc(SMEMO_SLOTS, sizeof *A.sm);
+    if (nl >= MBLX__PMEMO_SLOTS / 4) { /* a small sweep: without */
+        A.pm = mbl_calloc(MBLX__PMEMO_SLOTS, sizeof *A.pm);
+        A.sm = mbl_calloc(MBLX__SMEMO_SLOTS, sizeof *A.sm);
     }
     for (size_t k = 0; k < nl; k++) A.head.p[k] = XNONE, A.adj.p[k] = g->zero;
-    if (add_contrib(&A, (uint32_t)(nl - 1), g->one)) goto oom;
+    mblx_id seed = P && g->nd[e].op == MBLX_OP_SYMBOL ? g->minus_one : g->one; /* a symbol's negated (P) */
+    if (add_contrib(&A, (uint32_t)(nl - 1), seed)) goto oom;
     for (size_t k = nl; k-- > 0;) {
         mblx_id v = ord.p[k], a;
+        int sym = g->nd[v].op == MBLX_OP_SYMBOL;
+        if (sym && P) continue; /* its contributions are the caller's, unsummed */
         int r = sum_adjoint(g, &A, k, &a);
-        if (!r && !(g->nd[v].op == MBLX_OP_SYMBOL || a == g->zero)) r = propagate(g, &A, v, a, epoch);
+        if (!r && !(sym || a == g->zero)) r = propagate(g, &A, v, a, epoch);
         if (r == GRAD_OOM) goto oom;
         if (r) goto fail;
     }
-    for (size_t i = 0; i < n; i++) {
+    if (P && symbol_terms(g, &A, n, syms, epoch, P)) goto oom;
+    for (size_t i = 0; i < n && out; i++) {
         mblx_id s = syms[i];
         out[i] = g->stamp[s] == epoch ? A.adj.p[g->memo[s]] : g->zero;
     }
-    seeds_free(&S);
-    mbl_free(ord.p);
-    mbl_free(st.p);
-    mbl_free(A.head.p);
-    mbl_free(A.adj.p);
-    mbl_free(A.cp);
-    mbl_free(A.tmp);
-    mbl_free(A.pm);
-    mbl_free(A.sm);
-    return 0;
+    goto done;
 oom:
     mblx__oom(g);
 fail:
-    for (size_t i = 0; i < n; i++) out[i] = XNONE;
+    for (size_t i = 0; i < n && out; i++) out[i] = XNONE;
+    rc = g->err ? g->err : MBL_ENOMEM;
+done:
     seeds_free(&S);
     mbl_free(ord.p);
     mbl_free(st.p);
@@ -816,19 +839,26 @@ fail:
     mbl_free(A.tmp);
     mbl_free(A.pm);
     mbl_free(A.sm);
-    return g->err ? g->err : MBL_ENOMEM;
+    return rc;
 }
 
-/* ---- sparse Jacobian / Hessian --------------------------------------------------------------- */
-
-void mblx_sparse_free(mblx_sparse *s)
+int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_id *out)
 {
-    if (!s) return;
-    mbl_free(s->colptr);
-    mbl_free(s->rowidx);
-    mbl_free(s->node);
-    memset(s, 0, sizeof *s);
+    return gradient_sweep(g, e, n, syms, out, NULL);
 }
+
+int mblx__gradient_terms(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, size_t *ptr, mblx_id **terms)
+{
+    grad_terms P = {ptr, NULL};
+    *terms = NULL;
+    if (!ptr) return g ? (mblx__fail(g, MBL_EARG, "mblx_gradient: NULL arrays"), MBL_EARG) : MBL_EARG;
+    int rc = gradient_sweep(g, e, n, syms, NULL, &P);
+    if (rc) mbl_free(P.t), P.t = NULL;
+    *terms = P.t;
+    return rc;
+}
+
+/* ---- sparse Jacobian (diff_sparse.c: the Hessian) --------------------------------------------------------------- */
 
 typedef struct trip {
     int row, col;
@@ -851,7 +881,7 @@ int mblx_jacobian(mblx_graph *g, size_t m, const mblx_id *exprs, size_t n, const
         }
     /* seed set: symbol index -> column (stored in node) */
     seedset S;
-    if (seeds_make(g, "mblx_jacobian", n, syms, NULL, g->zero, &S)) return g->err;
+    if (seeds_make_buf(g, "mblx_jacobian", n, syms, NULL, g->zero, &S, NULL, 0)) return g->err;
     for (size_t j = 0; j < n; j++) S.s[seed_find(&S, (uint32_t)g->nd[syms[j]].val)].node = (mblx_id)j;
     trip *T = NULL;
     size_t nt = 0, capt = 0;
@@ -917,7 +947,7 @@ int mblx_jacobian(mblx_graph *g, size_t m, const mblx_id *exprs, size_t n, const
                 goto fail;
             }
             for (size_t p = cp[j]; p < cp[j + 1]; p++) {
-                mblx_id d = traverse_memo(g, exprs[T[at[p]].row], &S1, MODE_DIFF, &stk, 0, NULL);
+                mblx_id d = traverse_memo(g, exprs[T[at[p]].row], &S1, MODE_DIFF, &stk, 0, NULL, NULL);
                 if (d == XNONE) {
                     mbl_free(cp), mbl_free(at);
                     goto fail;
@@ -965,19 +995,4 @@ fail:
     seeds_free(&S);
     mblx_sparse_free(out);
     return g->err ? g->err : MBL_ENOMEM;
-}
-
-int mblx_hessian(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_sparse *out)
-{
-    if (!g || !out) return MBL_EARG;
-    memset(out, 0, sizeof *out);
-    mblx_id *grad = mbl_alloc_array(n ? n : 1, sizeof *grad);
-    if (!grad) {
-        mblx__oom(g);
-        return MBL_ENOMEM;
-    }
-    int rc = mblx_gradient(g, e, n, syms, grad);
-    if (rc == 0) rc = mblx_jacobian(g, n, grad, n, syms, out);
-    mbl_free(grad);
-    return rc;
 }

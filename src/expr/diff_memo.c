@@ -146,3 +146,70 @@ int mblx__seeds_by_symbol(const mblx_graph *g, mblx__seed *s, size_t n)
     mbl_free(at), mbl_free(t);
     return rc;
 }
+
+mblx_id mblx__sum_kept(mblx_graph *g, mblx__smemo *sm, size_t n, const mblx_id *t)
+{
+    uint64_t h = n;
+    for (size_t i = 0; i < n; i++) h = h * 0x100000001b3ull ^ t[i];
+    mblx__smemo *e = &sm[mblx__mix64(h) & (MBLX__SMEMO_SLOTS - 1)];
+    if (e->res && e->n == n) {
+        size_t i = 0;
+        while (i < n && e->t[i] == t[i]) i++;
+        if (i == n) return e->res - 1;
+    }
+    mblx_id r = mblx_sum(g, n, t);
+    if (r != XNONE) {
+        e->n = (uint32_t)n, e->res = r + 1;
+        for (size_t i = 0; i < n; i++) e->t[i] = t[i];
+    }
+    return r;
+}
+
+mblx_id mblx__mul_other_kept(mblx_graph *g, mblx__pmemo *pm, double coef, const uint32_t *a, size_t i, mblx_id d)
+{
+    mblx_id c = mblx__const(g, coef), other = a[1 - i];
+    if (c == XNONE) return XNONE;
+    uint64_t key = ((uint64_t)c << 42) ^ ((uint64_t)other << 21) ^ (uint64_t)d;
+    mblx__pmemo *e = &pm[mblx__mix64(key) & (MBLX__PMEMO_SLOTS - 1)];
+    if (e->res && e->c == c && e->other == other && e->a == d) return e->res - 1;
+    mblx_id r = mblx__product_others(g, c, a, 2, i, d);
+    if (r != XNONE) e->c = c, e->other = other, e->a = d, e->res = r + 1;
+    return r;
+}
+
+void mblx__defer_init(mblx__deferred *D)
+{
+    D->t = D->lt, D->ent = D->le;
+    D->nt = D->ne = 0;
+    D->capt = D->cape = DEFER_LOCAL;
+}
+
+/* grow *p (cap entries, local storage when it is loc) to hold need entries; -1 out of memory */
+static int grow_to(uint32_t **p, size_t *cap, size_t need, const uint32_t *loc)
+{
+    if (need <= *cap) return 0;
+    size_t nc = 2 * *cap;
+    while (nc < need) nc *= 2;
+    uint32_t *q = *p == loc ? mbl_alloc_array(nc, sizeof *q) : mbl_realloc_array(*p, nc, sizeof *q);
+    if (!q) return -1;
+    if (*p == loc) memcpy(q, loc, *cap * sizeof *q);
+    *p = q, *cap = nc;
+    return 0;
+}
+
+uint32_t mblx__defer_put(const mblx_graph *g, mblx__deferred *D, size_t n, const uint32_t *t)
+{
+    if (g->n >= MBLX__DEFERRED / 2 || D->ne >= MBLX__DEFERRED / 2 || D->nt + n > UINT32_MAX) return XNONE;
+    if (grow_to(&D->t, &D->capt, D->nt + n, D->lt) || grow_to(&D->ent, &D->cape, 2 * D->ne + 2, D->le)) return XNONE;
+    for (size_t i = 0; i < n; i++) D->t[D->nt + i] = t[i];
+    D->ent[2 * D->ne] = (uint32_t)D->nt, D->ent[2 * D->ne + 1] = (uint32_t)n;
+    D->nt += n;
+    return MBLX__DEFERRED | (uint32_t)D->ne++;
+}
+
+void mblx__defer_free(mblx__deferred *D)
+{
+    if (D->t != D->lt) mbl_free(D->t);
+    if (D->ent != D->le) mbl_free(D->ent);
+    mblx__defer_init(D);
+}

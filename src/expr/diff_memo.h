@@ -48,4 +48,60 @@ static inline void mblx__keep_put(mblx_graph *g, const mblx__memo_ref *k, mblx_i
     else mblx__keep_map_put(g, k, v, d);
 }
 
+/* The reverse sweep's products c * other * a of two-operand products, kept for the call: a sum of
+ * many like terms (k * m * (gx * (x_i + i) + gy * y_i), m / 6 * (vx_i^2 + vy_i^2)) passes the same
+ * adjoint to each term, and each term's product gives the same contribution to its other operand
+ * (k * m * a, then gx * that), which the builder found in the graph again each time (about 11,000
+ * of the 33,000 products of the N = 1000 four-bar's gradients). The builder is a function of its
+ * operands that makes no node for a product it has made (hash-consing), so the node kept is the
+ * one the call would return, and the graph's nodes and their order are those of the calls made. A
+ * direct-mapped cache: a slot's older entry is replaced. */
+enum { MBLX__PMEMO_SLOTS = 4096 };
+typedef struct mblx__pmemo {
+    uint32_t c, other, a, res; /* res + 1; 0: empty */
+} mblx__pmemo;
+/* the adjoints' sums of a few contributions, likewise */
+enum { MBLX__SMEMO_SLOTS = 4096, MBLX__SMEMO_TERMS = 4 };
+typedef struct mblx__smemo {
+    uint32_t n, t[MBLX__SMEMO_TERMS], res; /* res + 1; 0: empty */
+} mblx__smemo;
+
+/* mblx_sum(g, n, t) for 2 to MBLX__SMEMO_TERMS terms through the memo sm */
+mblx_id mblx__sum_kept(mblx_graph *g, mblx__smemo *sm, size_t n, const mblx_id *t);
+/* c * (the product of the two operands a but operand i) * d, c the constant coef, through the
+ * memo pm (mblx__product_others' node) */
+mblx_id mblx__mul_other_kept(mblx_graph *g, mblx__pmemo *pm, double coef, const uint32_t *a, size_t i, mblx_id d);
+
+/* A traversal's derivatives held as their terms (diff.c, mblx_total_der): the derivative of a
+ * product of several operands that depend on the seeds is the sum of its product-rule terms; where
+ * the product's parent in the traversal is a sum, whose derivative's builder flattens that sum into
+ * its own terms anyway, the terms wait here and the parent's sum takes them in its place (the sum
+ * node no row uses is not made: two per constraint in d2Phi/dt2). The product's memo is then
+ * MBLX__DEFERRED | entry; any other reader makes the sum (mblx_sum of the terms) when it asks. */
+#define MBLX__DEFERRED 0x80000000u
+enum { DEFER_LOCAL = 64 };
+typedef struct mblx__deferred {
+    uint32_t *t;   /* the entries' terms */
+    uint32_t *ent; /* entry i: its terms t[ent[2i] .. ent[2i] + ent[2i + 1]) */
+    size_t nt, capt, ne, cape;
+    uint32_t lt[DEFER_LOCAL], le[DEFER_LOCAL]; /* t and ent of a small traversal */
+} mblx__deferred;
+
+/* an empty store: its arrays the local ones */
+void mblx__defer_init(mblx__deferred *D);
+/* memo value m held as terms? (node handles stay below MBLX__DEFERRED: mblx__defer_put refuses
+ * from MBLX__DEFERRED / 2 nodes on) */
+static inline int mblx__is_deferred(uint32_t m) { return m >= MBLX__DEFERRED && m < XPENDING; }
+/* hold the n terms t: the memo value, or XNONE (out of memory or a graph too large: the caller
+ * makes the sum) */
+uint32_t mblx__defer_put(const mblx_graph *g, mblx__deferred *D, size_t n, const uint32_t *t);
+/* the terms of memo value m (mblx__is_deferred), *n of them */
+static inline const uint32_t *mblx__defer_terms(const mblx__deferred *D, uint32_t m, size_t *n)
+{
+    size_t i = m & ~MBLX__DEFERRED;
+    *n = D->ent[2 * i + 1];
+    return D->t + D->ent[2 * i];
+}
+void mblx__defer_free(mblx__deferred *D);
+
 #endif

@@ -6,6 +6,7 @@
  *
  * so M vdot + Phi_q^T lambda + A^T mu = Q with M = d2T/dv2 and the Coriolis, centrifugal,
  * geometric-stiffness and every higher derivative term exact by construction. */
+#include "expr/gradient_terms.h"
 #include "model/formulate.h"
 #include "model/terms/term.h"
 
@@ -442,9 +443,10 @@ static int kinetic_gradient(loader *L, mblx_id T, mblx_id *pv)
     return 0;
 }
 
-/* g1 = d(T - V - lambda.Phi)/dq and g2 = d(D + mu.c)/dv (n each), for the EOM rows. */
+/* g1 = d(T - V - lambda.Phi)/dq, g1_i the sum of the terms (*g1t)[g1p[i] .. g1p[i + 1]) (g1p n + 1
+ * long, *g1t allocated: the EOM rows take g1's terms, eom_row), and g2 = d(D + mu.c)/dv (n). */
 static int lagrangian_gradients(mbl_model *md, mbl_status *st, mblx_id T, mblx_id V, mblx_id D, const mblx_id *Phi,
-                                const mblx_id *nh, mblx_id *g1, mblx_id *g2)
+                                const mblx_id *nh, size_t *g1p, mblx_id **g1t, mblx_id *g2)
 {
     mblx_graph *g = md->g;
     int n = md->n, m = md->m, k = md->k, rc = 0;
@@ -464,7 +466,7 @@ static int lagrangian_gradients(mbl_model *md, mbl_status *st, mblx_id T, mblx_i
         mbl_free(terms);
         mblx_id L1 = mblx_sub(g, mblx_sub(g, T, V), lamPhi);
         mblx_id L2 = mblx_add(g, D, muC);
-        if (mblx_gradient(g, L1, (size_t)n, md->q, g1) || mblx_gradient(g, L2, (size_t)n, md->v, g2)) {
+        if (mblx__gradient_terms(g, L1, (size_t)n, md->q, g1p, g1t) || mblx_gradient(g, L2, (size_t)n, md->v, g2)) {
             rc = mblx_graph_status(g, st);
             return rc;
         }
@@ -698,6 +700,18 @@ static int unlet_parts(mbl_model *md, model_inlined *d, mbl_status *st)
     return rc ? mbl_error(st, rc, "out of memory") : 0;
 }
 
+/* md->F's EOM rows d/dt(dT/dv_i) - g1_i + g2_i - F_i (lagrangian_gradients), each from the terms
+ * of g1_i (mblx__sum_minus_terms: the row's sum flattens g1_i into them, so neither g1_i nor its
+ * negation is made where it would be flattened) */
+static void eom_rows(mbl_model *md, const mblx_id *pv, const size_t *g1p, const mblx_id *g1t, const mblx_id *g2,
+                     const mblx_id *Fgen)
+{
+    for (int i = 0; i < md->n; i++) {
+        mblx_id t3[3] = {model_total_der(md, pv[i]), g2[i], mblx_neg(md->g, Fgen[i])};
+        md->F[i] = mblx__sum_minus_terms(md->g, 3, t3, 1, g1p[i + 1] - g1p[i], g1t + g1p[i]);
+    }
+}
+
 /* md->F's EOM rows d/dt(dT/dv) - d(T - V - lambda.Phi)/dq + d(D + mu.c)/dv - F and its constraint
  * rows (Phi, nh and their time derivatives). */
 static int inlined_rows(mbl_model *md, model_inlined *d, mbl_status *st)
@@ -705,18 +719,15 @@ static int inlined_rows(mbl_model *md, model_inlined *d, mbl_status *st)
     mblx_graph *g = md->g;
     int n = md->n;
     if (d->unlet && unlet_parts(md, d, st)) return st ? st->code : MBL_ENOMEM;
-    mblx_id *g1 = mbl_calloc((size_t)n + 1, sizeof *g1), *g2 = mbl_calloc((size_t)n + 1, sizeof *g2);
-    int rc = !g1 || !g2 ? mbl_error(st, MBL_ENOMEM, "out of memory")
-                        : lagrangian_gradients(md, st, d->T, d->V, d->D, d->Phi, d->nh, g1, g2);
+    size_t *g1p = mbl_calloc((size_t)n + 1, sizeof *g1p);
+    mblx_id *g1t = NULL, *g2 = mbl_calloc((size_t)n + 1, sizeof *g2);
+    int rc = !g1p || !g2 ? mbl_error(st, MBL_ENOMEM, "out of memory")
+                         : lagrangian_gradients(md, st, d->T, d->V, d->D, d->Phi, d->nh, g1p, &g1t, g2);
     if (!rc && n && d->pv[0] == MBLX_NONE && mblx_gradient(g, d->T, (size_t)n, md->v, d->pv)) /* kinetic_gradient's */
         rc = mblx_graph_status(g, st) ? mblx_graph_status(g, st) : mbl_error(st, MBL_ENOMEM, "out of memory");
-    for (int i = 0; i < n && !rc; i++) {
-        mblx_id dp = model_total_der(md, d->pv[i]);
-        mblx_id t4[4] = {dp, mblx_neg(g, g1[i]), g2[i], mblx_neg(g, d->Fgen[i])};
-        md->F[i] = mblx_sum(g, 4, t4);
-    }
+    if (!rc) eom_rows(md, d->pv, g1p, g1t, g2, d->Fgen);
     if (!rc) model_constraint_rows(md, md->m, d->Phi, md->k, d->nh, md->F);
-    mbl_free(g1), mbl_free(g2);
+    mbl_free(g1p), mbl_free(g1t), mbl_free(g2);
     return rc ? rc : mblx_graph_status(g, st);
 }
 
@@ -773,12 +784,13 @@ int model_formulate(loader *L)
     mblx_id *Phi = mbl_calloc((size_t)(m ? m : 1), sizeof *Phi);
     mblx_id *nh = mbl_calloc((size_t)(k ? k : 1), sizeof *nh);
     mblx_id *Fgen = mbl_calloc((size_t)(n ? n : 1), sizeof *Fgen);
-    mblx_id *g1 = mbl_calloc((size_t)n, sizeof *g1), *g2 = mbl_calloc((size_t)n, sizeof *g2);
+    size_t *g1p = mbl_calloc((size_t)n + 1, sizeof *g1p);
+    mblx_id *g1t = NULL, *g2 = mbl_calloc((size_t)n, sizeof *g2);
     mblx_id *pv = mbl_calloc((size_t)n, sizeof *pv);
     int nX = md->nX, nZ = md->nZ;
     md->nF = n + nX + nZ + 3 * m + 2 * k;
     md->F = mbl_calloc((size_t)md->nF, sizeof *md->F);
-    if (!Phi || !nh || !Fgen || !g1 || !g2 || !pv || !md->F) {
+    if (!Phi || !nh || !Fgen || !g1p || !g2 || !pv || !md->F) {
         rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -790,7 +802,7 @@ int model_formulate(loader *L)
     if (rc) goto done;
     /* a forward-mode load builds md->F's EOM and constraint rows after md->Fc (defer_inlined_rows) */
     int fwd = md->forward_jacobian;
-    if (!fwd) rc = lagrangian_gradients(md, L->st, T, V, D, Phi, nh, g1, g2);
+    if (!fwd) rc = lagrangian_gradients(md, L->st, T, V, D, Phi, nh, g1p, &g1t, g2);
     if (rc) goto done;
     md->row0[MBL_ROW_EOM] = 0;
     md->row0[MBL_ROW_ODE] = n;
@@ -810,11 +822,7 @@ int model_formulate(loader *L)
         rc = formulate_equation(L, 0, j, &md->F[md->row0[MBL_ROW_VAR] + j]);
         if (rc) goto done;
     }
-    for (int i = 0; i < n && !fwd; i++) {
-        mblx_id dp = model_total_der(md, pv[i]);
-        mblx_id t4[4] = {dp, mblx_neg(g, g1[i]), g2[i], mblx_neg(g, Fgen[i])};
-        md->F[i] = mblx_sum(g, 4, t4);
-    }
+    if (!fwd) eom_rows(md, pv, g1p, g1t, g2, Fgen);
     rc = model_formulate_ffr(L);
     if (!rc) rc = model_formulate_rtree(L);
     if (!rc) rc = model_formulate_pmech(L);
@@ -852,7 +860,8 @@ done:
     mbl_free(Phi);
     mbl_free(nh);
     mbl_free(Fgen);
-    mbl_free(g1);
+    mbl_free(g1p);
+    mbl_free(g1t);
     mbl_free(g2);
     mbl_free(pv);
     return rc;

@@ -21,3 +21,5 @@ mblin_add_test(test_expr_product_others ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_ex
 mblin_add_test(test_expr_sorted ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_sorted.c)
 mblin_add_test(test_expr_scaled ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_scaled.c)
 mblin_add_test(test_expr_chains_skip ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_chains_skip.c)
+mblin_add_test(test_expr_gradient_terms ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_gradient_terms.c)
+mblin_add_test(test_expr_total_der_terms ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_total_der_terms.c)

@@ -1,0 +1,27 @@
+/* A gradient whose symbols' adjoints are left unsummed and negated (diff.c), for a caller that
+ * subtracts them in a larger sum (src/model/formulate.c: the EOM rows take -dL/dq_i's terms, so
+ * the sum dL/dq_i, which the row's sum flattens, its negation and its terms before their negation
+ * are not made). */
+#ifndef MBLIN_EXPR_GRADIENT_TERMS_H
+#define MBLIN_EXPR_GRADIENT_TERMS_H
+
+#include <stddef.h>
+
+#include "mblin/expr.h"
+
+/* mblx_gradient of e over the n symbols syms, negated and unsummed: -d e / d syms[i] is the sum of
+ * the terms (*terms)[ptr[i] .. ptr[i + 1]) (no term: 0), mblx_neg of each term of mblx_gradient's
+ * sum in that order (made as the builders make -c x directly); ptr holds n + 1 entries (the
+ * caller's), *terms is allocated (mbl_free; NULL on failure). 0, or an error code as
+ * mblx_gradient's. */
+int mblx__gradient_terms(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, size_t *ptr, mblx_id **terms);
+
+/* mblx_sum of the n terms t with -(mblx_sum of the m terms u) after t[0 .. at), given w, the
+ * negations of the u (mblx__gradient_terms' terms): where the sum of u is narrow and made of no sum
+ * nor wide product, the sum of the t flattens it into its terms with the negation distributed, so
+ * the w are added as they are: the node mblx_sum(t, mblx_neg(mblx_sum(u))) gives (up to the
+ * rounding of coefficients of like terms added in another order), without the sum of u and its
+ * negation made; else made so, u as mblx_neg of w (gradient_terms.c). MBLX_NONE out of memory. */
+mblx_id mblx__sum_minus_terms(mblx_graph *g, size_t n, const mblx_id *t, size_t at, size_t m, const mblx_id *w);
+
+#endif
