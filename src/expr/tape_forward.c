@@ -347,13 +347,51 @@ static inline __attribute__((always_inline)) double fwd1(const mblx_tape *t, con
  * run of binary operations are fetched ahead (sweep_avx: 371 -> 346 samples, mean of five runs).
  * A hint, no effect on values; below, not compiled in (pf a constant 0). */
 enum { SWEEP_PF_MIN = 1 << 19 };
-#define PF_AHEAD(in, e)                                                                           \
+#define PF_AHEAD(in)                                                                              \
     do {                                                                                          \
-        if (pf && (in) + 8 < (e)) {                                                               \
-            MBLX__PREFETCH(T + (size_t)(in)[8].a * p, 0);                                         \
-            MBLX__PREFETCH(T + (size_t)(in)[8].b * p, 0);                                         \
-            MBLX__PREFETCH(T + (size_t)(in)[8].dst * p, 1);                                       \
+        MBLX__PREFETCH(T + (size_t)(in)[8].a * p, 0);                                             \
+        MBLX__PREFETCH(T + (size_t)(in)[8].b * p, 0);                                             \
+        MBLX__PREFETCH(T + (size_t)(in)[8].dst * p, 1);                                           \
+    } while (0)
+
+/* The binary operations of sweep_body's runs: instruction in's tangents into T, its value into w,
+ * returned. */
+static inline __attribute__((always_inline)) double run_add(const tins *in, double *w, double *T, size_t p)
+{
+    const double *Ta = T + (size_t)in->a * p, *Tb = T + (size_t)in->b * p;
+    double *Td = T + (size_t)in->dst * p, v = w[in->a] + w[in->b];
+    LANES(V(Ta) + V(Tb));
+    return w[in->dst] = v;
+}
+
+static inline __attribute__((always_inline)) double run_mul(const tins *in, double *w, double *T, size_t p)
+{
+    const double *Ta = T + (size_t)in->a * p, *Tb = T + (size_t)in->b * p;
+    double *Td = T + (size_t)in->dst * p, a = w[in->a], b = w[in->b];
+    LANES(V(Ta) * b + a * V(Tb));
+    return w[in->dst] = a * b;
+}
+
+static inline __attribute__((always_inline)) double run_mul2c(const tins *in, double *w, double *T, size_t p)
+{
+    const double *Ta = T + (size_t)in->a * p, *Tb = T + (size_t)in->b * p;
+    double *Td = T + (size_t)in->dst * p, a = w[in->a], b = w[in->b], c = in->c, v = a * b * c;
+    double ca = c * a, cb = c * b; /* c (Ta b + a Tb) to rounding */
+    LANES(V(Ta) * cb + ca * V(Tb));
+    return w[in->dst] = v;
+}
+
+/* A run of binary operations fn from in to e, its values' not_finite summed into bad: the
+ * instructions 8 places before its end with PF_AHEAD (when pf), the rest without (no test of the
+ * end at every instruction: 3 instructions fewer). */
+#define BINARY_RUN(fn)                                                                            \
+    do {                                                                                          \
+        const tins *e8_ = pf && e - in > 8 ? e - 8 : in;                                          \
+        for (; in < e8_; in++) {                                                                  \
+            PF_AHEAD(in);                                                                         \
+            bad += not_finite(fn(in, w, T, p));                                                   \
         }                                                                                         \
+        for (; in < e; in++) bad += not_finite(fn(in, w, T, p));                                  \
     } while (0)
 
 /* Values into w and tangents into T (p per register), in the tape's order, by its runs of one
@@ -381,37 +419,9 @@ static inline __attribute__((always_inline)) int sweep_body(const mblx_tape *t, 
     for (size_t r = 0; r < t->nrun && !find; r++) {
         const tins *in = t->ins + t->run_start[r], *e = t->ins + t->run_start[r + 1];
         switch (t->run_op[r]) {
-        case TI_ADD:
-            for (; in < e; in++) {
-                PF_AHEAD(in, e);
-                const double *Ta = T + (size_t)in->a * p, *Tb = T + (size_t)in->b * p;
-                double *Td = T + (size_t)in->dst * p, v = w[in->a] + w[in->b];
-                LANES(V(Ta) + V(Tb));
-                w[in->dst] = v;
-                bad += not_finite(v);
-            }
-            break;
-        case TI_MUL:
-            for (; in < e; in++) {
-                PF_AHEAD(in, e);
-                const double *Ta = T + (size_t)in->a * p, *Tb = T + (size_t)in->b * p;
-                double *Td = T + (size_t)in->dst * p, a = w[in->a], b = w[in->b];
-                LANES(V(Ta) * b + a * V(Tb));
-                w[in->dst] = a * b;
-                bad += not_finite(a * b);
-            }
-            break;
-        case TI_MUL2C:
-            for (; in < e; in++) {
-                PF_AHEAD(in, e);
-                const double *Ta = T + (size_t)in->a * p, *Tb = T + (size_t)in->b * p;
-                double *Td = T + (size_t)in->dst * p, a = w[in->a], b = w[in->b], c = in->c, v = a * b * c;
-                double ca = c * a, cb = c * b; /* c (Ta b + a Tb) to rounding */
-                LANES(V(Ta) * cb + ca * V(Tb));
-                w[in->dst] = v;
-                bad += not_finite(v);
-            }
-            break;
+        case TI_ADD: BINARY_RUN(run_add); break;
+        case TI_MUL: BINARY_RUN(run_mul); break;
+        case TI_MUL2C: BINARY_RUN(run_mul2c); break;
         case TI_SQR:
             for (; in < e; in++) {
                 const double *Ta = T + (size_t)in->a * p;
