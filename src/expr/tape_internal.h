@@ -76,8 +76,8 @@ int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t
                 size_t nout, int no_pairs, const uint32_t *base, mblx__node **pcl, uint32_t **pca, size_t *pnl,
                 size_t *pka, uint32_t **powner, int *pfuse);
 
-/* Tests only: 0 (the default) skips the chains after the pairs where they would share nothing
- * (tape_share.c, chains_may_share), 1 always builds them, 2 fails a compilation (as out of memory)
+/* Tests only: 0 (the default) skips the chains where they would share nothing, after the pairs or
+ * where no pair is shared (tape_share.c, chains_may_share), 1 always builds them, 2 fails a compilation (as out of memory)
  * that would build them. Not for use while another thread compiles. */
 void mblx__share_chains_mode(int mode);
 

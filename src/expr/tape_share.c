@@ -119,6 +119,18 @@ oom:
     return SIZE_MAX;
 }
 
+/* The owners of nl0 nodes (base[l], or l when base is NULL), in an array of nmax entries (a
+ * link's is set where it is made); NULL when out of memory. */
+static uint32_t *owners(const uint32_t *base, size_t nl0, size_t nmax)
+{
+    uint32_t *owner = mbl_alloc_array(nmax ? nmax : 1, sizeof *owner);
+    if (!owner) return NULL;
+    mblx__hugepages(owner, nmax * sizeof *owner);
+    if (base) memcpy(owner, base, nl0 * sizeof *owner);
+    for (size_t l = 0; !base && l < nl0; l++) owner[l] = (uint32_t)l;
+    return owner;
+}
+
 /* Rewrite the local sub-DAG (lnd, largs: nl0 nodes, ka0 operands) with its sums and products
  * as interned chains (see above), into new compile arrays *pcl, *pca (*pnl nodes, *pka operands;
  * NULL when there is nothing to share). outl: the outputs' local nodes (replaced by their
@@ -153,12 +165,8 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
         }
     int rc = -1;
     size_t nmax = nl0 + extra, nl = nl0, ka = ka0;
-    uint32_t *owner = *powner = mbl_alloc_array(nmax ? nmax : 1, sizeof *owner);
+    uint32_t *owner = *powner = owners(base, nl0, nmax);
     if (!owner) return -1;
-    mblx__hugepages(owner, nmax * sizeof *owner);
-    if (base) memcpy(owner, base, nl0 * sizeof *owner); /* (a link's: where it is made) */
-    else
-        for (size_t l = 0; l < nl0; l++) owner[l] = (uint32_t)l;
     if (!extra) return 0;
     /* compile arrays at their upper bounds (pages never written cost nothing), or lnd and largs
      * themselves when they have room (no copy: the N = 10^4 four-bar's residual, 22 MB) */
@@ -932,6 +940,15 @@ int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t
     if ((!no_pairs && share_pairs(lnd, largs, nl0, ka0, outB, nout, base, &pl, &pa, &nlP, &kaP, &ownP, &lcapP, &acapP)) ||
         (ticks && core_progress_tick(1)))
         goto out;
+    /* no pair nor chain link shared: as it is, fused (the N = 10^4 four-bar's residual: chains 170 M) */
+    int alone = !pl && nl0 >= CHAINS_CHECK_MIN && chains_mode != 1;
+    if (alone && !chains_may_share(lnd, largs, nl0, outl, nout)) {
+        if (!(*powner = owners(base, nl0, nl0))) goto out;
+        *pcl = NULL, *pca = NULL, *pnl = nl0, *pka = ka0, *pfuse = 1;
+        rc = 0;
+        goto out;
+    }
+    if (alone && chains_mode == 2) goto out; /* (tests: the chains were to be skipped) */
     if (!pl || nl0 < SHARE_ONE_FORM_MIN) {
         if (share_chains(lnd, largs, nl0, ka0, lcap, acap, outA, nout, base, &clA, &caA, &nlA, &kaA, &ownA, &opsA) ||
             (ticks && core_progress_tick(2)))
