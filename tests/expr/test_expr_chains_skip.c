@@ -153,6 +153,30 @@ TEST(alone_chains_found_not_skipped)
     check_outputs(NALONE + 2, AL, 0);
 }
 
+/* the post-order the compiler records as it numbers a sub-DAG is mblx__local_postorder's (mode 3
+ * fails a compilation where it is not): the pairs graph, the one without a pair, and lets (an
+ * output a let, a let of a let, an output twice) */
+TEST(recorded_postorder)
+{
+    mblx_id x = mblx_symbol(G, "x0"), y = mblx_symbol(G, "x1"), z = mblx_symbol(G, "x2");
+    mblx_id l1 = mblx_let(G, mblx_add(G, mblx_mul(G, x, y), mblx_sin(G, z))), l2 = mblx_let(G, mblx_cos(G, l1));
+    mblx_id lets[5] = {mblx_add(G, mblx_mul(G, l1, z), mblx_mul(G, l2, l1)), l1, mblx_sqrt(G, mblx_mul(G, l2, l2)), l2, l1};
+    struct {
+        size_t n;
+        const mblx_id *out;
+    } sets[3] = {{NEXPR, OUT}, {NALONE + 2, AL}, {5, lets}};
+    mbl_status st;
+    mblx__share_chains_mode(3);
+    for (int k = 0; k < 3; k++)
+        for (int bound = 0; bound < 2; bound++) {
+            mblx_tape *t = bound ? mblx_compile_bound(G, sets[k].n, sets[k].out, NULL, NULL, &st)
+                                 : mblx_compile(G, sets[k].n, sets[k].out, &st);
+            CHECK(t != NULL);
+            mblx_tape_free(t);
+        }
+    mblx__share_chains_mode(0);
+}
+
 int main(void)
 {
     make_graph();
@@ -161,6 +185,7 @@ int main(void)
     make_alone();
     RUN(alone_chains_skipped_same_tape);
     RUN(alone_chains_found_not_skipped);
+    RUN(recorded_postorder);
     mblx__share_chains_mode(0);
     mblx_graph_free(G);
     return test_summary("expr_chains_skip");
