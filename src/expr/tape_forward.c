@@ -419,6 +419,14 @@ static inline __attribute__((always_inline)) int sweep_body(const mblx_tape *t, 
     for (size_t r = 0; r < t->nrun && !find; r++) {
         const tins *in = t->ins + t->run_start[r], *e = t->ins + t->run_start[r + 1];
         switch (t->run_op[r]) {
+        case TI_LDS: /* (the symbols: a run each of the tape's first windows, without fwd1's switch) */
+            for (; in < e; in++) {
+                double v = x[in->a];
+                seed_symbol(T + (size_t)in->dst * p, in->a, p, sd);
+                w[in->dst] = v;
+                bad += not_finite(v);
+            }
+            break;
         case TI_ADD: BINARY_RUN(run_add); break;
         case TI_MUL: BINARY_RUN(run_mul); break;
         case TI_MUL2C: BINARY_RUN(run_mul2c); break;
