@@ -670,15 +670,19 @@ static int pattern(mblx_fwdjac *J, const mblx_graph *g, const mblx_id *rows, con
 }
 
 /* Greedy coloring in column order: each column takes the least color that no column sharing a
- * row with it has yet. Cost: the sum over rows of their lengths squared. */
+ * row with it has yet. The colors below 64 that each row's columns have so far are a bit set
+ * (taken): a column's least free color is the first bit none of its rows has; only where all 64
+ * are taken are the rows' earlier columns read (cost: the sum over rows of their lengths squared;
+ * the N = 10^4 four-bar's 12 colors: 21 M instructions of it). */
 static int coloring(mblx_fwdjac *J)
 {
     size_t m = J->m, n = J->n, nnz = J->nnz;
     int *rp = mbl_calloc(m + 1, sizeof *rp), *ci = mbl_alloc_array(nnz ? nnz : 1, sizeof *ci);
     int *mark = mbl_alloc_array(n ? n : 1, sizeof *mark);
+    uint64_t *taken = mbl_calloc(m ? m : 1, sizeof *taken);
     J->color = mbl_alloc_array(n ? n : 1, sizeof *J->color);
-    if (!rp || !ci || !mark || !J->color) {
-        mbl_free(rp), mbl_free(ci), mbl_free(mark);
+    if (!rp || !ci || !mark || !taken || !J->color) {
+        mbl_free(rp), mbl_free(ci), mbl_free(mark), mbl_free(taken);
         return MBL_ENOMEM;
     }
     for (size_t e = 0; e < nnz; e++) rp[J->rowidx[e] + 1]++;
@@ -692,18 +696,26 @@ static int coloring(mblx_fwdjac *J)
     rp[0] = 0;
     size_t nc = 0;
     for (size_t j = 0; j < n; j++) {
-        for (int e = J->colptr[j]; e < J->colptr[j + 1]; e++) {
-            int i = J->rowidx[e];
-            /* a row's columns are in order (ci: transposed in column order), and the columns
-             * before j are the colored ones: the row is read up to j alone */
-            for (int f = rp[i], c; f < rp[i + 1] && (c = ci[f]) < (int)j; f++) mark[J->color[c]] = (int)j;
-        }
+        uint64_t busy = 0;
+        for (int e = J->colptr[j]; e < J->colptr[j + 1]; e++) busy |= taken[J->rowidx[e]];
         int c = 0;
-        while (mark[c] == (int)j) c++;
+        if (~busy) {
+            while (busy >> c & 1) c++;
+        } else {
+            for (int e = J->colptr[j]; e < J->colptr[j + 1]; e++) {
+                int i = J->rowidx[e];
+                /* a row's columns are in order (ci: transposed in column order), and the columns
+                 * before j are the colored ones: the row is read up to j alone */
+                for (int f = rp[i], k; f < rp[i + 1] && (k = ci[f]) < (int)j; f++) mark[J->color[k]] = (int)j;
+            }
+            while (mark[c] == (int)j) c++;
+        }
         J->color[j] = c;
+        if (c < 64)
+            for (int e = J->colptr[j]; e < J->colptr[j + 1]; e++) taken[J->rowidx[e]] |= (uint64_t)1 << c;
         if ((size_t)c + 1 > nc) nc = (size_t)c + 1;
     }
-    mbl_free(rp), mbl_free(ci), mbl_free(mark);
+    mbl_free(rp), mbl_free(ci), mbl_free(mark), mbl_free(taken);
     J->ncolors = nc;
     return 0;
 }
