@@ -111,6 +111,53 @@ size_t mblx_tape_ninstr(const mblx_tape *t) { return t ? t->nins : 0; }
 size_t mblx_tape_noutputs(const mblx_tape *t) { return t ? t->nout : 0; }
 size_t mblx_tape_nsymbols(const mblx_tape *t) { return t ? t->nsymreq : 0; }
 
+/* (tape_internal.h; the compiler records it as it numbers a sub-DAG, tape_share.c makes it otherwise) */
+size_t mblx__local_postorder(const mblx__node *lnd, const uint32_t *largs, size_t nl, const uint32_t *outl, size_t nout,
+                             unsigned char *mark, uint32_t *order)
+{
+    dfs_frame *stk = NULL;
+    size_t sn = 0, scap = 0, no = 0;
+    memset(mark, 0, nl);
+    for (size_t o = 0; o < nout; o++) {
+        if (mark[outl[o]]) continue;
+        if (sn == scap) {
+            size_t nc = scap ? 2 * scap : INIT_CAP;
+            dfs_frame *q = mbl_realloc_array(stk, nc, sizeof *q);
+            if (!q) goto oom;
+            stk = q, scap = nc;
+        }
+        mark[outl[o]] = 1;
+        stk[sn++] = (dfs_frame){outl[o], outl[o], 0};
+        while (sn) {
+            dfs_frame *f = &stk[sn - 1];
+            const mblx__node *nd = &lnd[f->l];
+            const uint32_t *a = largs + nd->aoff;
+            uint32_t i = f->next, na = nd->na;
+            while (i < na && mark[a[i]]) i++; /* the operands already seen, in one loop */
+            if (i < na) {
+                uint32_t c = a[i];
+                f->next = i + 1;
+                mark[c] = 1;
+                if (sn == scap) {
+                    size_t nc = 2 * scap;
+                    dfs_frame *q = mbl_realloc_array(stk, nc, sizeof *q);
+                    if (!q) goto oom;
+                    stk = q, scap = nc;
+                }
+                stk[sn++] = (dfs_frame){c, c, 0};
+                continue;
+            }
+            order[no++] = f->l;
+            sn--;
+        }
+    }
+    mbl_free(stk);
+    return no;
+oom:
+    mbl_free(stk);
+    return SIZE_MAX;
+}
+
 /* Is operand i of local node l read from a register (not an immediate)? */
 static int reg_operand(const mblx_tape *t, uint32_t l, uint32_t i)
 {
@@ -160,12 +207,13 @@ typedef struct compiler {
     dfs_frame *stack;
     uint32_t *ev;
     uint32_t *lastuse, *reg, *outl, *owner, *dlargs;
+    uint32_t *post;   /* the numbered sub-DAG's post-order (as mblx__local_postorder makes it), npost of pcap */
     mblx__node *dlnd; /* the private copy as the graph has it, while the compiler works on the shared form */
     uint32_t *gid;    /* the graph node of each local node of the copy (bound tapes: until shared) */
     unsigned char *seen;
     size_t sn, scap, nl, nev, evcap, lcap;
     size_t ka, ncap, kn, nins, nstep;
-    size_t nl0;
+    size_t nl0, npost, pcap;
     size_t extra, lres, ares; /* the chains' extra links (tape_share.c); lnd, largs' capacities */
     int no_pairs;             /* mblx_compile_few: the chains alone */
     int fuse;                 /* a sum's or product's constant fused into its last operation (mblx__share) */
@@ -186,6 +234,7 @@ static void compiler_free(compiler *c)
     mbl_free(c->dlnd);
     mbl_free(c->dlargs);
     mbl_free(c->gid);
+    mbl_free(c->post);
 }
 
 /* Grow arr_ (cnt_ elements used of cap_) by doubling when full; returns -1 from the calling
@@ -210,7 +259,12 @@ static int reserve_dense(compiler *c, size_t n, const mblx_id *outputs)
         if (outputs[o] > maxid) maxid = outputs[o];
     if (n && maxid < (SIZE_MAX - DENSE_SLACK) / DENSE_FACTOR &&
         maxid + 1 <= DENSE_FACTOR * n + DENSE_SLACK) {
-        if (!(c->map.dense = mbl_alloc_array(maxid + 1, sizeof *c->map.dense))) return -1;
+        /* (and the post-order's room: the sub-DAG's nodes, operands made before their users, are at
+         * most maxid + 1; its pages past the nodes' are never touched) */
+        if (!(c->map.dense = mbl_alloc_array(maxid + 1, sizeof *c->map.dense)) ||
+            !(c->post = mbl_alloc_array(maxid + 1, sizeof *c->post)))
+            return -1;
+        c->pcap = maxid + 1;
         mblx__hugepages(c->map.dense, (maxid + 1) * sizeof *c->map.dense);
         memset(c->map.dense, 0xff, (maxid + 1) * sizeof *c->map.dense);
     }
@@ -354,6 +408,8 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
                 c->stack[c->sn++] = (dfs_frame){ch, l, 0};
                 continue;
             }
+            GROWV(c->post, c->npost, c->pcap);
+            c->post[c->npost++] = f->l; /* (complete: its operands numbered) */
             c->sn--;
         }
     }
@@ -409,11 +465,12 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
         /* a bound tape's lnd and largs may hold the chains (copy_sub_dag) */
         size_t lres = t->g ? c->lres : 0, ares = t->g ? c->ares : 0;
         /* a bound tape: owner in graph nodes at once (gid freed) */
-        if (mblx__share(t->lnd, t->largs, c->nl0, c->ka, lres, ares, outl, n, c->no_pairs, t->g ? c->gid : NULL, &cl,
-                        &ca, &c->nl, &c->ka, &c->owner, &c->fuse))
+        const uint32_t *post = c->npost == c->nl0 ? c->post : NULL; /* (every node numbered is in it) */
+        if (mblx__share(t->lnd, t->largs, c->nl0, c->ka, lres, ares, outl, n, c->no_pairs, t->g ? c->gid : NULL, post,
+                        &cl, &ca, &c->nl, &c->ka, &c->owner, &c->fuse))
             return -1;
-        mbl_free(c->gid);
-        c->gid = NULL;
+        mbl_free(c->gid), mbl_free(c->post);
+        c->gid = NULL, c->post = NULL;
         if (cl && t->g) { /* a bound tape keeps no copy: the original form is not needed any more */
             if (cl != t->lnd) {
                 mbl_free(t->lnd);

@@ -71,59 +71,24 @@ static int link_reserve(link_table *T)
     return 0;
 }
 
-/* Post-order (operands first) of the local nodes reachable from outl[0..nout), into order[];
- * returns the count, or SIZE_MAX when out of memory. mark: nl bytes of scratch. */
-static size_t local_postorder(const mblx__node *lnd, const uint32_t *largs, size_t nl, const uint32_t *outl,
-                              size_t nout, unsigned char *mark, uint32_t *order)
+/* The owners of nl0 nodes (base[l], or l when base is NULL), in an array of nmax entries (a
+ * link's is set where it is made); NULL when out of memory. */
+static uint32_t *owners(const uint32_t *base, size_t nl0, size_t nmax)
 {
-    dfs_frame *stk = NULL;
-    size_t sn = 0, scap = 0, no = 0;
-    memset(mark, 0, nl);
-    for (size_t o = 0; o < nout; o++) {
-        if (mark[outl[o]]) continue;
-        if (sn == scap) {
-            size_t nc = scap ? 2 * scap : INIT_CAP;
-            dfs_frame *q = mbl_realloc_array(stk, nc, sizeof *q);
-            if (!q) goto oom;
-            stk = q, scap = nc;
-        }
-        mark[outl[o]] = 1;
-        stk[sn++] = (dfs_frame){outl[o], outl[o], 0};
-        while (sn) {
-            dfs_frame *f = &stk[sn - 1];
-            const mblx__node *nd = &lnd[f->l];
-            const uint32_t *a = largs + nd->aoff;
-            uint32_t i = f->next, na = nd->na;
-            while (i < na && mark[a[i]]) i++; /* the operands already seen, in one loop */
-            if (i < na) {
-                uint32_t c = a[i];
-                f->next = i + 1;
-                mark[c] = 1;
-                if (sn == scap) {
-                    size_t nc = 2 * scap;
-                    dfs_frame *q = mbl_realloc_array(stk, nc, sizeof *q);
-                    if (!q) goto oom;
-                    stk = q, scap = nc;
-                }
-                stk[sn++] = (dfs_frame){c, c, 0};
-                continue;
-            }
-            order[no++] = f->l;
-            sn--;
-        }
-    }
-    mbl_free(stk);
-    return no;
-oom:
-    mbl_free(stk);
-    return SIZE_MAX;
+    uint32_t *owner = mbl_alloc_array(nmax ? nmax : 1, sizeof *owner);
+    if (!owner) return NULL;
+    mblx__hugepages(owner, nmax * sizeof *owner);
+    if (base) memcpy(owner, base, nl0 * sizeof *owner);
+    for (size_t l = 0; !base && l < nl0; l++) owner[l] = (uint32_t)l;
+    return owner;
 }
 
 /* Rewrite the local sub-DAG (lnd, largs: nl0 nodes, ka0 operands) with its sums and products
  * as interned chains (see above), into new compile arrays *pcl, *pca (*pnl nodes, *pka operands;
  * NULL when there is nothing to share). outl: the outputs' local nodes (replaced by their
  * aliases); *powner (allocated here, *pnl entries): the node of the original sub-DAG that a node
- * computes or is a link of (the one error messages show), mapped through base[] when not NULL. lcap, acap: the capacities of lnd and
+ * computes or is a link of (the one error messages show), mapped through base[] when not NULL. post:
+ * the post-order of lnd from outl (mblx__share), or NULL: made here. lcap, acap: the capacities of lnd and
  * largs when they may be rewritten; if they hold the chains' upper bounds, the chains are made in
  * them (*pcl == lnd, *pca == largs), else (and with 0, 0) in a copy and lnd, largs are only read.
  * *pops: the operations of the result that dag_ops would count, SIZE_MAX when nothing is shared
@@ -137,8 +102,8 @@ oom:
  * two operands, its constant fused), one per node left with one operand (its constant applied to
  * the chain) and one per node that is no sum or product; an alias counts nothing. */
 static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t lcap, size_t acap,
-                        uint32_t *outl, size_t nout, const uint32_t *base, mblx__node **pcl, uint32_t **pca,
-                        size_t *pnl, size_t *pka, uint32_t **powner, size_t *pops)
+                        uint32_t *outl, size_t nout, const uint32_t *base, const uint32_t *post, mblx__node **pcl,
+                        uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner, size_t *pops)
 {
     size_t extra = 0, nnary = 0;
     *pcl = NULL;
@@ -153,12 +118,8 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
         }
     int rc = -1;
     size_t nmax = nl0 + extra, nl = nl0, ka = ka0;
-    uint32_t *owner = *powner = mbl_alloc_array(nmax ? nmax : 1, sizeof *owner);
+    uint32_t *owner = *powner = owners(base, nl0, nmax);
     if (!owner) return -1;
-    mblx__hugepages(owner, nmax * sizeof *owner);
-    if (base) memcpy(owner, base, nl0 * sizeof *owner); /* (a link's: where it is made) */
-    else
-        for (size_t l = 0; l < nl0; l++) owner[l] = (uint32_t)l;
     if (!extra) return 0;
     /* compile arrays at their upper bounds (pages never written cost nothing), or lnd and largs
      * themselves when they have room (no copy: the N = 10^4 four-bar's residual, 22 MB) */
@@ -166,12 +127,12 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
     mblx__node *cl = inplace ? lnd : mbl_alloc_array(nmax, sizeof *cl);
     uint32_t *ca = inplace ? largs : mbl_alloc_array(ka0 + 2 * extra, sizeof *ca);
     uint32_t *alias = mbl_alloc_array(nl0, sizeof *alias); /* read for the original nodes alone */
-    uint32_t *order = mbl_alloc_array(nl0, sizeof *order);
-    unsigned char *mark = mbl_alloc_array(nl0, 1);
+    uint32_t *order = post ? NULL : mbl_alloc_array(nl0, sizeof *order);
+    unsigned char *mark = post ? NULL : mbl_alloc_array(nl0, 1);
     link_table T = {NULL, 64, 0, NULL, NULL};
     while (T.cap < 4 * nnary) T.cap *= 2;
     T.s = mbl_calloc(T.cap, sizeof *T.s);
-    if (!cl || !ca || !alias || !order || !mark || !T.s) goto out;
+    if (!cl || !ca || !alias || (!post && (!order || !mark)) || !T.s) goto out;
     if (!inplace) {
         mblx__hugepages(cl, nmax * sizeof *cl);
         mblx__hugepages(ca, (ka0 + 2 * extra) * sizeof *ca);
@@ -179,16 +140,17 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
         memcpy(ca, largs, ka0 * sizeof *ca);
     }
     mblx__hugepages(alias, nl0 * sizeof *alias);
-    mblx__hugepages(order, nl0 * sizeof *order);
+    if (order) mblx__hugepages(order, nl0 * sizeof *order);
     mblx__hugepages(T.s, T.cap * sizeof *T.s);
     T.nd = cl;
     T.args = ca;
     for (size_t l = 0; l < nl0; l++) alias[l] = (uint32_t)l;
-    size_t no = local_postorder(cl, ca, nl0, outl, nout, mark, order), ops = 0;
+    size_t no = post ? nl0 : mblx__local_postorder(cl, ca, nl0, outl, nout, mark, order), ops = 0;
     if (no == SIZE_MAX) goto out;
+    const uint32_t *ord = post ? post : order;
     int pf = T.cap >= CHAIN_PREFETCH_MIN; /* (the table only grows) */
     for (size_t p = 0; p < no; p++) {
-        uint32_t l = order[p];
+        uint32_t l = ord[p];
         mblx__node *nd = &cl[l];
         uint32_t *a = ca + nd->aoff;
         if (p && !(p & 0xffff) && core_progress_tick((double)p)) goto out; /* a load's report */
@@ -197,7 +159,7 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
          * slot of the first link of the node CHAIN_AHEAD places on is fetched now (its operands'
          * aliases may still change before it is reached: then a slot is fetched for nothing). */
         if (pf && p + CHAIN_AHEAD < no) {
-            const mblx__node *nx = &cl[order[p + CHAIN_AHEAD]];
+            const mblx__node *nx = &cl[ord[p + CHAIN_AHEAD]];
             if (mblx__nary_local(nx))
                 __builtin_prefetch(&T.s[link_hash(&T, nx->op, alias[ca[nx->aoff]], alias[ca[nx->aoff + 1]])], 1);
         }
@@ -833,7 +795,7 @@ static size_t dag_ops(const mblx__node *nd, const uint32_t *args, size_t nl, con
 {
     unsigned char *mark = mbl_alloc_array(nl ? nl : 1, 1);
     uint32_t *order = mbl_alloc_array(nl ? nl : 1, sizeof *order);
-    size_t no = mark && order ? local_postorder(nd, args, nl, outl, nout, mark, order) : SIZE_MAX, ops = 0;
+    size_t no = mark && order ? mblx__local_postorder(nd, args, nl, outl, nout, mark, order) : SIZE_MAX, ops = 0;
     for (size_t p = 0; no != SIZE_MAX && p < no; p++) {
         const mblx__node *x = &nd[order[p]];
         if (mblx__nary_local(x))
@@ -857,21 +819,23 @@ static size_t dag_ops(const mblx__node *nd, const uint32_t *args, size_t nl, con
  * or product, against share_chains' one lookup a link, its link nodes and aliases (the N = 1000
  * four-bar's residual finds no link there). 1: the chains may share (or out of memory: they are
  * then built, as before); 0: they cannot. */
-static int chains_may_share(const mblx__node *nd, const uint32_t *args, size_t nl, const uint32_t *outl, size_t nout)
+static int chains_may_share(const mblx__node *nd, const uint32_t *args, size_t nl, const uint32_t *outl, size_t nout,
+                            const uint32_t *post)
 {
     size_t nnary = 0;
     for (size_t l = 0; l < nl; l++) nnary += mblx__nary_local(&nd[l]);
     if (nl >= 0x80000000u) return 1; /* (the keys' first operand below 2^31) */
     pair_table P = {NULL, NULL, 0, 0};
-    unsigned char *mark = mbl_alloc_array(nl ? nl : 1, 1);
-    uint32_t *order = mbl_alloc_array(nl ? nl : 1, sizeof *order);
+    unsigned char *mark = post ? NULL : mbl_alloc_array(nl ? nl : 1, 1);
+    uint32_t *order = post ? NULL : mbl_alloc_array(nl ? nl : 1, sizeof *order);
     int found = 1;
-    size_t no = mark && order ? local_postorder(nd, args, nl, outl, nout, mark, order) : SIZE_MAX;
+    size_t no = post ? nl : mark && order ? mblx__local_postorder(nd, args, nl, outl, nout, mark, order) : SIZE_MAX;
+    const uint32_t *ord = post ? post : order;
     mbl_free(mark);
     if (no != SIZE_MAX && !pair_init(&P, nnary)) {
         found = 0;
         for (size_t p = 0; p < no && !found; p++) {
-            const mblx__node *x = &nd[order[p]];
+            const mblx__node *x = &nd[ord[p]];
             if (!mblx__nary_local(x)) continue;
             const uint32_t *a = args + x->aoff;
             uint64_t k = pair_key(x->op, a[0], a[1] + 1); /* (never 0, the empty slot's key) */
@@ -894,7 +858,19 @@ enum { CHAINS_CHECK_MIN = 1 << 14 };
 
 static int chains_mode; /* mblx__share_chains_mode */
 
-void mblx__share_chains_mode(int mode) { chains_mode = mode >= 0 && mode <= 2 ? mode : 0; }
+void mblx__share_chains_mode(int mode) { chains_mode = mode >= 0 && mode <= 3 ? mode : 0; }
+
+/* Is post (mblx__share's) the post-order mblx__local_postorder makes? (tests: chains_mode 3) */
+static int post_as_made(const mblx__node *lnd, const uint32_t *largs, size_t nl0, const uint32_t *outl, size_t nout,
+                        const uint32_t *post)
+{
+    unsigned char *mark = mbl_alloc_array(nl0 ? nl0 : 1, 1);
+    uint32_t *order = mbl_alloc_array(nl0 ? nl0 : 1, sizeof *order);
+    int same = mark && order && mblx__local_postorder(lnd, largs, nl0, outl, nout, mark, order) == nl0 &&
+               !memcmp(order, post, nl0 * sizeof *order);
+    mbl_free(mark), mbl_free(order);
+    return same;
+}
 
 /* Sub-DAGs of at least this many nodes where a pair is shared take the pairs form without building
  * the chains alone too. Over the 136 model files of examples/ and tests/, the pairs form was the
@@ -913,8 +889,8 @@ enum { SHARE_ONE_FORM_MIN = 1024 };
  * in lnd and largs, which lcap, acap, when not 0, allow as share_chains says); *powner always
  * allocated. Returns 0, or -1 when out of memory. */
 int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t lcap, size_t acap, uint32_t *outl,
-                size_t nout, int no_pairs, const uint32_t *base, mblx__node **pcl, uint32_t **pca, size_t *pnl,
-                size_t *pka, uint32_t **powner, int *pfuse)
+                size_t nout, int no_pairs, const uint32_t *base, const uint32_t *post, mblx__node **pcl, uint32_t **pca,
+                size_t *pnl, size_t *pka, uint32_t **powner, int *pfuse)
 {
     *pfuse = 0;
     mblx__node *clA = NULL, *clB = NULL, *pl = NULL;
@@ -929,23 +905,33 @@ int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t
      * does, and the compiler tells them apart. The pairs first: they read lnd and largs, which the
      * chains may rewrite */
     int ticks = nl0 >= TICK_MIN_NODES; /* (a small sub-DAG: none) */
+    if (chains_mode == 3 && post && !post_as_made(lnd, largs, nl0, outl, nout, post)) goto out;
     if ((!no_pairs && share_pairs(lnd, largs, nl0, ka0, outB, nout, base, &pl, &pa, &nlP, &kaP, &ownP, &lcapP, &acapP)) ||
         (ticks && core_progress_tick(1)))
         goto out;
+    /* no pair nor chain link shared: as it is, fused (the N = 10^4 four-bar's residual: chains 170 M) */
+    int alone = !pl && nl0 >= CHAINS_CHECK_MIN && chains_mode != 1;
+    if (alone && !chains_may_share(lnd, largs, nl0, outl, nout, post)) {
+        if (!(*powner = owners(base, nl0, nl0))) goto out;
+        *pcl = NULL, *pca = NULL, *pnl = nl0, *pka = ka0, *pfuse = 1;
+        rc = 0;
+        goto out;
+    }
+    if (alone && chains_mode == 2) goto out; /* (tests: the chains were to be skipped) */
     if (!pl || nl0 < SHARE_ONE_FORM_MIN) {
-        if (share_chains(lnd, largs, nl0, ka0, lcap, acap, outA, nout, base, &clA, &caA, &nlA, &kaA, &ownA, &opsA) ||
+        if (share_chains(lnd, largs, nl0, ka0, lcap, acap, outA, nout, base, post, &clA, &caA, &nlA, &kaA, &ownA, &opsA) ||
             (ticks && core_progress_tick(2)))
             goto out;
     }
     if (pl) {
         /* the chains made in the pairs' arrays, which have room for them (share_chains fails
          * with clB NULL: pl still owns them) */
-        int skip = nl0 >= CHAINS_CHECK_MIN && chains_mode != 1 && !chains_may_share(pl, pa, nlP, outB, nout);
+        int skip = nl0 >= CHAINS_CHECK_MIN && chains_mode != 1 && !chains_may_share(pl, pa, nlP, outB, nout, NULL);
         if (chains_mode == 2 && !skip) goto out; /* (tests: the chains were to be skipped) */
         if (skip) { /* the pairs form as it is, fused */
             ownB = ownP, ownP = NULL, nlB = nlP, kaB = kaP;
             *pfuse = 1;
-        } else if (share_chains(pl, pa, nlP, kaP, lcapP, acapP, outB, nout, ownP, &clB, &caB, &nlB, &kaB, &ownB, &opsB)) {
+        } else if (share_chains(pl, pa, nlP, kaP, lcapP, acapP, outB, nout, ownP, NULL, &clB, &caB, &nlB, &kaB, &ownB, &opsB)) {
             goto out;
         }
         if (clB == pl) pl = NULL, pa = NULL; /* made in place: owned as clB, caB */

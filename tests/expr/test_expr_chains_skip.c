@@ -6,7 +6,9 @@
  * mblx_compile_bound, and its values and forward tangents are the chains' bit for bit; the skip is
  * taken where no first link is found and not where one is: a product u*v processed before 5*u*v in
  * the chains' post-order is found by it (the chains then make 5*u*v a constant times u*v), after it
- * it is not (the order of the outputs decides). */
+ * it is not (the order of the outputs decides). The same where no pair is shared at all (the chains
+ * alone): a sub-DAG of sums and products with nothing in common is compiled without them, and two
+ * sums of more operands than the pairs take, with a prefix in common, are not (mode 2 fails). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,10 +20,13 @@
 #include "test.h"
 
 enum { NSYM = 64, NEXPR = 3600 }; /* (then a, b, u, v) */
+/* the sub-DAG without a pair: NALONE sums of a product of three symbols of their own and a sine,
+ * then two sums of NLONG symbols (more than the pairs' 32 operands) and one of their own */
+enum { NALONE = 2800, NLONG = 40, NX = NSYM + 4 + 3 * NALONE + NLONG + 2 };
 
 static mblx_graph *G;
-static mblx_id OUT[NEXPR + 2];
-static double X[NSYM + 4];
+static mblx_id OUT[NEXPR + 2], AL[NALONE + 2];
+static double X[NX];
 
 /* Instructions of opcode op in t. */
 static size_t count_op(const mblx_tape *t, unsigned op)
@@ -39,8 +44,8 @@ static int same_values(const mblx_tape *a, const mblx_tape *b, size_t n)
                                                                                : mblx_tape_fwd_work_size(b, NP);
     double *w = mbl_alloc_array(nw, sizeof *w), *ya = mbl_alloc_array(n, sizeof *ya), *yb = mbl_alloc_array(n, sizeof *yb);
     double *da = mbl_alloc_array(n * NP, sizeof *da), *db = mbl_alloc_array(n * NP, sizeof *db);
-    double seed[(NSYM + 4) * NP];
-    for (size_t s = 0; s < (NSYM + 4) * NP; s++) seed[s] = (s % 7 == 0) ? 1.0 : (s % 5 == 0 ? -0.5 : 0.0);
+    double seed[NX * NP];
+    for (size_t s = 0; s < NX * NP; s++) seed[s] = (s % 7 == 0) ? 1.0 : (s % 5 == 0 ? -0.5 : 0.0);
     int ok = w && ya && yb && da && db && !mblx_tape_fwd(a, X, NP, seed, ya, da, w, NULL) &&
              !mblx_tape_fwd(b, X, NP, seed, yb, db, w, NULL) && !memcmp(ya, yb, n * sizeof *ya) &&
              !memcmp(da, db, n * NP * sizeof *da);
@@ -59,6 +64,7 @@ static void make_graph(void)
     }
     mblx_symbol(G, "a"), mblx_symbol(G, "b");
     X[NSYM] = 1.3, X[NSYM + 1] = -0.8, X[NSYM + 2] = 0.9, X[NSYM + 3] = -1.7; /* a b; u v, made later */
+    for (int k = NSYM + 4; k < NX; k++) X[k] = 0.2 + 0.001 * k - (k % 5 ? 0.4 : 0.0); /* the symbols made later */
     /* products of more than two factors with a coefficient (the fused constants), the pair a*b
      * common to most of them (the pairs form is taken), sums of more than two terms with a constant
      * term, functions */
@@ -114,11 +120,72 @@ TEST(chains_found_not_skipped)
     check_outputs(NEXPR + 2, OUT, 0);
 }
 
+/* the sub-DAG without a pair (its symbols after u and v: indices NSYM + 4 on), its outputs in AL:
+ * NALONE with nothing to share, then the two long sums, whose prefix the chains share */
+static void make_alone(void)
+{
+    char buf[512];
+    for (int i = 0; i < NALONE; i++) {
+        snprintf(buf, sizeof buf, "%d*p%d*q%d*r%d + sin(p%d) + %d.5", i + 2, i, i, i, i, i + 1);
+        AL[i] = fixture_parse(G, buf);
+    }
+    /* the sums of s0 .. s39 and a symbol of their own, made after them: the same first link */
+    mblx_id sv[NLONG + 1];
+    for (int j = 0; j < NLONG; j++) {
+        snprintf(buf, sizeof buf, "s%d", j);
+        sv[j] = mblx_symbol(G, buf);
+    }
+    sv[NLONG] = mblx_symbol(G, "y0");
+    AL[NALONE] = mblx_sum(G, NLONG + 1, sv);
+    sv[NLONG] = mblx_symbol(G, "y1");
+    AL[NALONE + 1] = mblx_sum(G, NLONG + 1, sv);
+}
+
+TEST(alone_chains_skipped_same_tape)
+{
+    for (int i = 0; i < NALONE + 2; i++) CHECK(AL[i] != MBLX_NONE);
+    CHECK(mblx_symbol_count(G) <= NX);
+    check_outputs(NALONE, AL, 1); /* (about 16,800 nodes) */
+}
+
+TEST(alone_chains_found_not_skipped)
+{
+    check_outputs(NALONE + 2, AL, 0);
+}
+
+/* the post-order the compiler records as it numbers a sub-DAG is mblx__local_postorder's (mode 3
+ * fails a compilation where it is not): the pairs graph, the one without a pair, and lets (an
+ * output a let, a let of a let, an output twice) */
+TEST(recorded_postorder)
+{
+    mblx_id x = mblx_symbol(G, "x0"), y = mblx_symbol(G, "x1"), z = mblx_symbol(G, "x2");
+    mblx_id l1 = mblx_let(G, mblx_add(G, mblx_mul(G, x, y), mblx_sin(G, z))), l2 = mblx_let(G, mblx_cos(G, l1));
+    mblx_id lets[5] = {mblx_add(G, mblx_mul(G, l1, z), mblx_mul(G, l2, l1)), l1, mblx_sqrt(G, mblx_mul(G, l2, l2)), l2, l1};
+    struct {
+        size_t n;
+        const mblx_id *out;
+    } sets[3] = {{NEXPR, OUT}, {NALONE + 2, AL}, {5, lets}};
+    mbl_status st;
+    mblx__share_chains_mode(3);
+    for (int k = 0; k < 3; k++)
+        for (int bound = 0; bound < 2; bound++) {
+            mblx_tape *t = bound ? mblx_compile_bound(G, sets[k].n, sets[k].out, NULL, NULL, &st)
+                                 : mblx_compile(G, sets[k].n, sets[k].out, &st);
+            CHECK(t != NULL);
+            mblx_tape_free(t);
+        }
+    mblx__share_chains_mode(0);
+}
+
 int main(void)
 {
     make_graph();
     RUN(chains_skipped_same_tape);
     RUN(chains_found_not_skipped);
+    make_alone();
+    RUN(alone_chains_skipped_same_tape);
+    RUN(alone_chains_found_not_skipped);
+    RUN(recorded_postorder);
     mblx__share_chains_mode(0);
     mblx_graph_free(G);
     return test_summary("expr_chains_skip");

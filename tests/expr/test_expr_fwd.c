@@ -11,6 +11,7 @@
 
 #include "expr/tape_internal.h"
 #include "mblin/expr.h"
+#include "expr_pool.h"
 #include "test.h"
 
 #include "poly_data.h"
@@ -357,6 +358,53 @@ TEST(pattern_and_coloring)
     mblx_graph_free(g);
 }
 
+/* The coloring is the greedy one, checked against its definition: every column, in order, has the
+ * least color that no earlier column sharing a row with it has. Rows of a few random columns each,
+ * and rows of 90 columns (more than the 64 colors the coloring keeps as bits per row: the colors
+ * past them too). */
+TEST(coloring_is_greedy)
+{
+    enum { N = 300, M = 400, LONG = 90 };
+    mblx_graph *g = mblx_graph_new();
+    mblx_id xs[N], f[M];
+    pool_symbols(g, "x", N, xs);
+    unsigned r = 12345u;
+    for (int i = 0; i < M; i++) {
+        int k = i % 50 == 7 ? LONG : 2 + (int)((r = r * 1103515245u + 12345u) >> 16) % 5;
+        mblx_id terms[LONG];
+        for (int t = 0; t < k; t++) {
+            r = r * 1103515245u + 12345u;
+            terms[t] = xs[(r >> 16) % N];
+        }
+        f[i] = mblx_sum(g, (size_t)k, terms);
+    }
+    mbl_status st;
+    mblx_fwdjac *J = mblx_fwdjac_new(g, M, f, N, xs, &st);
+    CHECK(J != NULL);
+    if (J) {
+        const int *cp, *ri;
+        mblx_fwdjac_pattern(J, &cp, &ri);
+        int used[N + 1], maxc = 0;
+        for (int j = 0; j < N; j++) {
+            for (int c = 0; c <= N; c++) used[c] = 0;
+            for (int k = 0; k < j; k++) { /* earlier columns sharing a row with j */
+                int share = 0;
+                for (int a = cp[j]; a < cp[j + 1] && !share; a++)
+                    for (int b = cp[k]; b < cp[k + 1] && !share; b++) share = ri[a] == ri[b];
+                if (share) used[mblx_fwdjac_color(J, (size_t)k)] = 1;
+            }
+            int least = 0;
+            while (used[least]) least++;
+            CHECK_EQ_INT(mblx_fwdjac_color(J, (size_t)j), least);
+            if (least > maxc) maxc = least;
+        }
+        CHECK(maxc >= 64); /* (past the bits) */
+        CHECK_EQ_INT((int)mblx_fwdjac_ncolors(J), maxc + 1);
+    }
+    mblx_fwdjac_free(J);
+    mblx_graph_free(g);
+}
+
 /* The tangents of constants and symbols are written whole by every sweep (tape_forward.c zeroes
  * them four lanes at a time): a work array left full of NaN by anything before, and reused from
  * call to call, gives the closed-form derivatives for 1 to 9 directions (padded lanes included),
@@ -485,6 +533,7 @@ int main(void)
     RUN(overflow_in_runs);
     RUN(numerically_zero_tangent);
     RUN(pattern_and_coloring);
+    RUN(coloring_is_greedy);
     RUN(dirty_work_tangents);
     RUN(avx_matches_baseline);
     return test_summary("expr_fwd");
