@@ -11,6 +11,7 @@
 
 #include "core/progress.h"
 #include "expr/expr_internal.h"
+#include "expr/symbol_reserve.h"
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -895,6 +896,27 @@ static int symtab_rehash(mblx_graph *g, size_t ncap)
     return 0;
 }
 
+/* Room for need symbols in the two arrays of the symbols (one capacity, symcap). */
+static int grow_syms(mblx_graph *g, size_t need)
+{
+    size_t cap = g->symcap;
+    if (grow((void **)&g->sym_node, &cap, need, sizeof *g->sym_node, INIT_SYMS)) return -1;
+    cap = g->symcap;
+    if (grow((void **)&g->sym_name, &cap, need, sizeof *g->sym_name, INIT_SYMS)) return -1;
+    g->symcap = (uint32_t)cap;
+    return 0;
+}
+
+int mblx__symbol_reserve(mblx_graph *g, size_t nsym)
+{
+    if (!g) return MBL_EARG;
+    if (nsym > (size_t)XPENDING / 4) nsym = (size_t)XPENDING / 4;
+    size_t tc = g->symtab_cap ? g->symtab_cap : INIT_SYMS; /* at most half full, as it grows */
+    while (tc < 2 * nsym) tc *= 2;
+    if (grow_syms(g, nsym) || (tc > g->symtab_cap && symtab_rehash(g, tc))) return MBL_ENOMEM;
+    return 0;
+}
+
 mblx_id mblx_symbol_n(mblx_graph *g, const char *name, size_t len)
 {
     if (!g) return XNONE;
@@ -904,14 +926,7 @@ mblx_id mblx_symbol_n(mblx_graph *g, const char *name, size_t len)
     mblx_id e = symbol_find_hashed(g, name, len, h);
     if (e != XNONE) return e;
     if (g->nsym >= XPENDING - 1) return mblx__oom(g);
-    size_t cap;
-    cap = g->symcap;
-    if (grow((void **)&g->sym_node, &cap, (size_t)g->nsym + 1, sizeof *g->sym_node, INIT_SYMS))
-        return mblx__oom(g);
-    cap = g->symcap;
-    if (grow((void **)&g->sym_name, &cap, (size_t)g->nsym + 1, sizeof *g->sym_name, INIT_SYMS))
-        return mblx__oom(g);
-    g->symcap = (uint32_t)cap;
+    if (grow_syms(g, (size_t)g->nsym + 1)) return mblx__oom(g);
     if (len > SIZE_MAX - 1 - g->names_used ||
         grow((void **)&g->names, &g->names_cap, g->names_used + len + 1, 1, INIT_NAMES))
         return mblx__oom(g);

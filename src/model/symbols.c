@@ -1,5 +1,6 @@
 /* The model's symbols (parameters, coordinates, velocities, accelerations, multipliers, inputs,
  * X, Xdot, Z) and the file's values of them (parameters, initial values, inputs). */
+#include "expr/symbol_reserve.h"
 #include "model/formulate.h"
 
 /* a, b (at most bmax characters of it) and c concatenated into buf, cut at len - 1 characters
@@ -58,6 +59,9 @@ int model_create_symbols(loader *L)
         return mbl_error(L->st, MBL_ENOMEM, "out of memory");
 #undef ALLOC
     mblx_graph *g = md->g;
+    /* the table of names sized once for the symbols below (the unknowns, the parameters and t);
+     * a failure leaves it to grow as they are made */
+    (void)mblx__symbol_reserve(g, mblx_symbol_count(g) + (size_t)md->nunk + (size_t)md->np + 1);
     char buf[512], num[12];
     for (int i = 0; i < md->np; i++) {
         md->p[i] = mblx_symbol(g, s->parameters.items[i].key);

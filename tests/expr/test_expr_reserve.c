@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "expr/expr_internal.h"
+#include "expr/symbol_reserve.h"
 #include "mblin/expr.h"
 #include "test.h"
 
@@ -96,10 +98,52 @@ TEST(grows_past_the_reserve)
     CHECK_EQ_INT(mblx_graph_reserve(NULL, 10), MBL_EARG);
 }
 
+/* mblx__symbol_reserve: the symbols it has room for are made without rehashing the table of names
+ * or moving the symbols' arrays, with the handles of a graph grown step by step; past it the
+ * table grows as usual and finds every name. */
+TEST(symbols_reserved_without_rehash)
+{
+    mblx_graph *a = mblx_graph_new(), *b = mblx_graph_new();
+    CHECK(a && b);
+    CHECK_EQ_INT(mblx__symbol_reserve(b, NSYM), 0);
+    const uint32_t *tab = b->symtab, *nodes = b->sym_node;
+    size_t cap = b->symtab_cap;
+    CHECK(cap >= 2 * NSYM && (cap & (cap - 1)) == 0);
+    mblx_id xa[NSYM], xb[NSYM];
+    symbols(a, xa);
+    symbols(b, xb);
+    CHECK(b->symtab == tab && b->symtab_cap == cap && b->sym_node == nodes);
+    int same = 1;
+    for (int i = 0; i < NSYM; i++) same &= xa[i] == xb[i];
+    CHECK(same);
+    /* NSYM more, past the reserve: the table grows and every name is found, none made twice */
+    CHECK_EQ_INT(mblx__symbol_reserve(b, 1), 0); /* below the count: nothing changes */
+    CHECK(b->symtab == tab);
+    for (int i = 0; i < NSYM; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "y%d", i);
+        CHECK(mblx_symbol(b, nm) != MBLX_NONE);
+    }
+    CHECK(b->symtab_cap > cap);
+    int found = 1;
+    for (int i = 0; i < NSYM; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "x%d", i);
+        found &= mblx_symbol_find(b, nm) == xb[i] && mblx_symbol(b, nm) == xb[i];
+    }
+    CHECK(found);
+    CHECK_EQ_INT((int)mblx_symbol_count(b), 2 * NSYM);
+    CHECK_EQ_INT(mblx_graph_status(b, NULL), 0);
+    mblx_graph_free(a);
+    mblx_graph_free(b);
+    CHECK_EQ_INT(mblx__symbol_reserve(NULL, 10), MBL_EARG);
+}
+
 int main(void)
 {
     RUN(reserved_graph_builds_without_allocating);
     RUN(reserve_changes_no_handle);
     RUN(grows_past_the_reserve);
+    RUN(symbols_reserved_without_rehash);
     return test_summary("expr_reserve");
 }
