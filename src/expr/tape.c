@@ -316,18 +316,18 @@ static int copy_sub_dag(compiler *c)
             __builtin_prefetch(mblx__args(g, c->gid[l + 8]));
         }
 #endif
-        ln->op = gn->op;
-        ln->val = gn->val;
-        ln->na = gn->na;
-        ln->aoff = (uint32_t)ka;
-        ln->doff = 0;
-        ln->dcnt = 0;
+        mblx__node nd = *gn; /* (whole: op and na, bit fields, copied as they are, not one by one) */
+        nd.aoff = (uint32_t)ka;
+        nd.doff = 0;
+        nd.dcnt = 0;
+        *ln = nd;
         const uint32_t *a = mblx__args(g, v);
+        uint32_t na = nd.na, *la = t->largs + ka;
         if (dense) /* (every operand is mapped, its lets too) */
-            for (uint32_t i = 0; i < gn->na; i++) t->largs[ka + i] = dense[a[i]];
+            for (uint32_t i = 0; i < na; i++) la[i] = dense[a[i]];
         else
-            for (uint32_t i = 0; i < gn->na; i++) t->largs[ka + i] = *map_get_hashed(&c->map, a[i], 0);
-        ka += gn->na;
+            for (uint32_t i = 0; i < na; i++) la[i] = *map_get_hashed(&c->map, a[i], 0);
+        ka += na;
         if (gn->op != MBLX_OP_SYMBOL) continue;
         if ((size_t)gn->val + 1 > t->nsymreq) t->nsymreq = (size_t)gn->val + 1;
         if (t->g) continue;
