@@ -605,15 +605,15 @@ static void emit_instructions(compiler *c)
     tins *ins = t->ins;
     size_t ni = 0, kext = 0, nev = c->nev;
     const int fuse = c->fuse;
-#define EMIT(op_, a_, b_, c_)                                                                 \
-    do {                                                                                      \
-        ins[ni].op = (op_);                                                                \
-        ins[ni].dst = (uint32_t)ni;                                                        \
-        ins[ni].a = (a_);                                                                  \
-        ins[ni].b = (b_);                                                                  \
-        ins[ni].c = (c_);                                                                  \
-        ins_node[ni] = owner[l];                                                           \
-        reg[l] = (uint32_t)ni++;                                                              \
+#define EMIT(op_, a_, b_, c_)                                                             \
+    do {                                                                                  \
+        ins[ni].op = (op_);                                                               \
+        ins[ni].dst = (uint32_t)ni;                                                       \
+        ins[ni].a = (a_);                                                                 \
+        ins[ni].b = (b_);                                                                 \
+        ins[ni].c = (c_);                                                                 \
+        ins_node[ni] = owner[l];                                                          \
+        reg[l] = (uint32_t)ni++;                                                          \
     } while (0)
     for (size_t p = 0; p < nev; p++) {
         uint32_t l = ev[p] & ~EV_ACC;
