@@ -316,18 +316,18 @@ static int copy_sub_dag(compiler *c)
             __builtin_prefetch(mblx__args(g, c->gid[l + 8]));
         }
 #endif
-        ln->op = gn->op;
-        ln->val = gn->val;
-        ln->na = gn->na;
-        ln->aoff = (uint32_t)ka;
-        ln->doff = 0;
-        ln->dcnt = 0;
+        mblx__node nd = *gn; /* (whole: op and na, bit fields, copied as they are, not one by one) */
+        nd.aoff = (uint32_t)ka;
+        nd.doff = 0;
+        nd.dcnt = 0;
+        *ln = nd;
         const uint32_t *a = mblx__args(g, v);
+        uint32_t na = nd.na, *la = t->largs + ka;
         if (dense) /* (every operand is mapped, its lets too) */
-            for (uint32_t i = 0; i < gn->na; i++) t->largs[ka + i] = dense[a[i]];
+            for (uint32_t i = 0; i < na; i++) la[i] = dense[a[i]];
         else
-            for (uint32_t i = 0; i < gn->na; i++) t->largs[ka + i] = *map_get_hashed(&c->map, a[i], 0);
-        ka += gn->na;
+            for (uint32_t i = 0; i < na; i++) la[i] = *map_get_hashed(&c->map, a[i], 0);
+        ka += na;
         if (gn->op != MBLX_OP_SYMBOL) continue;
         if ((size_t)gn->val + 1 > t->nsymreq) t->nsymreq = (size_t)gn->val + 1;
         if (t->g) continue;
@@ -599,33 +599,37 @@ static void emit_instructions(compiler *c)
 {
     mblx_tape *t = c->t;
     const uint32_t *ev = c->ev;
-    uint32_t *lastuse = c->lastuse, *reg = c->reg, *owner = c->owner;
-    size_t ni = 0, kext = 0;
-#define EMIT(op_, a_, b_, c_)                                                                 \
-    do {                                                                                      \
-        t->ins[ni].op = (op_);                                                                \
-        t->ins[ni].dst = (uint32_t)ni;                                                        \
-        t->ins[ni].a = (a_);                                                                  \
-        t->ins[ni].b = (b_);                                                                  \
-        t->ins[ni].c = (c_);                                                                  \
-        t->ins_node[ni] = owner[l];                                                           \
-        reg[l] = (uint32_t)ni++;                                                              \
+    uint32_t *lastuse = c->lastuse, *reg = c->reg, *owner = c->owner, *ins_node = t->ins_node;
+    const uint32_t *largs = t->largs;
+    mblx__node *lnd = t->lnd;
+    tins *ins = t->ins;
+    size_t ni = 0, kext = 0, nev = c->nev;
+    const int fuse = c->fuse;
+#define EMIT(op_, a_, b_, c_)                                                             \
+    do {                                                                                  \
+        ins[ni].op = (op_);                                                               \
+        ins[ni].dst = (uint32_t)ni;                                                       \
+        ins[ni].a = (a_);                                                                 \
+        ins[ni].b = (b_);                                                                 \
+        ins[ni].c = (c_);                                                                 \
+        ins_node[ni] = owner[l];                                                          \
+        reg[l] = (uint32_t)ni++;                                                          \
     } while (0)
-    for (size_t p = 0; p < c->nev; p++) {
+    for (size_t p = 0; p < nev; p++) {
         uint32_t l = ev[p] & ~EV_ACC;
-        const uint32_t *a = t->largs + t->lnd[l].aoff;
-        uint32_t na = t->lnd[l].na;
-        unsigned op = t->lnd[l].op;
-        double val = t->lnd[l].val;
+        const uint32_t *a = largs + lnd[l].aoff;
+        uint32_t na = lnd[l].na;
+        unsigned op = lnd[l].op;
+        double val = lnd[l].val;
         int add = op == MBLX_OP_ADD;
         if (ev[p] & EV_ACC) {
-            uint32_t i = ++t->lnd[l].dcnt; /* (0 in the compile arrays) */
+            uint32_t i = ++lnd[l].dcnt; /* (0 in the compile arrays) */
             if (i == 1) {
                 if (na == 2 && val != (add ? 0.0 : 1.0)) /* the node's constant, fused */
                     EMIT(add ? TI_ADD2C : TI_MUL2C, reg[a[0]], reg[a[1]], val);
                 else
                     EMIT(add ? TI_ADD : TI_MUL, reg[a[0]], reg[a[1]], 0.0);
-            } else if (c->fuse && i == na - 1 && val != (add ? 0.0 : 1.0)) { /* as the chains' last link */
+            } else if (fuse && i == na - 1 && val != (add ? 0.0 : 1.0)) { /* as the chains' last link */
                 EMIT(add ? TI_ADD2C : TI_MUL2C, reg[l], reg[a[i]], val);
             } else {
                 EMIT(add ? TI_ADD : TI_MUL, reg[l], reg[a[i]], 0.0);
@@ -643,8 +647,8 @@ static void emit_instructions(compiler *c)
         case MBLX_OP_ADD: EMIT(TI_ADDC, reg[a[0]], 0, val); break;
         case MBLX_OP_MUL: EMIT(TI_MULC, reg[a[0]], 0, val); break;
         case MBLX_OP_POW:
-            if (t->lnd[a[1]].op == MBLX_OP_CONST) {
-                double e = t->lnd[a[1]].val;
+            if (lnd[a[1]].op == MBLX_OP_CONST) {
+                double e = lnd[a[1]].val;
                 uint32_t b = reg[a[0]];
                 if (e == 2.0) EMIT(TI_SQR, b, 0, e);
                 else if (e == 3.0) EMIT(TI_CUBE, b, 0, e);
