@@ -48,10 +48,12 @@ mblx_id mblx__sum_minus_terms(mblx_graph *g, size_t n, const mblx_id *t, size_t 
     for (size_t i = 0; i < n; i++) all[i < at ? i : i + nu] = t[i];
     mblx_id r = XNONE;
     for (size_t j = 0; j < m && split; j++) all[at + j] = w[j];
-    /* the general path of mblx_sum at once (mblx_apply: the same node): an EOM row's terms have like
-     * ones (dL/dq_i's contributions from several potential terms), at which mblx_sum's path for
-     * terms in canonical form declines, after sorting them */
-    if (split || (all[at] = minus_sum(g, m, w)) != XNONE) r = nt > 2 ? mblx_apply(g, MBLX_OP_ADD, 0.0, nt, all) : mblx_sum(g, nt, all);
+    /* the general path of mblx_sum at once (mblx_apply: the node mblx_sum makes of 3 terms or more,
+     * which an EOM row had before its constants 0 were left out; one or two terms it would take as
+     * they are, where the general path distributes a coefficient times a sum): an EOM row's terms
+     * have like ones (dL/dq_i's contributions from several potential terms), at which mblx_sum's
+     * path for terms in canonical form declines, after sorting them */
+    if (split || (all[at] = minus_sum(g, m, w)) != XNONE) r = mblx_apply(g, MBLX_OP_ADD, 0.0, nt, all);
     if (all != local) mbl_free(all);
     return r;
 }
