@@ -76,6 +76,13 @@ TEST(root_terms_against_total_der)
     size_t nt = mblx__total_der_terms(G, mblx_sum(G, 2, sp), 2 * NQ, syms, dirs, MBLX_NONE, t);
     CHECK_MSG(nt > 1 && !mblx__terms_by_themselves(G, nt, t), "kept sum: a term that is a sum taken by itself");
     check(mblx_sum(G, 2, sp), "kept sum");
+    /* a row left with one term once its constants 0 are dropped (src/model/formulate.c): the
+     * old row's sum of {c (x + y z), 0, 0} distributes the coefficient; the row's sum must too */
+    mblx_id cs = mblx_mul(G, mblx_const(G, 2.0), mblx_add(G, V[0], mblx_mul(G, V[1], V[2])));
+    mblx_id zero = mblx_const(G, 0.0), three[3] = {cs, zero, mblx_neg(G, zero)};
+    mblx_id row_old = mblx_sum(G, 3, three);
+    CHECK_MSG(row_old != cs, "c (x + y z): not distributed, the check below cannot fail");
+    CHECK_MSG(mblx__sum_minus_terms(G, 1, &cs, 1, 0, NULL) == row_old, "one-term row: not the old row's node");
     mblx_graph_free(G);
     /* the root's sum is not made: a fresh graph's node count against mblx_total_der's */
     for (int pass = 0; pass < 2; pass++) {
