@@ -19,9 +19,8 @@ typedef struct u32vec {
     int borrowed; /* p is the caller's storage (a stack array): copied out when it grows */
 } u32vec;
 
-/* The traversals' small helpers below are inlined (GCC kept them as calls: u32_push, args_copy,
- * seed_find, relevant and add_contrib were about 400,000 calls on the N = 1000 four-bar's
- * formulation); a stack's growth stays a call. */
+/* The traversals' small helpers below are inlined (GCC kept them as calls: ~400,000 calls on the
+ * N = 1000 four-bar's formulation); a stack's growth stays a call. */
 static __attribute__((noinline)) int u32_grow(u32vec *v)
 {
     size_t nc = v->cap ? v->cap * 2 : INIT_STACK;
@@ -275,8 +274,9 @@ done:
 
 /* compute() of a substitution, or of the derivative of a sum: no node is made before the last
  * builder call, so v's operands are read where they are, not copied out of the pool first. An
- * operand's derivative held as terms (D) gives its terms, which the sum would flatten it into. */
-static mblx_id compute_linear(mblx_graph *g, mblx_id v, int mode, const mblx__deferred *D)
+ * operand's derivative held as terms (D) gives its terms, which the sum would flatten it into;
+ * defer: the sum's own terms held (the root's, D->root). */
+static mblx_id compute_linear(mblx_graph *g, mblx_id v, int mode, mblx__deferred *D, int defer)
 {
     size_t n = g->nd[v].na, nt = n, k = 0, nh; /* nt: the terms, held ones counted */
     const uint32_t *a = mblx__args(g, v);
@@ -300,7 +300,8 @@ static mblx_id compute_linear(mblx_graph *g, mblx_id v, int mode, const mblx__de
                 t[k++] = d;
             }
         }
-        res = mblx_sum(g, k, t);
+        res = defer && k >= 2 && k <= MBLX_FLATTEN_MAX ? mblx__defer_put(g, D, k, t) : XNONE;
+        if (res == XNONE) res = mblx_sum(g, k, t);
     }
     if (t != local) mbl_free(t);
     return res;
@@ -310,7 +311,7 @@ static mblx_id compute_linear(mblx_graph *g, mblx_id v, int mode, const mblx__de
  * as its terms (diff_memo.h) */
 static mblx_id compute(mblx_graph *g, mblx_id v, int mode, mblx__deferred *D, int defer)
 {
-    if (mode == MODE_SUBST || g->nd[v].op == MBLX_OP_ADD) return compute_linear(g, v, mode, D);
+    if (mode == MODE_SUBST || g->nd[v].op == MBLX_OP_ADD) return compute_linear(g, v, mode, D, defer);
     argcopy ac;
     if (args_copy(g, v, &ac)) return mblx__oom(g);
     unsigned op = g->nd[v].op;
@@ -367,9 +368,10 @@ static mblx_id traverse(mblx_graph *g, mblx_id root, const seedset *S, int mode,
 }
 
 /* Is the node on top of the stack a product whose parent in the traversal (the nearest node below
- * it still pending) is a sum that compute_linear differentiates? */
-static int parent_flattens(const mblx_graph *g, const u32vec *stp, int wide)
+ * it still pending) is a sum that compute_linear differentiates, or the root with root set? */
+static int parent_flattens(const mblx_graph *g, const u32vec *stp, int wide, int root)
 {
+    if (stp->n == 1) return root;
     if (g->nd[stp->p[stp->n - 1]].op != MBLX_OP_MUL) return 0;
     for (size_t i = stp->n - 1; i-- > 0;) {
         mblx_id w = stp->p[i];
@@ -428,7 +430,7 @@ static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int 
             if (g->memo[v] == XPENDING) {
                 mblx_id r = wide && mode == MODE_DIFF && mblx__wide_is(g, v)
                                 ? compute_wide(g, v, S->s[0].sym, D)
-                                : compute(g, v, mode, D, D && parent_flattens(g, stp, wide));
+                                : compute(g, v, mode, D, D && parent_flattens(g, stp, wide, D->root));
                 if (r == XNONE) goto out;
                 g->memo[v] = r;
                 if (keep && !(D && mblx__is_deferred(r))) mblx__keep_put(g, keep, v, r);
@@ -483,8 +485,8 @@ mblx_id mblx_dir_deriv(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
     return r;
 }
 
-mblx_id mblx_total_der(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
-                       const mblx_id *dsyms, mblx_id time_sym)
+mblx_id mblx__total_der_held(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, const mblx_id *dsyms,
+                             mblx_id time_sym, mblx__deferred *D)
 {
     if (!g || !mblx__valid(g, e)) return XNONE;
     if (n && (!syms || !dsyms)) return mblx__fail(g, MBL_EARG, "mblx_total_der: NULL arrays");
@@ -509,10 +511,7 @@ mblx_id mblx_total_der(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
         }
         if (!seeds_make_buf(g, "mblx_dir_deriv", nt, s, d, XNONE, &S, lseed, TD_LOCAL)) {
             mblx__memo_ref k = {relevant(g, e, &S) ? mblx__tdmemo_for(g, e, S.s, S.n) : NULL, 0};
-            mblx__deferred D;
-            mblx__defer_init(&D);
-            r = traverse_memo(g, e, &S, MODE_DIFF, NULL, 1, k.arr ? &k : NULL, &D);
-            mblx__defer_free(&D);
+            r = traverse_memo(g, e, &S, MODE_DIFF, NULL, 1, k.arr ? &k : NULL, D);
             seeds_free(&S);
         }
     }

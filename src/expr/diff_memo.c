@@ -1,9 +1,12 @@
 /* The derivatives kept from call to call (diff_memo.h): the memo of mblx_total_der by node and
- * mblx_diff's map by (node, symbol), dropped with the graph's table (mblx__tdmemo_free). */
+ * mblx_diff's map by (node, symbol), dropped with the graph's table (mblx__tdmemo_free); the store
+ * of the derivatives held as terms, and mblx_total_der's entries over it (the root's terms:
+ * mblx__total_der_terms). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "expr/diff_memo.h"
+#include "expr/gradient_terms.h"
 
 /* mblx_total_der's derivatives kept from call to call. A node's derivative depends only on the
  * seeds of the symbols it depends on (the traversal visits the operands that depend on a seed,
@@ -181,6 +184,7 @@ void mblx__defer_init(mblx__deferred *D)
 {
     D->t = D->lt, D->ent = D->le;
     D->nt = D->ne = 0;
+    D->root = 0;
     D->capt = D->cape = DEFER_LOCAL;
 }
 
@@ -212,4 +216,29 @@ void mblx__defer_free(mblx__deferred *D)
     if (D->t != D->lt) mbl_free(D->t);
     if (D->ent != D->le) mbl_free(D->ent);
     mblx__defer_init(D);
+}
+
+mblx_id mblx_total_der(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, const mblx_id *dsyms, mblx_id time_sym)
+{
+    mblx__deferred D;
+    mblx__defer_init(&D);
+    mblx_id r = mblx__total_der_held(g, e, n, syms, dsyms, time_sym, &D);
+    mblx__defer_free(&D);
+    return r;
+}
+
+/* (gradient_terms.h) */
+size_t mblx__total_der_terms(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, const mblx_id *dsyms,
+                             mblx_id time_sym, mblx_id *terms)
+{
+    mblx__deferred D;
+    mblx__defer_init(&D);
+    D.root = 1;
+    size_t k = 1;
+    mblx_id r = mblx__total_der_held(g, e, n, syms, dsyms, time_sym, &D);
+    const uint32_t *t = &r;
+    if (r != XNONE && mblx__is_deferred(r)) t = mblx__defer_terms(&D, r, &k);
+    memcpy(terms, t, k * sizeof *t);
+    mblx__defer_free(&D);
+    return r == XNONE ? 0 : k;
 }

@@ -85,9 +85,10 @@ typedef struct mblx__deferred {
     uint32_t *ent; /* entry i: its terms t[ent[2i] .. ent[2i] + ent[2i + 1]) */
     size_t nt, capt, ne, cape;
     uint32_t lt[DEFER_LOCAL], le[DEFER_LOCAL]; /* t and ent of a small traversal */
+    int root;                                  /* the root's derivative held too (mblx__total_der_terms) */
 } mblx__deferred;
 
-/* an empty store: its arrays the local ones */
+/* an empty store: its arrays the local ones, the root's derivative made */
 void mblx__defer_init(mblx__deferred *D);
 /* memo value m held as terms? (node handles stay below MBLX__DEFERRED: mblx__defer_put refuses
  * from MBLX__DEFERRED / 2 nodes on) */
@@ -103,5 +104,9 @@ static inline const uint32_t *mblx__defer_terms(const mblx__deferred *D, uint32_
     return D->t + D->ent[2 * i];
 }
 void mblx__defer_free(mblx__deferred *D);
+/* mblx_total_der with its products' derivatives held in D (diff.c): with D->root set, the root's
+ * derivative too where it is a sum of 2 to MBLX_FLATTEN_MAX terms (a memo value held as terms) */
+mblx_id mblx__total_der_held(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, const mblx_id *dsyms,
+                             mblx_id time_sym, mblx__deferred *D);
 
 #endif

@@ -24,4 +24,18 @@ int mblx__gradient_terms(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms
  * negation made; else made so, u as mblx_neg of w (gradient_terms.c). MBLX_NONE out of memory. */
 mblx_id mblx__sum_minus_terms(mblx_graph *g, size_t n, const mblx_id *t, size_t at, size_t m, const mblx_id *w);
 
+/* mblx_total_der of e as terms (diff_memo.c): its derivative is the sum of terms[0 .. count), the
+ * terms its sum was made of where the root's derivative is a sum of a product's or a sum's terms
+ * (2 to MBLX_FLATTEN_MAX; so a caller that adds the derivative in a larger sum that flattens it
+ * need not make it), else the one node mblx_total_der gives. terms holds MBLX_FLATTEN_MAX; the
+ * count, 0 on failure. */
+size_t mblx__total_der_terms(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, const mblx_id *dsyms,
+                             mblx_id time_sym, mblx_id *terms);
+
+/* Would mblx_sum add each of the n terms t as itself, so that the sum of a larger sum with the sum
+ * of the t in it flattened and with the t in its place are the same node (up to the rounding of
+ * like terms' coefficients added in another order)? n at most MBLX_FLATTEN_MAX, none a sum, a
+ * coefficient times a sum or a wide product. */
+int mblx__terms_by_themselves(const mblx_graph *g, size_t n, const mblx_id *t);
+
 #endif

@@ -8,6 +8,7 @@
  * geometric-stiffness and every higher derivative term exact by construction. */
 #include "expr/gradient_terms.h"
 #include "model/formulate.h"
+#include "model/total_der_terms.h"
 #include "model/terms/term.h"
 
 /* Does e depend on block blk as the inlined expression does? In a let-first load (L->let_first) a
@@ -700,15 +701,29 @@ static int unlet_parts(mbl_model *md, model_inlined *d, mbl_status *st)
     return rc ? mbl_error(st, rc, "out of memory") : 0;
 }
 
+/* t[n] = x unless x is a constant 0 (which a sum adds to its constant, from 0: a term for nothing,
+ * and one that stops mblx_sum's path for terms in canonical form late, after sorting the others) */
+static size_t add_unless_zero(const mblx_graph *g, mblx_id *t, size_t n, mblx_id x)
+{
+    double c;
+    if (x != MBLX_NONE && mblx_is_const(g, x, &c) && c == 0.0) return n;
+    return t[n] = x, n + 1;
+}
+
 /* md->F's EOM rows d/dt(dT/dv_i) - g1_i + g2_i - F_i (lagrangian_gradients), each from the terms
  * of g1_i (mblx__sum_minus_terms: the row's sum flattens g1_i into them, so neither g1_i nor its
- * negation is made where it would be flattened) */
+ * negation is made where it would be flattened) and those of d/dt(dT/dv_i) (model_total_der_terms,
+ * likewise: the sum is made only where the row would not flatten it) */
 static void eom_rows(mbl_model *md, const mblx_id *pv, const size_t *g1p, const mblx_id *g1t, const mblx_id *g2,
                      const mblx_id *Fgen)
 {
     for (int i = 0; i < md->n; i++) {
-        mblx_id t3[3] = {model_total_der(md, pv[i]), g2[i], mblx_neg(md->g, Fgen[i])};
-        md->F[i] = mblx__sum_minus_terms(md->g, 3, t3, 1, g1p[i + 1] - g1p[i], g1t + g1p[i]);
+        mblx_id t[MBLX_FLATTEN_MAX + 2];
+        size_t nd = model_total_der_terms(md, pv[i], t);
+        if (!nd) t[0] = MBLX_NONE, nd = 1; /* failed: the row fails */
+        if (nd > 1 && !mblx__terms_by_themselves(md->g, nd, t)) t[0] = mblx_sum(md->g, nd, t), nd = 1;
+        size_t nt = add_unless_zero(md->g, t, add_unless_zero(md->g, t, nd, g2[i]), mblx_neg(md->g, Fgen[i]));
+        md->F[i] = mblx__sum_minus_terms(md->g, nt, t, nd, g1p[i + 1] - g1p[i], g1t + g1p[i]);
     }
 }
 

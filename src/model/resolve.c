@@ -1,6 +1,8 @@
 /* Parsing the file's expressions: the resolver that turns a name or a call (der, lambda, mu, a
  * variable, a constraint's name) into a node, and the parsing of one item. */
+#include "expr/gradient_terms.h"
 #include "model/formulate.h"
+#include "model/total_der_terms.h"
 #include "model/symbols_index.h"
 
 /* The seed of symbol index s in a total derivative (s is not t): q_j -> v_j, v_j -> a_j,
@@ -15,8 +17,9 @@ static int seed_of(const mbl_model *md, int s, mblx_id *sym, mblx_id *d)
     return 0;
 }
 
-/* der(e) as the total time derivative with q' = v, v' = a, visiting only e's own symbols. */
-mblx_id model_total_der(mbl_model *md, mblx_id e)
+/* der(e) as the total time derivative with q' = v, v' = a, visiting only e's own symbols; terms
+ * (not NULL): as mblx__total_der_terms' terms, *nt of them (else 1: the node returned) */
+static mblx_id total_der(mbl_model *md, mblx_id e, mblx_id *terms, size_t *nt)
 {
     if (mblx_node_op(md->g, e) == MBLX_OP_SYMBOL) { /* der(x) of a symbol: its seed, as the traversal gives it */
         int s = (int)mblx_symbol_index(md->g, e);
@@ -62,12 +65,27 @@ mblx_id model_total_der(mbl_model *md, mblx_id e)
             syms[ns] = md->X[u - j_x], d[ns++] = md->Xd[u - j_x];
     }
     if (dep != stack_dep) mbl_free(dep);
-    mblx_id r = mblx_total_der(md->g, e, ns, syms, d, has_t ? md->t : MBLX_NONE);
+    mblx_id time = has_t ? md->t : MBLX_NONE, r;
+    if (!terms)
+        r = mblx_total_der(md->g, e, ns, syms, d, time);
+    else
+        r = (*nt = mblx__total_der_terms(md->g, e, ns, syms, d, time, terms)) ? terms[0] : MBLX_NONE;
     if (syms != stack_syms) {
         mbl_free(syms);
         mbl_free(d);
     }
     return r;
+}
+
+mblx_id model_total_der(mbl_model *md, mblx_id e) { return total_der(md, e, NULL, NULL); }
+
+size_t model_total_der_terms(mbl_model *md, mblx_id e, mblx_id *terms)
+{
+    size_t nt = 1;
+    mblx_id r = total_der(md, e, terms, &nt);
+    if (r == MBLX_NONE) return 0;
+    terms[0] = nt == 1 ? r : terms[0]; /* the node of a symbol's or a constant's der() */
+    return nt;
 }
 
 int model_depends_on_block(const mbl_model *md, mblx_id e, int blk)

@@ -23,3 +23,4 @@ mblin_add_test(test_expr_scaled ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_scale
 mblin_add_test(test_expr_chains_skip ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_chains_skip.c)
 mblin_add_test(test_expr_gradient_terms ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_gradient_terms.c)
 mblin_add_test(test_expr_total_der_terms ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_total_der_terms.c)
+mblin_add_test(test_expr_root_terms ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_root_terms.c)
