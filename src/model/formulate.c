@@ -8,7 +8,6 @@
  * geometric-stiffness and every higher derivative term exact by construction. */
 #include "expr/gradient_terms.h"
 #include "model/formulate.h"
-#include "model/total_der_terms.h"
 #include "model/terms/term.h"
 
 /* Does e depend on block blk as the inlined expression does? In a let-first load (L->let_first) a

@@ -74,6 +74,10 @@ void model_trim_free(mbl_model *md);
 
 /* parsing and the resolver (resolve.c) */
 mblx_id model_total_der(mbl_model *md, mblx_id e);
+/* model_total_der(md, e) as the sum of terms[0 .. count) (mblx__total_der_terms: terms holds
+ * MBLX_FLATTEN_MAX), for a caller that adds it in a larger sum (the EOM rows: d/dt(dT/dv_i) is not
+ * made); the count, 0 on failure */
+size_t model_total_der_terms(mbl_model *md, mblx_id e, mblx_id *terms);
 int model_depends_on_block(const mbl_model *md, mblx_id e, int blk);
 /* The unknown blocks (MBL_BLK_A .. MBL_BLK_R) that e depends on, bit 1u << blk for each, from one
  * pass over its dependence set. */

@@ -2,7 +2,6 @@
  * variable, a constraint's name) into a node, and the parsing of one item. */
 #include "expr/gradient_terms.h"
 #include "model/formulate.h"
-#include "model/total_der_terms.h"
 #include "model/symbols_index.h"
 
 /* The seed of symbol index s in a total derivative (s is not t): q_j -> v_j, v_j -> a_j,
