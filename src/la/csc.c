@@ -160,6 +160,57 @@ static int sort_columns(mbla_csc **A, mbl_status *st)
     return 0;
 }
 
+/* Triplets already in compressed-column order (columns nondecreasing, rows increasing within a
+ * column: no repeated entry): A's arrays straight from them, map the identity. The values as the
+ * general path's sums (0.0 + tx[k]: a -0.0 becomes +0.0). */
+static int from_column_order(int m, int n, int nz, const int *ti, const int *tj, const double *tx, int *map,
+                             mbla_csc **out, mbl_status *st)
+{
+    mbla_csc *A = NULL;
+    int r = mbla_csc_new(m, n, nz, &A, st);
+    if (r) return r;
+    for (int j = 0, k = 0; j < n; j++) {
+        A->p[j] = k;
+        while (k < nz && tj[k] == j) k++;
+    }
+    A->p[n] = nz;
+    int *Ai = A->i;
+    double *Ax = A->x;
+    for (int k = 0; k < nz; k++) {
+        Ai[k] = ti[k];
+        Ax[k] = 0.0 + (tx ? tx[k] : 0.0);
+        if (map) map[k] = k;
+    }
+    *out = A;
+    return 0;
+}
+
+/* bycol: the triplet ids bucketed by column, stably in the order `order` (NULL: 0, 1, ..., nz - 1);
+ * colcount[j] holds column j's start, on return its end. */
+static void bucket_by_column(int nz, const int *tj, const int *order, int *colcount, int *bycol)
+{
+    for (int q = 0; q < nz; q++) {
+        int k = order ? order[q] : q;
+        bycol[colcount[tj[k]]++] = k;
+    }
+}
+
+/* The number of distinct entries of the bucketed triplets (colend[j]: column j's end in bycol), a
+ * repeated entry being the one before it in its column; -1 when some column's rows are not
+ * nondecreasing. */
+static int count_unique(int n, const int *ti, const int *bycol, const int *colend)
+{
+    int unique = 0;
+    for (int j = 0, q = 0; j < n; j++)
+        for (int prev = -1; q < colend[j]; q++) {
+            int i = ti[bycol[q]];
+            if (i < prev) return -1;
+            unique += i != prev;
+            prev = i;
+        }
+    return unique;
+}
+
 int mbla_csc_from_triplets(int m, int n, int nz, const int *ti, const int *tj,
                            const double *tx, int *map, mbla_csc **out, mbl_status *st)
 {
@@ -169,12 +220,19 @@ int mbla_csc_from_triplets(int m, int n, int nz, const int *ti, const int *tj,
     if (m < 0 || n < 0 || nz < 0)
         return mbl_error(st, MBL_EDIM, "%s: negative size (%d x %d, nz %d)", fn, m, n, nz);
     if (nz > 0 && (!ti || !tj)) return mbl_error(st, MBL_EARG, "%s: ti or tj is NULL", fn);
-    for (int k = 0; k < nz; k++)
-        if (ti[k] < 0 || ti[k] >= m || tj[k] < 0 || tj[k] >= n)
+    int ordered = 1; /* in compressed-column order already: the keys tj m + ti increasing */
+    long long prev = -1;
+    for (int k = 0; k < nz; k++) {
+        if ((unsigned)ti[k] >= (unsigned)m || (unsigned)tj[k] >= (unsigned)n)
             return mbl_error(st, MBL_EDIM, "%s: triplet %d: index (%d, %d) out of range for %d x %d",
                              fn, k, ti[k], tj[k], m, n);
-    /* bucket by column (counting sort) with the rows sorted within each column by the transpose
-     * trick: first bucket by row, then a stable bucket by column. */
+        long long key = (long long)tj[k] * m + ti[k];
+        ordered &= key > prev;
+        prev = key;
+    }
+    if (ordered) return from_column_order(m, n, nz, ti, tj, tx, map, out, st);
+    /* bucket by column (counting sort), stably in the triplets' order; where that leaves some
+     * column's rows unsorted, the transpose trick: first bucket by row, then stably by column. */
     /* the scratch in one allocation: rowcount (m + 1), colcount (n + 1), byrow (nz: triplet ids
      * sorted by row), bycol (nz: then stably by column) */
     size_t ncount = (size_t)m + (size_t)n + 2;
@@ -189,28 +247,23 @@ int mbla_csc_from_triplets(int m, int n, int nz, const int *ti, const int *tj,
         r = mbl_error(st, MBL_ENOMEM, "%s: out of memory (nz = %d)", fn, nz);
         goto done;
     }
-    for (int k = 0; k < nz; k++) {
-        rowcount[ti[k] + 1]++;
-        colcount[tj[k] + 1]++;
-    }
-    for (int i = 0; i < m; i++) rowcount[i + 1] += rowcount[i];
+    for (int k = 0; k < nz; k++) colcount[tj[k] + 1]++;
     for (int j = 0; j < n; j++) colcount[j + 1] += colcount[j];
-    for (int k = 0; k < nz; k++) byrow[rowcount[ti[k]]++] = k;
-    for (int q = 0; q < nz; q++) {
-        int k = byrow[q];
-        bycol[colcount[tj[k]]++] = k;
+    bucket_by_column(nz, tj, NULL, colcount, bycol);
+    /* colcount[j] is now the end of column j */
+    int unique = count_unique(n, ti, bycol, colcount);
+    if (unique < 0) {
+        for (int k = 0; k < nz; k++) rowcount[ti[k] + 1]++;
+        for (int i = 0; i < m; i++) rowcount[i + 1] += rowcount[i];
+        for (int k = 0; k < nz; k++) byrow[rowcount[ti[k]]++] = k;
+        for (int j = n; j > 0; j--) colcount[j] = colcount[j - 1]; /* the columns' starts again */
+        colcount[0] = 0;
+        bucket_by_column(nz, tj, byrow, colcount, bycol);
+        unique = count_unique(n, ti, bycol, colcount);
     }
-    /* colcount[j] is now the end of column j, whose rows arrive sorted: a repeated entry is the
-     * one before it in the column. Count the unique entries. */
-    int unique = 0;
-    for (int j = 0, q = 0; j < n; j++)
-        for (int prev = -1; q < colcount[j]; q++) {
-            int i = ti[bycol[q]];
-            unique += i != prev;
-            prev = i;
-        }
     if ((r = mbla_csc_new(m, n, unique, &A, st))) goto done;
-    int pos = -1, q = 0;
+    int pos = -1, q = 0, *Ai = A->i;
+    double *Ax = A->x;
     for (int j = 0; j < n; j++) {
         A->p[j] = pos + 1;
         for (int prev = -1; q < colcount[j]; q++) {
@@ -218,10 +271,10 @@ int mbla_csc_from_triplets(int m, int n, int nz, const int *ti, const int *tj,
             if (ti[k] != prev) {
                 prev = ti[k];
                 pos++;
-                A->i[pos] = ti[k];
-                A->x[pos] = 0.0;
+                Ai[pos] = ti[k];
+                Ax[pos] = 0.0;
             }
-            A->x[pos] += tx ? tx[k] : 0.0;
+            Ax[pos] += tx ? tx[k] : 0.0;
             if (map) map[k] = pos;
         }
     }

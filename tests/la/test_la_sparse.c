@@ -70,6 +70,78 @@ TEST(triplets_duplicates_map_refill)
     mbla_csc_free(NULL);
 }
 
+/* The triplets assembled against sums made independently (a dense array, the triplets added in
+ * their order, as mbla_csc_from_triplets documents): bit for bit, with the pattern, the sorted rows
+ * and the map. */
+static void check_triplets_against_dense(int m, int n, int nz, const int *ti, const int *tj, const double *tx)
+{
+    double *D = calloc((size_t)m * n, sizeof *D);
+    char *has = calloc((size_t)m * n, 1);
+    int *map = malloc(sizeof(int) * (size_t)(nz + 1)), entries = 0;
+    for (int k = 0; k < nz; k++) {
+        size_t t = (size_t)ti[k] + (size_t)tj[k] * m;
+        entries += !has[t];
+        has[t] = 1;
+        D[t] += tx[k];
+    }
+    mbla_csc *A = NULL;
+    mbl_status st;
+    CHECK_EQ_INT(mbla_csc_from_triplets(m, n, nz, ti, tj, tx, map, &A, &st), 0);
+    CHECK_EQ_INT(mbla_csc_check(A, &st), 0);
+    CHECK_EQ_INT(mbla_csc_nnz(A), entries);
+    for (int j = 0; j < n; j++)
+        for (int p = A->p[j]; p < A->p[j + 1]; p++) {
+            size_t t = (size_t)A->i[p] + (size_t)j * m;
+            CHECK(has[t]);
+            CHECK(memcmp(&A->x[p], &D[t], sizeof(double)) == 0); /* the same bits, +0.0 for a lone -0.0 */
+        }
+    for (int k = 0; k < nz; k++) {
+        int p = map[k];
+        CHECK(p >= A->p[tj[k]] && p < A->p[tj[k] + 1] && A->i[p] == ti[k]);
+    }
+    mbla_csc_free(A);
+    free(D), free(has), free(map);
+}
+
+TEST(triplets_three_orders)
+{
+    enum { M = 37, N = 29, NZ = 400 };
+    int ti[NZ], tj[NZ];
+    double tx[NZ];
+    unsigned seed = 7;
+    /* 1. compressed-column order already (each entry once; a -0.0 among them) */
+    int nz = 0;
+    for (int j = 0; j < N; j++)
+        for (int i = 0; i < M && nz < NZ; i++)
+            if (trand(&seed) > 0.6) ti[nz] = i, tj[nz] = j, tx[nz++] = trand(&seed);
+    tx[nz / 2] = -0.0;
+    check_triplets_against_dense(M, N, nz, ti, tj, tx);
+    /* 2. columns interleaved, the rows of each column nondecreasing in the triplets' order, with
+     * repeated entries (summed in order) */
+    int last[N];
+    for (int j = 0; j < N; j++) last[j] = 0;
+    for (nz = 0; nz < NZ; nz++) {
+        int j = (int)(0.5 * (trand(&seed) + 1.0) * N) % N;
+        if (trand(&seed) > 0.3 && last[j] < M - 1) last[j]++;
+        ti[nz] = last[j], tj[nz] = j, tx[nz] = trand(&seed) * 1e3;
+    }
+    check_triplets_against_dense(M, N, nz, ti, tj, tx);
+    /* 3. in no order (rows decreasing within columns too), with repeated entries */
+    for (nz = 0; nz < NZ; nz++) {
+        ti[nz] = (int)(0.5 * (trand(&seed) + 1.0) * 8) % 8;
+        tj[nz] = (int)(0.5 * (trand(&seed) + 1.0) * N) % N;
+        tx[nz] = trand(&seed) * 1e3;
+    }
+    check_triplets_against_dense(M, N, nz, ti, tj, tx);
+    /* an empty matrix, and a row index out of range found in the ordered triplets too */
+    check_triplets_against_dense(M, N, 0, ti, tj, tx);
+    int bi[] = {0, 1, 37}, bj[] = {0, 0, 1};
+    mbla_csc *A = NULL;
+    mbl_status st;
+    CHECK_EQ_INT(mbla_csc_from_triplets(M, N, 3, bi, bj, tx, NULL, &A, &st), MBL_EDIM);
+    CHECK(A == NULL && strstr(st.msg, "triplet 2") != NULL);
+}
+
 TEST(csc_operations_against_dense)
 {
     int m = 7, n = 5;
@@ -776,6 +848,7 @@ TEST(klu_new_taken)
 int main(void)
 {
     RUN(triplets_duplicates_map_refill);
+    RUN(triplets_three_orders);
     RUN(csc_operations_against_dense);
     RUN(csc_check_rejects);
     RUN(klu_against_dense);
