@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 int la_csc_arg(const mbla_csc *A, const char *fn, const char *name, mbl_status *st)
@@ -160,27 +161,64 @@ static int sort_columns(mbla_csc **A, mbl_status *st)
     return 0;
 }
 
-/* Triplets already in compressed-column order (columns nondecreasing, rows increasing within a
- * column: no repeated entry): A's arrays straight from them, map the identity. The values as the
- * general path's sums (0.0 + tx[k]: a -0.0 becomes +0.0). */
-static int from_column_order(int m, int n, int nz, const int *ti, const int *tj, const double *tx, int *map,
-                             mbla_csc **out, mbl_status *st)
+/* A triplet's key in compressed-column order, and its index */
+typedef struct {
+    long long key;
+    int k;
+} triplet_key;
+
+static int triplet_key_cmp(const void *a, const void *b)
 {
+    const triplet_key *x = a, *y = b;
+    return x->key != y->key ? (x->key > y->key) - (x->key < y->key) : (x->k > y->k) - (x->k < y->k);
+}
+
+/* Triplets whose first np are in compressed-column order already (keys tj m + ti increasing: no
+ * repeated entry among them) and whose nz - np others, a short tail, are sorted here by key (then
+ * index) and merged in, the prefix's first on a tie. As the general path: the entries in key
+ * order, each entry's values summed from 0.0 in the triplets' order (a lone -0.0 becomes +0.0). */
+static int from_ordered_prefix(int m, int n, int nz, int np, const int *ti, const int *tj, const double *tx,
+                               int *map, mbla_csc **out, mbl_status *st)
+{
+    int nt = nz - np, unique = np;
+    triplet_key *t = mbl_alloc_array((size_t)nt + 1, sizeof *t);
+    if (!t) return mbl_error(st, MBL_ENOMEM, "mbla_csc_from_triplets: out of memory (nz = %d)", nz);
+    for (int u = 0; u < nt; u++) t[u].key = (long long)tj[np + u] * m + ti[np + u], t[u].k = np + u;
+    if (nt > 1) qsort(t, (size_t)nt, sizeof *t, triplet_key_cmp);
+    for (int u = 0, p = 0; u < nt; u++) { /* the tail's keys not in the prefix, each once */
+        while (p < np && (long long)tj[p] * m + ti[p] < t[u].key) p++;
+        unique += (p == np || (long long)tj[p] * m + ti[p] != t[u].key) && (u == 0 || t[u].key != t[u - 1].key);
+    }
     mbla_csc *A = NULL;
-    int r = mbla_csc_new(m, n, nz, &A, st);
-    if (r) return r;
-    for (int j = 0, k = 0; j < n; j++) {
-        A->p[j] = k;
-        while (k < nz && tj[k] == j) k++;
+    int r = mbla_csc_new(m, n, unique, &A, st);
+    if (r) {
+        mbl_free(t);
+        return r;
     }
-    A->p[n] = nz;
-    int *Ai = A->i;
+    int *Ap = A->p, *Ai = A->i, pos = -1, j = 0;
     double *Ax = A->x;
-    for (int k = 0; k < nz; k++) {
-        Ai[k] = ti[k];
-        Ax[k] = 0.0 + (tx ? tx[k] : 0.0);
-        if (map) map[k] = k;
+    for (int u = 0, p = 0; u <= nt; u++) {
+        /* the prefix's entries up to the next tail triplet's key (each a new entry), then that one */
+        int last = u == nt;
+        long long stop = last ? 0 : t[u].key;
+        for (; p < np && (last || (long long)tj[p] * m + ti[p] <= stop); p++) {
+            for (pos++; j <= tj[p]; j++) Ap[j] = pos;
+            Ai[pos] = ti[p];
+            Ax[pos] = 0.0 + (tx ? tx[p] : 0.0);
+            if (map) map[p] = pos;
+        }
+        if (last) break;
+        int k = t[u].k;
+        if (pos < 0 || Ai[pos] != ti[k] || j <= tj[k]) { /* not the entry before it */
+            for (pos++; j <= tj[k]; j++) Ap[j] = pos;
+            Ai[pos] = ti[k];
+            Ax[pos] = 0.0;
+        }
+        Ax[pos] += tx ? tx[k] : 0.0;
+        if (map) map[k] = pos;
     }
+    for (; j <= n; j++) Ap[j] = pos + 1;
+    mbl_free(t);
     *out = A;
     return 0;
 }
@@ -220,17 +258,17 @@ int mbla_csc_from_triplets(int m, int n, int nz, const int *ti, const int *tj,
     if (m < 0 || n < 0 || nz < 0)
         return mbl_error(st, MBL_EDIM, "%s: negative size (%d x %d, nz %d)", fn, m, n, nz);
     if (nz > 0 && (!ti || !tj)) return mbl_error(st, MBL_EARG, "%s: ti or tj is NULL", fn);
-    int ordered = 1; /* in compressed-column order already: the keys tj m + ti increasing */
+    int np = nz; /* the triplets before np in compressed-column order: the keys tj m + ti increasing */
     long long prev = -1;
     for (int k = 0; k < nz; k++) {
         if ((unsigned)ti[k] >= (unsigned)m || (unsigned)tj[k] >= (unsigned)n)
             return mbl_error(st, MBL_EDIM, "%s: triplet %d: index (%d, %d) out of range for %d x %d",
                              fn, k, ti[k], tj[k], m, n);
         long long key = (long long)tj[k] * m + ti[k];
-        ordered &= key > prev;
+        if (np == nz && key <= prev) np = k;
         prev = key;
     }
-    if (ordered) return from_column_order(m, n, nz, ti, tj, tx, map, out, st);
+    if (nz - np <= nz / 8) return from_ordered_prefix(m, n, nz, np, ti, tj, tx, map, out, st);
     /* bucket by column (counting sort), stably in the triplets' order; where that leaves some
      * column's rows unsorted, the transpose trick: first bucket by row, then stably by column. */
     /* the scratch in one allocation: rowcount (m + 1), colcount (n + 1), byrow (nz: triplet ids

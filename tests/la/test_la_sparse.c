@@ -103,7 +103,7 @@ static void check_triplets_against_dense(int m, int n, int nz, const int *ti, co
     free(D), free(has), free(map);
 }
 
-TEST(triplets_three_orders)
+TEST(triplets_four_orders)
 {
     enum { M = 37, N = 29, NZ = 400 };
     int ti[NZ], tj[NZ];
@@ -132,6 +132,22 @@ TEST(triplets_three_orders)
         tj[nz] = (int)(0.5 * (trand(&seed) + 1.0) * N) % N;
         tx[nz] = trand(&seed) * 1e3;
     }
+    check_triplets_against_dense(M, N, nz, ti, tj, tx);
+    /* 4. compressed-column order but for a short tail (at most nz / 8): repeats of the ordered
+     * entries, new entries before and after them, repeats within the tail, an entry alone in its
+     * column (column 0 left empty by the ordered part) */
+    nz = 0;
+    for (int j = 1; j < N - 1; j++)
+        for (int i = 0; i < M && nz < 300; i++)
+            if (trand(&seed) > 0.5) ti[nz] = i, tj[nz] = j, tx[nz++] = trand(&seed);
+    int np = nz;
+    for (int u = 0; u < 12; u++) /* repeats of ordered entries, out of order */
+        ti[nz] = ti[(u * 97) % np], tj[nz] = tj[(u * 97) % np], tx[nz++] = trand(&seed);
+    ti[nz] = 3, tj[nz] = N - 1, tx[nz++] = 2.5;   /* after them (the last column) */
+    ti[nz] = 5, tj[nz] = 0, tx[nz++] = -1.5;      /* before them, alone in column 0 */
+    ti[nz] = 3, tj[nz] = N - 1, tx[nz++] = 1e-17; /* a repeat within the tail */
+    ti[nz] = M - 1, tj[nz] = 1, tx[nz++] = 0.25;  /* a new entry inside the ordered part's columns */
+    CHECK(nz - np <= nz / 8);
     check_triplets_against_dense(M, N, nz, ti, tj, tx);
     /* an empty matrix, and a row index out of range found in the ordered triplets too */
     check_triplets_against_dense(M, N, 0, ti, tj, tx);
@@ -848,7 +864,7 @@ TEST(klu_new_taken)
 int main(void)
 {
     RUN(triplets_duplicates_map_refill);
-    RUN(triplets_three_orders);
+    RUN(triplets_four_orders);
     RUN(csc_operations_against_dense);
     RUN(csc_check_rejects);
     RUN(klu_against_dense);
