@@ -173,6 +173,20 @@ static int triplet_key_cmp(const void *a, const void *b)
     return x->key != y->key ? (x->key > y->key) - (x->key < y->key) : (x->k > y->k) - (x->k < y->k);
 }
 
+/* The number of the first np triplets (keys increasing) whose key is below key (strict) or at
+ * most key (!strict): a binary search. */
+static int prefix_count(const int *ti, const int *tj, int m, int np, long long key, int strict)
+{
+    int lo = 0, hi = np;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        long long k = (long long)tj[mid] * m + ti[mid];
+        if (strict ? k < key : k <= key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
 /* Triplets whose first np are in compressed-column order already (keys tj m + ti increasing: no
  * repeated entry among them) and whose nz - np others, a short tail, are sorted here by key (then
  * index) and merged in, the prefix's first on a tie. As the general path: the entries in key
@@ -185,8 +199,8 @@ static int from_ordered_prefix(int m, int n, int nz, int np, const int *ti, cons
     if (!t) return mbl_error(st, MBL_ENOMEM, "mbla_csc_from_triplets: out of memory (nz = %d)", nz);
     for (int u = 0; u < nt; u++) t[u].key = (long long)tj[np + u] * m + ti[np + u], t[u].k = np + u;
     if (nt > 1) qsort(t, (size_t)nt, sizeof *t, triplet_key_cmp);
-    for (int u = 0, p = 0; u < nt; u++) { /* the tail's keys not in the prefix, each once */
-        while (p < np && (long long)tj[p] * m + ti[p] < t[u].key) p++;
+    for (int u = 0; u < nt; u++) { /* the tail's keys not in the prefix, each once */
+        int p = prefix_count(ti, tj, m, np, t[u].key, 1);
         unique += (p == np || (long long)tj[p] * m + ti[p] != t[u].key) && (u == 0 || t[u].key != t[u - 1].key);
     }
     mbla_csc *A = NULL;
@@ -199,9 +213,8 @@ static int from_ordered_prefix(int m, int n, int nz, int np, const int *ti, cons
     double *Ax = A->x;
     for (int u = 0, p = 0; u <= nt; u++) {
         /* the prefix's entries up to the next tail triplet's key (each a new entry), then that one */
-        int last = u == nt;
-        long long stop = last ? 0 : t[u].key;
-        for (; p < np && (last || (long long)tj[p] * m + ti[p] <= stop); p++) {
+        int last = u == nt, pend = last ? np : prefix_count(ti, tj, m, np, t[u].key, 0);
+        for (; p < pend; p++) {
             for (pos++; j <= tj[p]; j++) Ap[j] = pos;
             Ai[pos] = ti[p];
             Ax[pos] = 0.0 + (tx ? tx[p] : 0.0);
