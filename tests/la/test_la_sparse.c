@@ -607,6 +607,14 @@ TEST(sparse_allocation_failures)
     mbla_csc *A = NULL, *B = NULL, *C = NULL;
     ALLOC_FAIL_LOOP(mbla_csc_from_triplets(3, 3, 6, ti, tj, tx, map, &A, NULL),
                     (mbla_csc_free(A), A = NULL));
+    /* in compressed-column order but for a short tail (the merge's own allocation) */
+    int oi[] = {0, 1, 2, 0, 1, 2, 0, 1, 2, 1}, oj[] = {0, 0, 0, 1, 1, 1, 2, 2, 2, 0}, omap[10];
+    double ox[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    ALLOC_FAIL_LOOP(mbla_csc_from_triplets(3, 3, 10, oi, oj, ox, omap, &A, NULL),
+                    (mbla_csc_free(A), A = NULL));
+    CHECK_EQ_INT(mbla_csc_from_triplets(3, 3, 10, oi, oj, ox, omap, &A, NULL), 0);
+    CHECK(A->x[1] == 12 && omap[9] == 1);
+    mbla_csc_free(A), A = NULL;
     CHECK_EQ_INT(mbla_csc_from_triplets(3, 3, 6, ti, tj, tx, map, &A, NULL), 0);
     ALLOC_FAIL_LOOP(mbla_csc_transpose(A, &B, NULL), (mbla_csc_free(B), B = NULL));
     ALLOC_FAIL_LOOP(mbla_csc_matmul(A, A, &C, NULL), (mbla_csc_free(C), C = NULL));
