@@ -247,7 +247,7 @@ static mblx__defer *defer_get(mblx_graph *g)
 
 static void defer_flush(mblx_graph *g);
 
-/* no more deferring (out of memory): the batch into the table, the marks freed */
+/* the batch into the table, the marks freed: out of memory, or dropped (remade by defer_get) */
 static void defer_free(mblx_graph *g)
 {
     if (!g->defer) return;
@@ -336,10 +336,8 @@ int mblx_graph_drop_table(mblx_graph *g)
     mbl_free(g->stamp), mbl_free(g->memo); /* the traversals' scratch: made again by the next one */
     g->stamp = g->memo = NULL;
     mblx__tdmemo_free(g); /* the total derivatives' memo too: made again by the next one */
-    if (g->defer) { /* the table is made again from every node */
-        g->defer->npend = 0;
-        memset(g->defer->ptab, 0, sizeof g->defer->ptab);
-    }
+    if (g->defer) g->defer->npend = 0, defer_free(g); /* the table, its parents' bits: remade from every node */
+    mbl_free(g->tmp), g->tmp = NULL, g->tmp_cap = 0; /* the unions' scratch: grown by the next (compute_deps) */
     if (!g->tcap) return 0;
     g->tcap_dropped = g->tcap;
     mbl_free(g->table);

@@ -175,6 +175,7 @@ int model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model *
                 L.var_state[i] = VAR_DONE;
             }
     }
+    if (!rc) model_src_drop_parsed(src); /* its texts and lists: room for the compilation's scratch */
     if (!rc) core_progress_stage("load: compile");
     if (!rc) rc = model_compile(md, st);
     if (!rc) rc = model_check_mass(md, src, st);

@@ -618,22 +618,38 @@ static void list_free(mbl_src_list *l)
     mbl_free(l->items);
 }
 
+/* Frees the lists of s (the mass matrix's too when all) and the texts of its single items. */
+static void lists_free(mbl_src *s, int all)
+{
+    model_name_index_forget(s);
+    mbl_src_list *lists[] = {&s->parameters, &s->coordinates, &s->velocities, &s->held_velocities, &s->held_body_velocities, &s->variables, &s->forces,
+                             &s->inputs, &s->outputs, &s->constraints, &s->nonholonomic,
+                             &s->states, &s->velocity_states, &s->ode_states, &s->ode, &s->implicit_variables,
+                             &s->draw, &s->draw_links, &s->kinematics, &s->rigid_frames, &s->validity, &s->spin_speeds,
+                             &s->trim_targets, &s->trim_free, &s->trim_acc, &s->mass_matrix};
+    size_t n = sizeof lists / sizeof *lists - !all;
+    for (size_t i = 0; i < n; i++) {
+        list_free(lists[i]);
+        memset(lists[i], 0, sizeof *lists[i]);
+    }
+    for (int i = 0; i < s->mass_matrix.n; i++) { /* what stays of it: keys and positions */
+        mbl_free(s->mass_matrix.items[i].text);
+        s->mass_matrix.items[i].text = NULL;
+    }
+    mbl_src_item *single[] = {&s->kinetic_energy, &s->potential_energy, &s->dissipation, &s->at, &s->time};
+    for (size_t i = 0; i < sizeof single / sizeof *single; i++) {
+        mbl_free(single[i]->text);
+        single[i]->text = NULL;
+    }
+}
+
+void model_src_drop_parsed(mbl_src *s) { lists_free(s, 0); }
+
 void model_src_free(mbl_src *s)
 {
     if (!s) return;
-    model_name_index_forget(s);
-    mbl_src_list *lists[] = {&s->parameters, &s->coordinates, &s->velocities, &s->held_velocities, &s->held_body_velocities, &s->variables, &s->forces,
-                             &s->inputs, &s->outputs, &s->constraints, &s->nonholonomic, &s->mass_matrix,
-                             &s->states, &s->velocity_states, &s->ode_states, &s->ode, &s->implicit_variables,
-                             &s->draw, &s->draw_links, &s->kinematics, &s->rigid_frames, &s->validity, &s->spin_speeds,
-                             &s->trim_targets, &s->trim_free, &s->trim_acc};
-    for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) list_free(lists[i]);
+    lists_free(s, 1);
     model_data_free(s->data, s->ndata);
-    mbl_free(s->kinetic_energy.text);
-    mbl_free(s->potential_energy.text);
-    mbl_free(s->dissipation.text);
-    mbl_free(s->at.text);
-    mbl_free(s->time.text);
     for (int i = 0; i < s->nffr; i++) model_ffr_body_free(&s->ffr[i]);
     mbl_free(s->ffr);
     model_rtree_free(s->rtree);

@@ -120,5 +120,11 @@ int model_yaml_first_document(struct yaml_parser_s *parser, struct yaml_document
  * model_src_new); errors as "file:line:col: what" in st. */
 int model_src_read_dae(struct yaml_document_s *doc, const struct yaml_node_s *root, mbl_src *src, mbl_status *st);
 void model_src_free(mbl_src *src);
+/* Frees what of src nothing reads once all its expressions are parsed (model_from_src, before the
+ * tapes compile, whose scratch then has the room): every list but the mass matrix, every text.
+ * What stays: what model_check_mass names in its messages (the file, the mass matrix's keys and
+ * positions, the kinetic energy's position) and what a mechanism handed over (data sets, flexible
+ * bodies, trees, planar mechanisms). */
+void model_src_drop_parsed(mbl_src *src);
 
 #endif

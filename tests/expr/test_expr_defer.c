@@ -79,8 +79,56 @@ TEST(deferred_table_same_handles)
     mblx_graph_free(b);
 }
 
+/* 1 when node e of a and node f of b depend on the same symbols (the same handles in both) */
+static int same_deps(const mblx_graph *a, mblx_id e, const mblx_graph *b, mblx_id f)
+{
+    size_t na, nb;
+    const uint32_t *da = mblx_node_deps(a, e, &na), *db = mblx_node_deps(b, f, &nb);
+    if (na != nb) return 0;
+    for (size_t k = 0; k < na; k++)
+        if (da[k] != db[k]) return 0;
+    return 1;
+}
+
+/* mblx_graph_drop_table frees the operands' marks and the dependence unions' scratch with the
+ * table: the marks are made again from every node by the next lookup, the scratch by the next
+ * union. Marks made from fewer nodes would skip lookups of nodes that exist (made twice: the
+ * counts differ); a scratch not grown again would be written through NULL. */
+TEST(dropped_marks_made_again)
+{
+    mblx_graph *a = mblx_graph_new(), *b = mblx_graph_new();
+    CHECK(a && b);
+    CHECK_EQ_INT(mblx_graph_reserve(a, 400000), 0);
+    CHECK_EQ_INT(mblx_graph_reserve(b, 400000), 0);
+    build(a, xa, ra);
+    build(b, xb, rb);
+    size_t n = mblx_node_count(a);
+    CHECK_EQ_INT(mblx_graph_drop_table(a), 0);
+    CHECK_EQ_INT(mblx_graph_drop_table(a), 0); /* twice: nothing more to free */
+    for (int i = 0; i < NROW; i += 3) CHECK_EQ_INT((int)row(a, xa, ra, i), (int)ra[i]);
+    CHECK_EQ_INT((int)mblx_node_count(a), (int)n); /* every node found through the remade marks */
+    /* new nodes over old ones (their unions need the scratch), dropped between: as b makes them */
+    int same = 1;
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < 200; i++) {
+            int j = NROW - 1 - 5 * i - round;
+            mblx_id e = mblx_add(a, mblx_mul(a, ra[j], xa[(i + round) % NS]), ra[i + 11]);
+            mblx_id f = mblx_add(b, mblx_mul(b, rb[j], xb[(i + round) % NS]), rb[i + 11]);
+            same &= e == f && same_deps(a, e, b, f);
+        }
+        CHECK_EQ_INT((int)mblx_node_count(a), (int)mblx_node_count(b));
+        CHECK_EQ_INT(mblx_graph_drop_table(a), 0);
+    }
+    CHECK(same);
+    CHECK(mblx_node_count(a) > n);
+    CHECK_EQ_INT(mblx_graph_status(a, NULL), 0);
+    mblx_graph_free(a);
+    mblx_graph_free(b);
+}
+
 int main(void)
 {
     RUN(deferred_table_same_handles);
+    RUN(dropped_marks_made_again);
     return test_summary("expr_defer");
 }
