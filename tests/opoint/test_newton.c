@@ -21,7 +21,7 @@
  *
  * stale_equilibration: opoint_newton_step's refactorization (the held pivots) of a matrix scaled by
  * the previous step's equilibration factors as they are (no sweeps) gives the same step, bit for
- * bit, as that of the matrix equilibrated anew (warm sweeps): a matrix of entries 1e-6 .. 1e6
+ * bit, as that of the matrix equilibrated anew (warm sweeps): a matrix of entries 1e-6 .. 4e9
  * equilibrated and factored, then changed (one row 64 times larger, the rest by up to 30 %) and
  * refactored both ways; the factors of the two ways differ (else the check says nothing) and the
  * solutions are the same bits and solve the changed system. */
