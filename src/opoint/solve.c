@@ -790,7 +790,7 @@ int opoint_newton(opoint_subproblem *sp, const char *what, int linear, const opo
         rs = opoint_scaled_residual(sp, xs, rowscale, colscale);
         if (linear && it >= 2) break;
         int superlinear = it > 0 && alpha_last == 1.0 && rs <= 1e-2 * rs_prev;
-        int fast = it > 0 && alpha_last == 1.0 && rs <= 0.1 * rs_prev; /* a chord step may follow the next */
+        int fast = it > 0 && alpha_last == 1.0 && rs <= 0.1 * rs_prev; /* chord steps may follow this step */
         if (corrector && rs <= tol) break;
         if (!corrector && rs <= opt->tol && (finf <= opt->abs_tol || rounding || superlinear)) break;
         /* the rounding floor reached while the line search still takes steps (rounding noise can
@@ -869,8 +869,8 @@ int opoint_newton(opoint_subproblem *sp, const char *what, int linear, const opo
         if (alpha < 1.0) out->damped++;
         alpha_last = alpha;
         step_flags(sp, x0, dx, alpha, xs, linear, &rounding, &step_small, &rate);
-        /* a full step of the square sparse path's factorization of full rank from an iterate that
-         * converged superlinearly already: a chord step may follow (chord_due) */
+        /* a full step of the square sparse path's factorization of full rank from an iterate whose
+         * scaled residual fell tenfold or more (fast): a chord step may follow (chord_due) */
         chord_ok = fast && !corrector && !linear && alpha == 1.0 && n >= OPOINT_CHORD_MIN && sp->nrow == n &&
                    sp->A && sp->lu && sp->rank_last == n;
     }
