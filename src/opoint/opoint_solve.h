@@ -157,6 +157,21 @@ typedef struct opoint_newton_out {
     double rs;     /* scaled residual at the end */
     double finf;   /* max-norm residual at the end */
 } opoint_newton_out;
+/* The contraction of Newton's last steps (newton_rate.c; zeroed at the start and after a step of
+ * another kind): ds the last step's max-norm, ratio its fraction of the one before, run how many
+ * steps in a row contracted by a steady fraction well above 0 (a linear rate; at a regular solution
+ * Newton's fractions fall towards 0; on a root of multiplicity m they are (m - 1) / m, 2/3 where the
+ * potential is quartic). */
+typedef struct opoint_newton_rate {
+    double ds, ratio;
+    int run;
+} opoint_newton_rate;
+/* One more step alpha dx (n entries). */
+void opoint_rate_step(opoint_newton_rate *nr, const double *dx, double alpha, int n);
+/* At a solution of `what` reached in `it` iterations at a linear rate (nr): a note on the point
+ * saying so, with the error the rate leaves; the point's first such note only (a solve that starts
+ * again from the projection, or polishes after the continuation, converges alike). */
+void opoint_note_linear(mbl_point *pt, const char *what, int it, const opoint_newton_rate *nr);
 /* Newton / Gauss-Newton with line search (and Levenberg-Marquardt steps where it stalls). */
 int opoint_newton(opoint_subproblem *sp, const char *what, int linear, const opoint_newton_par *par,
                   opoint_newton_out *out, mbl_status *st);

@@ -1,6 +1,7 @@
 list(APPEND MBLIN_SOURCES
   src/opoint/opoint.c
   src/opoint/solve.c
+  src/opoint/newton_rate.c
   src/opoint/given_vel.c
   src/opoint/trim.c
   src/opoint/steady_frames.c

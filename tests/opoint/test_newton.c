@@ -1,0 +1,243 @@
+/* The equilibrium Newton iteration's ways of ending (src/opoint/solve.c, opoint_newton).
+ *
+ * chord_steps_at_the_end: where Newton converges fast, its last steps are chord steps (chord_due,
+ * try_chord: an earlier step's factorization, no Jacobian at those iterates). Observed through the
+ * Jacobian evaluations (model_set_jac_observer) of mbl_operating_point: one per Newton iteration and
+ * one more (the initial multipliers' at the guess, the mass check's values, is not an evaluation;
+ * the solution's is), less one per chord step; the N-loop four-bars' equilibrium (every crank at the
+ * angle th) is checked against the root of the derivative of their potential,
+ * 9.81 (1.5 N + 0.5) cos th = N k (2 cos(th/2) - L0) sin(th/2) (k = 25, L0 = sqrt 2,
+ * tests/opoint/test_converge.c), found here by bisection on (1.6, 3). The four-bars of N = 500 and
+ * 1000 (2005 and 4005 unknowns, examples/fourbar.py's text written here) contract the scaled
+ * residual 2e-3 -> 2e-6 in their fourth step and finish with three chord steps of the fourth
+ * step's factorization (4e-9, 7e-12, 1.2e-14: 7 iterations, 5 evaluations); N = 300 (1205 unknowns,
+ * below OPOINT_CHORD_MIN) keeps its Newton steps (iterates bit for bit as before: 6 iterations).
+ *
+ * linear_note: at a degenerate equilibrium (V = k x^4: the Jacobian 12 k x^2 vanishes at the root
+ * x = 0) Newton contracts each step by 2/3 exactly, and the point says so in its notes, with the
+ * error that rate leaves (x / 3 of the last step, times 2: the next iterate's |x| exactly), checked
+ * against the point's own |x| (the root is 0); regular equilibria (V = k (x^2 / 2 + x^4), the
+ * four-bars above) get no such note.
+ *
+ * stale_equilibration: opoint_newton_step's refactorization (the held pivots) of a matrix scaled by
+ * the previous step's equilibration factors as they are (no sweeps) gives the same step, bit for
+ * bit, as that of the matrix equilibrated anew (warm sweeps): a matrix of entries 1e-6 .. 4e9
+ * equilibrated and factored, then changed (one row 64 times larger, the rest by up to 30 %) and
+ * refactored both ways; the factors of the two ways differ (else the check says nothing) and the
+ * solutions are the same bits and solve the changed system. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mblin/mblin.h"
+#include "la/la_equilibrate.h"
+#include "model/model_view.h"
+#include "fixture.h"
+
+#define LINEAR_HEAD "Newton converged only linearly ("
+
+static void count(void *ctx, const mbl_model *md, const double *syms)
+{
+    (void)md, (void)syms;
+    ++*(int *)ctx;
+}
+
+/* g(th) = 9.81 (1.5 N + 0.5) cos th - N k (2 cos(th/2) - L0) sin(th/2) */
+static double fourbar_g(int N, double th)
+{
+    return 9.81 * (1.5 * N + 0.5) * cos(th) - N * 25.0 * (2 * cos(th / 2) - sqrt(2.0)) * sin(th / 2);
+}
+
+static double fourbar_root(int N)
+{
+    double a = 1.6, b = 3.0, ga = fourbar_g(N, a);
+    for (int i = 0; i < 200 && b - a > 1e-15; i++) {
+        double c = 0.5 * (a + b), gc = fourbar_g(N, c);
+        if ((gc < 0) == (ga < 0)) a = c, ga = gc;
+        else b = c;
+    }
+    return 0.5 * (a + b);
+}
+
+/* The N-loop four-bar as examples/fourbar.py writes it (no dampers, the states [phi]): malloc'd text */
+static char *fourbar_text(int N)
+{
+    size_t cap = 800 * (size_t)N + 1000, o = 0;
+    char *b = malloc(cap);
+    if (!b) return NULL;
+#define PUT(...) (o += (size_t)snprintf(b + o, o < cap ? cap - o : 0, __VA_ARGS__))
+    PUT("model: dae\nname: %d-loop four-bar\nparameters: {m: 1, l: 1, k: 25, L0: sqrt(2)*l, c: 0, gx: 0, gy: -9.81}\n"
+        "coordinates:\n", N);
+    for (int i = 0; i <= N; i++) PUT("  xB%d: %.17g\n  yB%d: %.17g\n", i, i + cos(2.0), i, sin(2.0));
+    PUT("  phi: 2\nvariables:\n");
+    for (int i = 1; i <= N; i++) PUT("  s%d: \"sqrt((xB%d - %d)^2 + yB%d^2)\"\n", i, i, i - 1, i);
+    PUT("kinetic_energy: \"");
+    for (int i = 0; i <= N; i++) PUT("%sm/6*(der(xB%d)^2 + der(yB%d)^2)", i ? " + " : "", i, i);
+    for (int i = 1; i <= N; i++)
+        PUT(" + m/6*(der(xB%d)^2 + der(yB%d)^2 + der(xB%d)*der(xB%d) + der(yB%d)*der(yB%d) + der(xB%d)^2 + der(yB%d)^2)",
+            i - 1, i - 1, i - 1, i, i - 1, i, i, i);
+    PUT("\"\npotential_energy: \"");
+    for (int i = 0; i <= N; i++) PUT("-m*(gx*(xB%d + %d) + gy*yB%d)/2 ", i, i, i);
+    for (int i = 1; i <= N; i++)
+        PUT("-m*(gx*(xB%d + xB%d) + gy*(yB%d + yB%d))/2 + k/2*(s%d - L0)^2 ", i - 1, i, i - 1, i, i);
+    PUT("\"\nconstraints:\n");
+    for (int i = 0; i <= N; i++) PUT("  - \"(xB%d - %d)^2 + yB%d^2 - l^2\"\n", i, i, i);
+    for (int i = 1; i <= N; i++) PUT("  - \"(xB%d - xB%d)^2 + (yB%d - yB%d)^2 - l^2\"\n", i, i - 1, i, i - 1);
+    PUT("  - \"yB%d - l*sin(phi)\"\nlinearize:\n  at: equilibrium\n  states: [phi]\n", N);
+#undef PUT
+    if (o >= cap) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+TEST(chord_steps_at_the_end)
+{
+    /* N = 500 and 1000: 2005 and 4005 unknowns (OPOINT_CHORD_MIN 2000); N = 300 (1205) none */
+    static const struct {
+        int N, chords;
+    } cases[] = {{500, 3}, {1000, 3}, {300, 0}};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char name[32], *text = fourbar_text(cases[k].N);
+        snprintf(name, sizeof name, "fourbar_N%d", cases[k].N);
+        CHECK(text != NULL);
+        mbl_model *md = text ? fixture_model_fwd(NULL, text, name, 0) : NULL;
+        free(text);
+        if (!md) continue;
+        int nev = 0;
+        model_set_jac_observer(count, &nev);
+        mbl_point *pt = NULL;
+        mbl_status st;
+        int rc = mbl_operating_point(md, NULL, &pt, &st);
+        model_set_jac_observer(NULL, NULL);
+        CHECK_MSG(rc == 0, "%s: %s", name, st.msg);
+        if (!rc) {
+            /* one evaluation per iteration and one more, less the chord steps' iterates */
+            CHECK_MSG(nev == pt->iterations + 1 - cases[k].chords, "%s: %d Jacobian evaluations in %d Newton iterations "
+                      "(%d chord steps expected)", name, nev, pt->iterations, cases[k].chords);
+            /* the first crank's end (xB0, yB0): the files' first coordinates */
+            CHECK(!strcmp(mbl_model_coord_name(md, 0), "xB0") && !strcmp(mbl_model_coord_name(md, 1), "yB0"));
+            double th = atan2(pt->q[1], pt->q[0]), ref = fourbar_root(cases[k].N);
+            CHECK_MSG(fabs(th - ref) <= 1e-13, "%s: th %.17g, the root %.17g", name, th, ref);
+            CHECK_MSG(pt->scaled_residual <= 1e-12, "%s: scaled residual %g", name, pt->scaled_residual);
+            CHECK_MSG(!strstr(pt->notes, LINEAR_HEAD), "%s: %s", name, pt->notes);
+            printf("%s: %d iterations, %d Jacobian evaluations, th - root %.2g\n", name, pt->iterations, nev,
+                   th - ref);
+        }
+        mbl_point_free(pt);
+        mbl_model_free(md);
+    }
+}
+
+static const char *const quartic = "model: dae\n"
+                                   "name: quartic spring\n"
+                                   "parameters: {m: 1, k: 3}\n"
+                                   "coordinates: {x: 0.7}\n"
+                                   "kinetic_energy: \"m/2*der(x)^2\"\n"
+                                   "potential_energy: \"k*x^4\"\n";
+static const char *const regular = "model: dae\n"
+                                   "name: hardening spring\n"
+                                   "parameters: {m: 1, k: 3}\n"
+                                   "coordinates: {x: 0.7}\n"
+                                   "kinetic_energy: \"m/2*der(x)^2\"\n"
+                                   "potential_energy: \"k*(x^2/2 + x^4)\"\n";
+
+TEST(linear_note)
+{
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_status st;
+    int rc = fixture_model_point(NULL, quartic, "quartic.yaml", &md, &pt, &st);
+    CHECK_MSG(rc == 0, "quartic: %s", st.msg);
+    if (!rc) {
+        const char *n = strstr(pt->notes, LINEAR_HEAD);
+        CHECK_MSG(n != NULL, "quartic: no note of the linear rate (notes: %s)", pt->notes);
+        int it = 0;
+        double ratio = 0, acc = 0;
+        const char *a = n ? strstr(n, "accurate to about ") : NULL;
+        CHECK(n && sscanf(n + strlen(LINEAR_HEAD), "%d iterations, each step %lf", &it, &ratio) == 2);
+        CHECK(a && sscanf(a + strlen("accurate to about "), "%lf", &acc) == 1);
+        CHECK_MSG(strstr(pt->notes, "a degenerate equilibrium") != NULL, "quartic: %s", pt->notes);
+        CHECK_MSG(fabs(ratio - 2.0 / 3) < 0.01, "quartic: each step %g of the last (2/3 exactly)", ratio);
+        CHECK_MSG(it == pt->iterations, "quartic: %d iterations in the note, %d the point's", it, pt->iterations);
+        /* the estimate (printed to one digit, half a unit of it) within 5 % of the true error |x - 0| */
+        double x = fabs(pt->q[0]), digit = x > 0 ? pow(10, floor(log10(x))) : 0;
+        CHECK_MSG(x > 0 && fabs(acc - x) <= 0.5 * digit + 0.05 * x, "quartic: accurate to about %g, the error %g", acc, x);
+        printf("quartic: x = %.3g after %d iterations; notes: %s\n", pt->q[0], pt->iterations, pt->notes);
+    }
+    mbl_point_free(pt), pt = NULL;
+    mbl_model_free(md), md = NULL;
+    rc = fixture_model_point(NULL, regular, "regular.yaml", &md, &pt, &st);
+    CHECK_MSG(rc == 0, "regular: %s", st.msg);
+    if (!rc) {
+        CHECK_MSG(!strstr(pt->notes, LINEAR_HEAD), "regular: %s", pt->notes);
+        CHECK_MSG(fabs(pt->q[0]) <= 1e-15, "regular: x = %g", pt->q[0]);
+    }
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
+/* the changed matrix in triplets (n x n, 3 entries a column) scaled or not: row 0 times 64 */
+static int stale_triplets(int n, int changed, int *ti, int *tj, double *tx)
+{
+    int nz = 0;
+    unsigned long long u = 12345;
+    for (int j = 0; j < n; j++)
+        for (int k = 0; k < 3; k++) {
+            u = u * 6364136223846793005ULL + 1442695040888963407ULL;
+            double f = (double)(u >> 11) / 9007199254740992.0; /* [0, 1) */
+            int i = k == 0 ? j : (j + 7 * k) % n;
+            ti[nz] = i, tj[nz] = j;
+            tx[nz] = (k == 0 ? 4.0 : 1.0) * pow(10.0, 6 * (2 * f - 1)) * (k == 0 ? 1e3 : 1.0);
+            if (changed) tx[nz] *= (i == 0 ? 64.0 : 1.0) * (1 + 0.3 * f);
+            nz++;
+        }
+    return nz;
+}
+
+TEST(stale_equilibration)
+{
+    enum { N = 60 };
+    int ti[3 * N], tj[3 * N];
+    double tx[3 * N], r[2][N], c[2][N], x[2][N], work[LA_EQUILIBRATE_WS(N, N)];
+    mbl_status st;
+    mbla_csc *A = NULL;
+    mbla_klu *lu = NULL;
+    mbla_klu_opts ko;
+    mbla_klu_opts_default(&ko);
+    int nz = stale_triplets(N, 0, ti, tj, tx);
+    CHECK(mbla_csc_from_triplets(N, N, nz, ti, tj, tx, NULL, &A, &st) == 0);
+    if (!A) return;
+    la_csc_equilibrate_ws(A, MBLA_EQUILIBRATE_MAXITER_DEFAULT, 0, r[0], c[0], work);
+    CHECK(la_klu_new_unscaled(A, &ko, &lu, &st) == 0);
+    mbla_csc_free(A), A = NULL;
+    memcpy(r[1], r[0], sizeof r[0]), memcpy(c[1], c[0], sizeof c[0]);
+    nz = stale_triplets(N, 1, ti, tj, tx);
+    for (int way = 0; way < 2 && lu; way++) { /* 0: sweeps anew (warm), 1: the factors as they are */
+        CHECK(mbla_csc_from_triplets(N, N, nz, ti, tj, tx, NULL, &A, &st) == 0);
+        la_csc_equilibrate_ws(A, way ? 0 : MBLA_EQUILIBRATE_MAXITER_DEFAULT, 1, r[way], c[way], work);
+        CHECK(mbla_klu_refactor(lu, A, &st) == 0);
+        for (int i = 0; i < N; i++) x[way][i] = (1.0 + i % 5) * r[way][i];
+        CHECK(mbla_klu_solve(lu, 1, x[way], N, &st) == 0);
+        for (int j = 0; j < N; j++) x[way][j] *= c[way][j];
+        mbla_csc_free(A), A = NULL;
+    }
+    CHECK_MSG(memcmp(r[0], r[1], sizeof r[0]) || memcmp(c[0], c[1], sizeof c[0]), "the sweeps changed no factor");
+    CHECK_MSG(!memcmp(x[0], x[1], sizeof x[0]), "the two ways' solutions differ");
+    /* and they solve the changed system: |A x - b| against |A| |x| */
+    double res[N] = {0}, sc[N] = {0}, worst = 0;
+    for (int p = 0; p < nz; p++) res[ti[p]] += tx[p] * x[1][tj[p]], sc[ti[p]] += fabs(tx[p] * x[1][tj[p]]);
+    for (int i = 0; i < N; i++) worst = fmax(worst, fabs(res[i] - (1.0 + i % 5)) / sc[i]);
+    CHECK_MSG(worst < 1e-12, "relative residual %g", worst);
+    mbla_klu_free(lu);
+}
+
+int main(void)
+{
+    RUN(chord_steps_at_the_end);
+    RUN(linear_note);
+    RUN(stale_equilibration);
+    return test_summary("newton");
+}
