@@ -1,5 +1,6 @@
 list(APPEND MBLIN_SOURCES
   src/opoint/opoint.c
+  src/opoint/constraint_qr.c
   src/opoint/solve.c
   src/opoint/given_vel.c
   src/opoint/trim.c
