@@ -13,16 +13,28 @@ static int multipliers_by_qr(const opoint_subproblem *sp)
     return (sp->nrow > OPOINT_DENSE_MAX || sp->ncol > OPOINT_DENSE_MAX) && sp->nrow > sp->ncol;
 }
 
+/* Triplet arrays for up to the Jacobian's jac.nz entries (one pass over them fills them): 0, or
+ * MBL_ENOMEM with none allocated. */
+static int triplets_new(const model_view *mv, int **ti, int **tj, double **tx, mbl_status *st)
+{
+    size_t cap = (size_t)mv->jac.nz + 1;
+    *ti = mbl_alloc_array(cap, sizeof **ti), *tj = mbl_alloc_array(cap, sizeof **tj);
+    *tx = mbl_alloc_array(cap, sizeof **tx);
+    if (*ti && *tj && *tx) return 0;
+    mbl_free(*ti), mbl_free(*tj), mbl_free(*tx);
+    *ti = *tj = NULL, *tx = NULL;
+    return mbl_error(st, MBL_ENOMEM, "out of memory");
+}
+
 int opoint_multipliers_step(opoint_subproblem *sp, la_spqr **keep, double *dx, mbl_status *st)
 {
     if (!multipliers_by_qr(sp)) return opoint_newton_step(sp, dx, st);
     const model_view *mv = &sp->mv;
     int nz = 0, m = sp->nrow, n = sp->ncol;
-    for (int p = 0; p < mv->jac.nz; p++) nz += sp->row_pos[mv->jac.row[p]] >= 0 && sp->col_pos[mv->jac.col[p]] >= 0;
-    int *ti = mbl_alloc_array((size_t)nz + 1, sizeof *ti), *tj = mbl_alloc_array((size_t)nz + 1, sizeof *tj);
-    double *tx = mbl_alloc_array((size_t)nz + 1, sizeof *tx), *b = mbl_alloc_array((size_t)m + 1, sizeof *b);
-    int rc = ti && tj && tx && b ? 0 : mbl_error(st, MBL_ENOMEM, "out of memory");
-    nz = 0;
+    int *ti, *tj;
+    double *tx, *b = mbl_alloc_array((size_t)m + 1, sizeof *b);
+    int rc = triplets_new(mv, &ti, &tj, &tx, st);
+    if (!rc && !b) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     for (int p = 0; !rc && p < mv->jac.nz; p++) {
         int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
         if (r >= 0 && c >= 0) ti[nz] = r, tj[nz] = c, tx[nz++] = sp->jac[p];
@@ -78,19 +90,9 @@ int opoint_constraint_rank(opoint_subproblem *sp, la_spqr *kept, int *rank, mbl_
     int jq = model_blk0(md, MBL_BLK_Q), jv = model_blk0(md, MBL_BLK_V);
     int r_phi = mv->row0[MBL_ROW_PHI], r_nh = mv->row0[MBL_ROW_NH];
     int nz = 0;
-    for (int p = 0; p < mv->jac.nz; p++) {
-        int r = mv->jac.row[p], c = mv->jac.col[p];
-        if ((r >= r_phi && r < r_phi + mv->m && c >= jq && c < jq + n) ||
-            (r >= r_nh && r < r_nh + mv->k && c >= jv && c < jv + n))
-            nz++;
-    }
-    int *ti = mbl_alloc_array((size_t)nz + 1, sizeof *ti), *tj = mbl_alloc_array((size_t)nz + 1, sizeof *tj);
-    double *tx = mbl_alloc_array((size_t)nz + 1, sizeof *tx);
-    if (!ti || !tj || !tx) {
-        mbl_free(ti), mbl_free(tj), mbl_free(tx);
-        return mbl_error(st, MBL_ENOMEM, "out of memory");
-    }
-    nz = 0;
+    int *ti, *tj;
+    double *tx;
+    if ((rc = triplets_new(mv, &ti, &tj, &tx, st))) return rc;
     for (int p = 0; p < mv->jac.nz; p++) {
         int r = mv->jac.row[p], c = mv->jac.col[p];
         if (r >= r_phi && r < r_phi + mv->m && c >= jq && c < jq + n) ti[nz] = r - r_phi, tj[nz] = c - jq, tx[nz++] = sp->jac[p];
