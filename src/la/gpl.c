@@ -2,6 +2,7 @@
  * CHOLMOD (its supernodal module is GPL) and rank-revealing sparse QR by SPQR (GPL).
  * Compiled in only with MBLIN_WITH_GPL; otherwise every function reports MBL_ELIB. */
 #include "la/la_internal.h"
+#include "la/la_spqr.h"
 
 #include <string.h>
 
@@ -381,6 +382,124 @@ int mbla_spqr_solve(const mbla_csc *A, double tol, int nrhs, const double *B, in
     return r;
 }
 
+/* ============================== SPQR kept for refactorization ================================ */
+
+struct la_spqr {
+    int m, n;
+    lsparse L; /* the analysed pattern (L.s.x set to the values at each factorization) */
+    cholmod_common cc;
+    SuiteSparseQR_C_factorization *QR;
+};
+
+void la_spqr_free(la_spqr *qr)
+{
+    if (!qr) return;
+    if (qr->QR) SuiteSparseQR_C_free(&qr->QR, &qr->cc);
+    cholmod_l_finish(&qr->cc);
+    lsparse_free(&qr->L);
+    mbl_free(qr);
+}
+
+static int spqr_numeric(la_spqr *qr, const mbla_csc *A, mbl_status *st, const char *fn)
+{
+    qr->L.s.x = A->x;
+    int ok = SuiteSparseQR_C_numeric(spqr_tol(-1.0), &qr->L.s, qr->QR, &qr->cc);
+    qr->L.s.x = NULL;
+    return ok ? 0 : spqr_fail(&qr->cc, st, fn, "numeric factorization");
+}
+
+int la_spqr_new(const mbla_csc *A, la_spqr **out, mbl_status *st)
+{
+    const char *fn = "la_spqr_new";
+    if (!out) return mbl_error(st, MBL_EARG, "%s: out is NULL", fn);
+    *out = NULL;
+    int r = la_csc_arg(A, fn, "A", st);
+    if (r) return r;
+    la_spqr *qr = mbl_calloc(1, sizeof *qr);
+    if (!qr) return mbl_error(st, MBL_ENOMEM, "%s: out of memory", fn);
+    if ((r = lsparse_make(&qr->L, A, st, fn))) {
+        mbl_free(qr);
+        return r;
+    }
+    if ((r = spqr_start(&qr->cc, st, fn))) {
+        lsparse_free(&qr->L);
+        mbl_free(qr);
+        return r;
+    }
+    qr->m = A->m, qr->n = A->n;
+    qr->QR = SuiteSparseQR_C_symbolic(SPQR_ORDERING_DEFAULT, 1, &qr->L.s, &qr->cc);
+    if (!qr->QR) r = spqr_fail(&qr->cc, st, fn, "symbolic analysis");
+    if (!r) r = spqr_numeric(qr, A, st, fn);
+    if (r) la_spqr_free(qr);
+    else *out = qr;
+    return r;
+}
+
+int la_spqr_same_pattern(const la_spqr *qr, const mbla_csc *A)
+{
+    if (!qr || !A || A->m != qr->m || A->n != qr->n) return 0;
+    for (int j = 0; j <= A->n; j++)
+        if (A->p[j] != qr->L.p[j]) return 0;
+    for (int k = 0; k < A->p[A->n]; k++)
+        if (A->i[k] != qr->L.i[k]) return 0;
+    return 1;
+}
+
+int la_spqr_refactor(la_spqr *qr, const mbla_csc *A, mbl_status *st)
+{
+    const char *fn = "la_spqr_refactor";
+    if (!qr) return mbl_error(st, MBL_EARG, "%s: factorization is NULL", fn);
+    int r = la_csc_arg(A, fn, "A", st);
+    if (r) return r;
+    if (!la_spqr_same_pattern(qr, A))
+        return mbl_error(st, MBL_EDIM, "%s: sparsity pattern differs from the analysed one", fn);
+    return spqr_numeric(qr, A, st, fn);
+}
+
+int la_spqr_rank_of(const la_spqr *qr) { return qr ? (int)qr->cc.SPQR_istat[4] : 0; }
+
+/* y = E R \ (R^T \ (E^T c)) (R's live part where A is rank deficient: y's dead entries 0). c has n,
+ * y n entries. */
+static int spqr_normal_solve(la_spqr *qr, const double *c, double *y, mbl_status *st, const char *fn)
+{
+    cholmod_dense cd = wrap_dense(qr->n, 1, c, qr->n);
+    cholmod_dense *Z = SuiteSparseQR_C_solve(SPQR_RTX_EQUALS_ETB, qr->QR, &cd, &qr->cc), *Y = NULL;
+    if (Z) Y = SuiteSparseQR_C_solve(SPQR_RETX_EQUALS_B, qr->QR, Z, &qr->cc);
+    int r = Y ? 0 : spqr_fail(&qr->cc, st, fn, "solve");
+    if (Y) la_copy_dmat(qr->n, 1, Y->x, (int)Y->d, y, qr->n);
+    if (Z) cholmod_l_free_dense(&Z, &qr->cc);
+    if (Y) cholmod_l_free_dense(&Y, &qr->cc);
+    return r;
+}
+
+int la_spqr_lstsq(la_spqr *qr, const mbla_csc *A, const double *b, double *x, mbl_status *st)
+{
+    const char *fn = "la_spqr_lstsq";
+    if (!qr || !b || !x) return mbl_error(st, MBL_EARG, "%s: factorization, b or x is NULL", fn);
+    int r = la_csc_arg(A, fn, "A", st);
+    if (r) return r;
+    if (A->m != qr->m || A->n != qr->n || qr->m < qr->n)
+        return mbl_error(st, MBL_EDIM, "%s: A is %d x %d, the factorization's %d x %d (must be tall)", fn, A->m, A->n,
+                         qr->m, qr->n);
+    if (!qr->n) return 0;
+    double *c = mbl_alloc_array((size_t)qr->n, sizeof *c), *res = mbl_alloc_array((size_t)qr->m, sizeof *res);
+    if (!c || !res) r = mbl_error(st, MBL_ENOMEM, "%s: out of memory", fn);
+    /* the semi-normal equations R^T R x = E^T A^T b, then one correction from the residual b - A x
+     * (corrected semi-normal equations: the least-squares accuracy of Q^T b without applying Q) */
+    if (!r) r = mbla_csc_gemv_t(A, 1.0, b, 0.0, c, st);
+    if (!r) r = spqr_normal_solve(qr, c, x, st, fn);
+    if (!r) {
+        memcpy(res, b, (size_t)qr->m * sizeof *res);
+        r = mbla_csc_gemv(A, -1.0, x, 1.0, res, st);
+    }
+    if (!r) r = mbla_csc_gemv_t(A, 1.0, res, 0.0, c, st);
+    if (!r) r = spqr_normal_solve(qr, c, c, st, fn);
+    for (int j = 0; !r && j < qr->n; j++) x[j] += c[j];
+    mbl_free(c);
+    mbl_free(res);
+    return r;
+}
+
 #else /* !MBLIN_WITH_GPL */
 
 struct mbla_chol {
@@ -445,5 +564,47 @@ int mbla_spqr_solve(const mbla_csc *A, double tol, int nrhs, const double *B, in
     (void)ldx;
     return mbl_error(st, MBL_ELIB, "mbla_spqr_solve: " GPL_OFF_MSG);
 }
+
+struct la_spqr {
+    int unused;
+};
+
+int la_spqr_new(const mbla_csc *A, la_spqr **out, mbl_status *st)
+{
+    (void)A;
+    if (out) *out = NULL;
+    return mbl_error(st, MBL_ELIB, "la_spqr_new: " GPL_OFF_MSG);
+}
+
+int la_spqr_same_pattern(const la_spqr *qr, const mbla_csc *A)
+{
+    (void)qr;
+    (void)A;
+    return 0;
+}
+
+int la_spqr_refactor(la_spqr *qr, const mbla_csc *A, mbl_status *st)
+{
+    (void)qr;
+    (void)A;
+    return mbl_error(st, MBL_ELIB, "la_spqr_refactor: " GPL_OFF_MSG);
+}
+
+int la_spqr_rank_of(const la_spqr *qr)
+{
+    (void)qr;
+    return 0;
+}
+
+int la_spqr_lstsq(la_spqr *qr, const mbla_csc *A, const double *b, double *x, mbl_status *st)
+{
+    (void)qr;
+    (void)A;
+    (void)b;
+    (void)x;
+    return mbl_error(st, MBL_ELIB, "la_spqr_lstsq: " GPL_OFF_MSG);
+}
+
+void la_spqr_free(la_spqr *qr) { (void)qr; }
 
 #endif

@@ -133,7 +133,8 @@ int model_check_mass(const mbl_model *md, const mbl_src *s, mbl_status *st)
     double *work = mbl_alloc_array(md->work_size + 1, sizeof *work); /* scratch the evaluation writes before it reads
                                                                         (not cleared: tens of KB on larger models) */
     double *diag = mbl_calloc((size_t)n + 1, sizeof *diag);
-    if (!syms || !jac || !work || !diag) {
+    int *off = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *off), noff = 0; /* M's off-diagonal entries */
+    if (!syms || !jac || !work || !diag || !off) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto out;
     }
@@ -143,12 +144,17 @@ int model_check_mass(const mbl_model *md, const mbl_src *s, mbl_status *st)
     evaluated = 1;
     /* M_ij = dF_i/da_j: the EOM rows, the acceleration columns */
     double big = 0;
-    for (int p = 0; p < md->jac.nz; p++)
-        if (md->jac.row[p] < n && md->jac.col[p] < n && md->jac.row[p] == md->jac.col[p]) {
-            if (!isfinite(jac[p])) goto out;
-            diag[md->jac.row[p]] += jac[p];
-            if (fabs(jac[p]) > big) big = fabs(jac[p]);
+    for (int p = 0; p < md->jac.nz; p++) {
+        int i = md->jac.row[p], j = md->jac.col[p];
+        if (i >= n || j >= n) continue;
+        if (i != j) { /* tested below, once the diagonal is complete */
+            off[noff++] = p;
+            continue;
         }
+        if (!isfinite(jac[p])) goto out;
+        diag[i] += jac[p];
+        if (fabs(jac[p]) > big) big = fabs(jac[p]);
+    }
     int negative = 0; /* the entries are searched for the message only when a mass is negative */
     for (int i = 0; i < n && !negative; i++) negative = diag[i] < -MBL_MASS_TOL * big;
     for (int p = 0; negative && p < md->jac.nz; p++) {
@@ -162,9 +168,9 @@ int model_check_mass(const mbl_model *md, const mbl_src *s, mbl_status *st)
                        model_jac_set_note(md, p, note, sizeof note));
         goto out;
     }
-    for (int p = 0; p < md->jac.nz; p++) {
-        int i = md->jac.row[p], j = md->jac.col[p];
-        if (i >= n || j >= n || i == j || !isfinite(jac[p])) continue;
+    for (int e = 0; e < noff; e++) {
+        int p = off[e], i = md->jac.row[p], j = md->jac.col[p];
+        if (!isfinite(jac[p])) continue;
         if (jac[p] * jac[p] > diag[i] * diag[j] + MBL_MASS_TOL * big * big) {
             const mbl_src_item *it = mass_item(s, md, i, j);
             rc = mbl_error(st, MBL_EMODEL,
@@ -213,5 +219,6 @@ out:
     else mbl_free(syms), mbl_free(jac);
     mbl_free(work);
     mbl_free(diag);
+    mbl_free(off);
     return rc;
 }

@@ -11,6 +11,7 @@
 #include "core/progress.h"
 #include "mblin/la.h"
 #include "model/model_view.h"
+#include "opoint_constraint.h"
 #include "opoint_given.h"
 #include "opoint_steady.h"
 #include "opoint_trim.h"
@@ -163,73 +164,6 @@ static int solve_accelerations(opoint_subproblem *sp, mbl_status *st)
     return rc;
 }
 
-/* Rank of [Phi_q; A_nh] at the point (dense SVD for moderate sizes, SPQR otherwise). */
-static int constraint_rank(opoint_subproblem *sp, int *rank, mbl_status *st)
-{
-    const mbl_model *md = sp->md;
-    const model_view *mv = &sp->mv;
-    int m = mv->m + mv->k, n = mv->n;
-    *rank = 0;
-    if (m == 0) return 0;
-    model_fill_syms_pt(md, sp->pt, sp->syms);
-    int rc = opoint_jac(sp, st);
-    if (rc) return model_eval_error(md, sp->syms, "while looking for the operating point", st);
-    /* rows: Phi (dPhi/dq) and nh (dc/dv) */
-    int jq = model_blk0(md, MBL_BLK_Q), jv = model_blk0(md, MBL_BLK_V);
-    int r_phi = mv->row0[MBL_ROW_PHI], r_nh = mv->row0[MBL_ROW_NH];
-    int nz = 0;
-    for (int p = 0; p < mv->jac.nz; p++) {
-        int r = mv->jac.row[p], c = mv->jac.col[p];
-        if ((r >= r_phi && r < r_phi + mv->m && c >= jq && c < jq + n) ||
-            (r >= r_nh && r < r_nh + mv->k && c >= jv && c < jv + n))
-            nz++;
-    }
-    int *ti = mbl_alloc_array((size_t)nz + 1, sizeof *ti), *tj = mbl_alloc_array((size_t)nz + 1, sizeof *tj);
-    double *tx = mbl_alloc_array((size_t)nz + 1, sizeof *tx);
-    if (!ti || !tj || !tx) {
-        mbl_free(ti), mbl_free(tj), mbl_free(tx);
-        return mbl_error(st, MBL_ENOMEM, "out of memory");
-    }
-    nz = 0;
-    for (int p = 0; p < mv->jac.nz; p++) {
-        int r = mv->jac.row[p], c = mv->jac.col[p];
-        if (r >= r_phi && r < r_phi + mv->m && c >= jq && c < jq + n) ti[nz] = r - r_phi, tj[nz] = c - jq, tx[nz++] = sp->jac[p];
-        else if (r >= r_nh && r < r_nh + mv->k && c >= jv && c < jv + n)
-            ti[nz] = mv->m + r - r_nh, tj[nz] = c - jv, tx[nz++] = sp->jac[p];
-    }
-    /* every row to unit 2-norm: a constraint's units must not decide the rank */
-    double *rn = mbl_calloc((size_t)m + 1, sizeof *rn);
-    if (!rn) {
-        mbl_free(ti), mbl_free(tj), mbl_free(tx);
-        return mbl_error(st, MBL_ENOMEM, "out of memory");
-    }
-    for (int p = 0; p < nz; p++) rn[ti[p]] = hypot(rn[ti[p]], tx[p]);
-    for (int p = 0; p < nz; p++)
-        if (rn[ti[p]] > 0 && isfinite(rn[ti[p]])) tx[p] /= rn[ti[p]];
-    mbl_free(rn);
-    if ((size_t)m * (size_t)n <= (size_t)OPOINT_DENSE_MAX * OPOINT_DENSE_MAX) {
-        double *J = mbl_calloc((size_t)m * (size_t)n + 1, sizeof *J);
-        int mn = m < n ? m : n;
-        double *s = mbl_alloc_array((size_t)mn + 1, sizeof *s);
-        if (!J || !s) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        else {
-            for (int p = 0; p < nz; p++) J[ti[p] + (size_t)tj[p] * m] = tx[p];
-            rc = mbla_svd(m, n, J, m, 'S', s, NULL, m, NULL, mn, st);
-            if (!rc)
-                for (int i = 0; i < mn; i++)
-                    if (s[i] > sp->opt->rank_tol * s[0]) (*rank)++;
-        }
-        mbl_free(J), mbl_free(s);
-    } else {
-        mbla_csc *A = NULL;
-        rc = mbla_csc_from_triplets(m, n, nz, ti, tj, tx, NULL, &A, st);
-        if (!rc) rc = mbla_spqr_rank(A, -1.0, rank, NULL, st);
-        mbla_csc_free(A);
-    }
-    mbl_free(ti), mbl_free(tj), mbl_free(tx);
-    return rc;
-}
-
 static void note(mbl_point *pt, const char *fmt, const char *a, double x)
 {
     size_t len = strlen(pt->notes);
@@ -245,8 +179,9 @@ static void note(mbl_point *pt, const char *fmt, const char *a, double x)
  * lambda, mu minimizing ||R(q, v, 0, lambda, mu)|| (minimum-norm when [Phi_q; A] loses rank):
  * starting Newton from lambda = mu = 0 instead lets the first steps jump to another branch of
  * solutions. The equations are linear in the multipliers, so one minimum-norm least-squares step
- * (opoint_newton_step: dense SVD, or SPQR) from 0 gives them. */
-static int initial_multipliers(opoint_subproblem *sp, mbl_status *st)
+ * (opoint_multipliers_step: dense SVD, or SPQR) from 0 gives them. keep (may be NULL): a large
+ * one's QR, kept for the rank test (opoint_constraint_rank). */
+static int initial_multipliers(opoint_subproblem *sp, la_spqr **keep, mbl_status *st)
 {
     const mbl_model *md = sp->md;
     const model_view *mv = &sp->mv;
@@ -262,7 +197,7 @@ static int initial_multipliers(opoint_subproblem *sp, mbl_status *st)
     double f2, finf;
     int rc = opoint_eval_F(sp, &f2, &finf, st);
     if (!rc) rc = opoint_eval_jac(sp, st);
-    if (!rc) rc = opoint_newton_step(sp, dx, st);
+    if (!rc) rc = opoint_multipliers_step(sp, keep, dx, st);
     for (int c = 0; !rc && c < sp->ncol; c++) *opoint_unknown_ptr(md, sp->pt, sp->cols[c]) += dx[c];
     /* redundant constraints: the multipliers are the minimum-norm ones (kept when the point's solve
      * then takes no step, its guess being solved already) */
@@ -399,7 +334,7 @@ static int solve_point(opoint_subproblem *sp, const char *what, unsigned rows, u
             memcpy(pt->lambda, g + nq, (size_t)mv->m * sizeof *g);
             memcpy(pt->mu, g + nq + mv->m, (size_t)mv->k * sizeof *g);
         }
-        if (!rc2 && moved) rc2 = initial_multipliers(sp, &st2);
+        if (!rc2 && moved) rc2 = initial_multipliers(sp, NULL, &st2);
         if (!rc2) {
             opoint_sub_select(sp, rows, cols, skip);
             rc2 = opoint_solve(sp, what, 0, &st2);
@@ -703,7 +638,7 @@ static int solve_steady(opoint_subproblem *sp, const double *v0, const held_set 
      * ones held, as at a given point */
     rc = steady_complete_velocities(sp, hs, st);
     if (rc) return rc;
-    rc = initial_multipliers(sp, st);
+    rc = initial_multipliers(sp, NULL, st);
     if (rc) return rc;
     /* cyclic coordinates and ode states (no residual depends on them) keep their values */
     int *skip = mbl_calloc((size_t)mv->nunk + 1, sizeof *skip);
@@ -871,6 +806,7 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
     else mbl_opoint_options_default(&opt);
     mbl_point *pt = opoint_point_new(md);
     opoint_subproblem sp;
+    la_spqr *qr = NULL; /* the initial multipliers' QR, for the rank test */
     int rc = pt ? opoint_sub_init(&sp, md, pt, &opt) : MBL_ENOMEM;
     if (rc) {
         if (pt) opoint_sub_free(&sp);
@@ -917,7 +853,7 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
         break;
     case MBL_AT_EQUILIBRIUM:
         /* v = vdot = 0; solve R(q, 0, 0, lambda, mu) = 0, Phi(q) = 0, c(q, 0) = 0 */
-        rc = initial_multipliers(&sp, st);
+        rc = initial_multipliers(&sp, &qr, st);
         if (rc) break;
         /* with user ODE states: der(X) = 0 too, X and the implicit variables solved with q */
         memcpy(pt->X, mv->X0, (size_t)mv->nX * sizeof(double));
@@ -945,7 +881,8 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
     default:
         rc = mbl_error(st, MBL_EARG, "unknown operating point kind %d", (int)pt->at);
     }
-    if (!rc) rc = constraint_rank(&sp, &pt->rank_phi_q, st);
+    if (!rc) rc = opoint_constraint_rank(&sp, qr, &pt->rank_phi_q, st);
+    la_spqr_free(qr);
     if (!rc && pt->rank_phi_q < mv->m + mv->k) {
         char buf[64];
         snprintf(buf, sizeof buf, "%d", pt->rank_phi_q);

@@ -1,5 +1,6 @@
 list(APPEND MBLIN_SOURCES
   src/opoint/opoint.c
+  src/opoint/constraint_qr.c
   src/opoint/solve.c
   src/opoint/newton_rate.c
   src/opoint/given_vel.c

@@ -4,3 +4,4 @@ mblin_add_test(test_held_velocities ${CMAKE_CURRENT_SOURCE_DIR}/opoint/test_held
 mblin_add_test(test_jac_once ${CMAKE_CURRENT_SOURCE_DIR}/opoint/test_jac_once.c)
 mblin_add_test(test_warm_tangent ${CMAKE_CURRENT_SOURCE_DIR}/opoint/test_warm_tangent.c)
 mblin_add_test(test_newton ${CMAKE_CURRENT_SOURCE_DIR}/opoint/test_newton.c)
+mblin_add_test(test_constraint_qr ${CMAKE_CURRENT_SOURCE_DIR}/opoint/test_constraint_qr.c)

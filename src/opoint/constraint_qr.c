@@ -1,0 +1,131 @@
+/* The operating point's constraint QR: the initial multipliers' least squares at the guess and the
+ * rank test of the constraint Jacobian at the point factor the same pattern, [Phi_q; A_nh]^T (the
+ * equations of motion are linear in the multipliers with that coefficient in the canonical form),
+ * so one SPQR ordering and symbolic analysis serves both where the patterns agree. */
+#include <math.h>
+#include <string.h>
+
+#include "opoint_constraint.h"
+
+/* Large tall subproblems (opoint_newton_step's SPQR backslash path), the others its own way. */
+static int multipliers_by_qr(const opoint_subproblem *sp)
+{
+    return (sp->nrow > OPOINT_DENSE_MAX || sp->ncol > OPOINT_DENSE_MAX) && sp->nrow > sp->ncol;
+}
+
+/* Triplet arrays for up to the Jacobian's jac.nz entries (one pass over them fills them): 0, or
+ * MBL_ENOMEM with none allocated. */
+static int triplets_new(const model_view *mv, int **ti, int **tj, double **tx, mbl_status *st)
+{
+    size_t cap = (size_t)mv->jac.nz + 1;
+    *ti = mbl_alloc_array(cap, sizeof **ti), *tj = mbl_alloc_array(cap, sizeof **tj);
+    *tx = mbl_alloc_array(cap, sizeof **tx);
+    if (*ti && *tj && *tx) return 0;
+    mbl_free(*ti), mbl_free(*tj), mbl_free(*tx);
+    *ti = *tj = NULL, *tx = NULL;
+    return mbl_error(st, MBL_ENOMEM, "out of memory");
+}
+
+int opoint_multipliers_step(opoint_subproblem *sp, la_spqr **keep, double *dx, mbl_status *st)
+{
+    if (!multipliers_by_qr(sp)) return opoint_newton_step(sp, dx, st);
+    const model_view *mv = &sp->mv;
+    int nz = 0, m = sp->nrow, n = sp->ncol;
+    int *ti, *tj;
+    double *tx, *b = mbl_alloc_array((size_t)m + 1, sizeof *b);
+    int rc = triplets_new(mv, &ti, &tj, &tx, st);
+    if (!rc && !b) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int p = 0; !rc && p < mv->jac.nz; p++) {
+        int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
+        if (r >= 0 && c >= 0) ti[nz] = r, tj[nz] = c, tx[nz++] = sp->jac[p];
+    }
+    for (int r = 0; !rc && r < m; r++) b[r] = -sp->F[sp->rows[r]];
+    mbla_csc *A = NULL;
+    la_spqr *qr = NULL;
+    if (!rc) rc = mbla_csc_from_triplets(m, n, nz, ti, tj, tx, NULL, &A, st);
+    if (!rc) rc = la_spqr_new(A, &qr, st);
+    if (!rc) rc = la_spqr_lstsq(qr, A, b, dx, st);
+    if (!rc && keep) *keep = qr;
+    else la_spqr_free(qr);
+    mbla_csc_free(A);
+    mbl_free(ti), mbl_free(tj), mbl_free(tx), mbl_free(b);
+    return rc;
+}
+
+/* The rank of the m x n matrix of the nz triplets (rows scaled): of its transpose by kept's
+ * analysis where that has the transpose's pattern, else by mbla_spqr_rank. */
+static int rank_sparse(int m, int n, int nz, const int *ti, const int *tj, const double *tx, la_spqr *kept,
+                       int *rank, mbl_status *st)
+{
+    mbla_csc *A = NULL;
+    int rc = 0;
+    if (kept) {
+        rc = mbla_csc_from_triplets(n, m, nz, tj, ti, tx, NULL, &A, st);
+        if (!rc && la_spqr_same_pattern(kept, A)) {
+            rc = la_spqr_refactor(kept, A, st);
+            if (!rc) *rank = la_spqr_rank_of(kept);
+            mbla_csc_free(A);
+            return rc;
+        }
+        mbla_csc_free(A);
+        A = NULL;
+    }
+    if (!rc) rc = mbla_csc_from_triplets(m, n, nz, ti, tj, tx, NULL, &A, st);
+    if (!rc) rc = mbla_spqr_rank(A, -1.0, rank, NULL, st);
+    mbla_csc_free(A);
+    return rc;
+}
+
+int opoint_constraint_rank(opoint_subproblem *sp, la_spqr *kept, int *rank, mbl_status *st)
+{
+    const mbl_model *md = sp->md;
+    const model_view *mv = &sp->mv;
+    int m = mv->m + mv->k, n = mv->n;
+    *rank = 0;
+    if (m == 0) return 0;
+    model_fill_syms_pt(md, sp->pt, sp->syms);
+    int rc = opoint_jac(sp, st);
+    if (rc) return model_eval_error(md, sp->syms, "while looking for the operating point", st);
+    /* rows: Phi (dPhi/dq) and nh (dc/dv) */
+    int jq = model_blk0(md, MBL_BLK_Q), jv = model_blk0(md, MBL_BLK_V);
+    int r_phi = mv->row0[MBL_ROW_PHI], r_nh = mv->row0[MBL_ROW_NH];
+    int nz = 0;
+    int *ti, *tj;
+    double *tx;
+    if ((rc = triplets_new(mv, &ti, &tj, &tx, st))) return rc;
+    for (int p = 0; p < mv->jac.nz; p++) {
+        int r = mv->jac.row[p], c = mv->jac.col[p];
+        if (r >= r_phi && r < r_phi + mv->m && c >= jq && c < jq + n) ti[nz] = r - r_phi, tj[nz] = c - jq, tx[nz++] = sp->jac[p];
+        else if (r >= r_nh && r < r_nh + mv->k && c >= jv && c < jv + n)
+            ti[nz] = mv->m + r - r_nh, tj[nz] = c - jv, tx[nz++] = sp->jac[p];
+    }
+    /* every row to unit 2-norm: a constraint's units must not decide the rank */
+    double *rn = mbl_calloc((size_t)m + 1, sizeof *rn);
+    if (!rn) {
+        mbl_free(ti), mbl_free(tj), mbl_free(tx);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    for (int p = 0; p < nz; p++) rn[ti[p]] = hypot(rn[ti[p]], tx[p]);
+    for (int p = 0; p < nz; p++)
+        if (rn[ti[p]] > 0 && isfinite(rn[ti[p]])) tx[p] /= rn[ti[p]];
+    mbl_free(rn);
+    if ((size_t)m * (size_t)n <= (size_t)OPOINT_DENSE_MAX * OPOINT_DENSE_MAX) {
+        double *J = mbl_calloc((size_t)m * (size_t)n + 1, sizeof *J);
+        int mn = m < n ? m : n;
+        double *s = mbl_alloc_array((size_t)mn + 1, sizeof *s);
+        if (!J || !s) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        else {
+            for (int p = 0; p < nz; p++) J[ti[p] + (size_t)tj[p] * m] = tx[p];
+            rc = mbla_svd(m, n, J, m, 'S', s, NULL, m, NULL, mn, st);
+            if (!rc)
+                for (int i = 0; i < mn; i++)
+                    if (s[i] > sp->opt->rank_tol * s[0]) (*rank)++;
+        }
+        mbl_free(J), mbl_free(s);
+    } else {
+        rc = rank_sparse(m, n, nz, ti, tj, tx, kept, rank, st);
+    }
+    mbl_free(ti), mbl_free(tj), mbl_free(tx);
+    return rc;
+}
+

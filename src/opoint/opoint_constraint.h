@@ -1,0 +1,21 @@
+/* Internal: the operating point's constraint QR (constraint_qr.c): the initial multipliers' least
+ * squares and the rank test of the constraint Jacobian, one SPQR analysis shared by both. */
+#ifndef MBLIN_OPOINT_CONSTRAINT_H
+#define MBLIN_OPOINT_CONSTRAINT_H
+
+#include "la/la_spqr.h"
+#include "opoint_solve.h"
+
+/* The initial multipliers' least-squares step dx (sp->ncol entries) on the subproblem selected
+ * (the equations of motion in the multipliers, evaluated at the guess): a large tall one (more
+ * rows than columns, beyond OPOINT_DENSE_MAX) by SPQR's QR kept in *keep (keep may be NULL; the
+ * caller frees *keep with la_spqr_free), the basic least-squares solution as opoint_newton_step's
+ * SPQR path gives it; every other by opoint_newton_step. */
+int opoint_multipliers_step(opoint_subproblem *sp, la_spqr **keep, double *dx, mbl_status *st);
+
+/* Rank of [Phi_q; A_nh] at the point, its rows scaled to unit 2-norm (dense SVD for moderate
+ * sizes, SPQR otherwise). kept (may be NULL): opoint_multipliers_step's factorization; where the
+ * transposed matrix has its pattern, the rank is that of the transpose refactored there. */
+int opoint_constraint_rank(opoint_subproblem *sp, la_spqr *kept, int *rank, mbl_status *st);
+
+#endif
