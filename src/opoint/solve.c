@@ -303,12 +303,7 @@ static int newton_step(opoint_subproblem *sp, double *dx, int solve, mbl_status 
          * fill, 4.5 s instead of 0.4 s) */
         for (int pass = (sp->eq_on || n >= OPOINT_EQ_FIRST_MIN) ? 1 : 0; pass < 2; pass++) {
             if (pass == 1) {
-                /* a refactorization (the held pivots) takes the previous step's factors as they are,
-                 * without sweeps: powers of 2, so its factors and solve are those of the matrix
-                 * equilibrated anew scaled exactly, the step dx the same bits; only the pivot ratio
-                 * tested below sees the difference (rows and columns near, not in, [1/2, 2)) */
-                int sweeps = sp->eq_warm && sp->lu && !sp->lu_fresh ? 0 : MBLA_EQUILIBRATE_MAXITER_DEFAULT;
-                la_csc_equilibrate_ws(sp->A, sweeps, sp->eq_warm, sp->eqr, sp->eqc, sp->eqw);
+                la_csc_equilibrate_ws(sp->A, MBLA_EQUILIBRATE_MAXITER_DEFAULT, sp->eq_warm, sp->eqr, sp->eqc, sp->eqw);
                 sp->eq_on = sp->eq_warm = 1;
                 for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]] * sp->eqr[r];
             }

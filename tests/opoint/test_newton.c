@@ -17,21 +17,13 @@
  * x = 0) Newton contracts each step by 2/3 exactly, and the point says so in its notes, with the
  * error that rate leaves (x / 3 of the last step, times 2: the next iterate's |x| exactly), checked
  * against the point's own |x| (the root is 0); regular equilibria (V = k (x^2 / 2 + x^4), the
- * four-bars above) get no such note.
- *
- * stale_equilibration: opoint_newton_step's refactorization (the held pivots) of a matrix scaled by
- * the previous step's equilibration factors as they are (no sweeps) gives the same step, bit for
- * bit, as that of the matrix equilibrated anew (warm sweeps): a matrix of entries 1e-6 .. 4e9
- * equilibrated and factored, then changed (one row 64 times larger, the rest by up to 30 %) and
- * refactored both ways; the factors of the two ways differ (else the check says nothing) and the
- * solutions are the same bits and solve the changed system. */
+ * four-bars above) get no such note. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mblin/mblin.h"
-#include "la/la_equilibrate.h"
 #include "model/model_view.h"
 #include "fixture.h"
 
@@ -179,65 +171,9 @@ TEST(linear_note)
     mbl_model_free(md);
 }
 
-/* the changed matrix in triplets (n x n, 3 entries a column) scaled or not: row 0 times 64 */
-static int stale_triplets(int n, int changed, int *ti, int *tj, double *tx)
-{
-    int nz = 0;
-    unsigned long long u = 12345;
-    for (int j = 0; j < n; j++)
-        for (int k = 0; k < 3; k++) {
-            u = u * 6364136223846793005ULL + 1442695040888963407ULL;
-            double f = (double)(u >> 11) / 9007199254740992.0; /* [0, 1) */
-            int i = k == 0 ? j : (j + 7 * k) % n;
-            ti[nz] = i, tj[nz] = j;
-            tx[nz] = (k == 0 ? 4.0 : 1.0) * pow(10.0, 6 * (2 * f - 1)) * (k == 0 ? 1e3 : 1.0);
-            if (changed) tx[nz] *= (i == 0 ? 64.0 : 1.0) * (1 + 0.3 * f);
-            nz++;
-        }
-    return nz;
-}
-
-TEST(stale_equilibration)
-{
-    enum { N = 60 };
-    int ti[3 * N], tj[3 * N];
-    double tx[3 * N], r[2][N], c[2][N], x[2][N], work[LA_EQUILIBRATE_WS(N, N)];
-    mbl_status st;
-    mbla_csc *A = NULL;
-    mbla_klu *lu = NULL;
-    mbla_klu_opts ko;
-    mbla_klu_opts_default(&ko);
-    int nz = stale_triplets(N, 0, ti, tj, tx);
-    CHECK(mbla_csc_from_triplets(N, N, nz, ti, tj, tx, NULL, &A, &st) == 0);
-    if (!A) return;
-    la_csc_equilibrate_ws(A, MBLA_EQUILIBRATE_MAXITER_DEFAULT, 0, r[0], c[0], work);
-    CHECK(la_klu_new_unscaled(A, &ko, &lu, &st) == 0);
-    mbla_csc_free(A), A = NULL;
-    memcpy(r[1], r[0], sizeof r[0]), memcpy(c[1], c[0], sizeof c[0]);
-    nz = stale_triplets(N, 1, ti, tj, tx);
-    for (int way = 0; way < 2 && lu; way++) { /* 0: sweeps anew (warm), 1: the factors as they are */
-        CHECK(mbla_csc_from_triplets(N, N, nz, ti, tj, tx, NULL, &A, &st) == 0);
-        la_csc_equilibrate_ws(A, way ? 0 : MBLA_EQUILIBRATE_MAXITER_DEFAULT, 1, r[way], c[way], work);
-        CHECK(mbla_klu_refactor(lu, A, &st) == 0);
-        for (int i = 0; i < N; i++) x[way][i] = (1.0 + i % 5) * r[way][i];
-        CHECK(mbla_klu_solve(lu, 1, x[way], N, &st) == 0);
-        for (int j = 0; j < N; j++) x[way][j] *= c[way][j];
-        mbla_csc_free(A), A = NULL;
-    }
-    CHECK_MSG(memcmp(r[0], r[1], sizeof r[0]) || memcmp(c[0], c[1], sizeof c[0]), "the sweeps changed no factor");
-    CHECK_MSG(!memcmp(x[0], x[1], sizeof x[0]), "the two ways' solutions differ");
-    /* and they solve the changed system: |A x - b| against |A| |x| */
-    double res[N] = {0}, sc[N] = {0}, worst = 0;
-    for (int p = 0; p < nz; p++) res[ti[p]] += tx[p] * x[1][tj[p]], sc[ti[p]] += fabs(tx[p] * x[1][tj[p]]);
-    for (int i = 0; i < N; i++) worst = fmax(worst, fabs(res[i] - (1.0 + i % 5)) / sc[i]);
-    CHECK_MSG(worst < 1e-12, "relative residual %g", worst);
-    mbla_klu_free(lu);
-}
-
 int main(void)
 {
     RUN(chord_steps_at_the_end);
     RUN(linear_note);
-    RUN(stale_equilibration);
     return test_summary("newton");
 }
