@@ -28,9 +28,7 @@ static __attribute__((noinline)) int u32_grow(u32vec *v)
     uint32_t *q = v->borrowed ? mbl_alloc_array(nc, sizeof *q) : mbl_realloc_array(v->p, nc, sizeof *q);
     if (!q) return -1;
     if (v->borrowed) memcpy(q, v->p, v->n * sizeof *q);
-    v->p = q;
-    v->cap = nc;
-    v->borrowed = 0;
+    v->p = q, v->cap = nc, v->borrowed = 0;
     return 0;
 }
 
@@ -67,11 +65,12 @@ static void args_free(argcopy *c)
 
 typedef mblx__seed seed;
 
-/* pos (optional, see seeds_index): symbol index -> position in s + 1 (0: not a seed), npos long */
+/* pos (optional, see seeds_index): symbol index -> position in s + 1 (0: not a seed), npos long;
+ * tds (optional): symbol index -> seed node + 2, 1 not a seed, for each symbol the root has */
 typedef struct seedset {
     seed *s;
     size_t n;
-    uint32_t *pos;
+    uint32_t *pos, *tds;
     uint32_t npos;
     int borrowed; /* s is the caller's storage (seeds_make_buf's buf): not freed */
 } seedset;
@@ -129,7 +128,7 @@ static void seeds_free(seedset *S)
 static int seeds_make_buf(mblx_graph *g, const char *who, size_t n, const mblx_id *syms, const mblx_id *nodes,
                           mblx_id fill, seedset *S, seed *buf, size_t nbuf)
 {
-    *S = (seedset){NULL, 0, NULL, 0, buf && n <= nbuf};
+    *S = (seedset){NULL, 0, NULL, NULL, 0, buf && n <= nbuf};
     if (n && !syms) {
         mblx__fail(g, MBL_EARG, "%s: NULL symbol array", who);
         return -1;
@@ -183,6 +182,7 @@ static inline __attribute__((always_inline)) int relevant(const mblx_graph *g, m
     if (cnt == 0 || S->n == 0) return 0;
     if (S->n == 1) return mblx__dep_has(g, v, S->s[0].sym);
     const uint32_t *d = g->deps + g->nd[v].doff;
+    if (S->tds) return mblx__tds_any(S->tds, d, cnt); /* v is below the root: its symbols are there */
     if (cnt + S->n <= 64) { /* both sorted and short: merge */
         size_t i = 0, j = 0;
         while (i < cnt && j < S->n) {
@@ -446,8 +446,8 @@ static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int 
             continue;
         }
         if (g->nd[v].op == MBLX_OP_SYMBOL) {
-            g->memo[v] = S->s[seed_find(S, (uint32_t)g->nd[v].val)].node;
-            stp->n--;
+            uint32_t y = (uint32_t)g->nd[v].val, *m = S->tds; /* a seed (relevant): its node */
+            g->memo[v] = m ? m[y] - 2 : S->s[seed_find(S, y)].node, stp->n--;
             continue;
         }
         g->memo[v] = XPENDING;
@@ -467,7 +467,7 @@ mblx_id mblx_diff(mblx_graph *g, mblx_id e, mblx_id sym)
     if (!g || !mblx__valid(g, e) || !mblx__valid(g, sym)) return XNONE;
     if (g->nd[sym].op != MBLX_OP_SYMBOL) return mblx__fail(g, MBL_EARG, "mblx_diff: not a symbol");
     seed s1 = {(uint32_t)g->nd[sym].val, g->one};
-    seedset S = {&s1, 1, NULL, 0, 0};
+    seedset S = {&s1, 1, NULL, NULL, 0, 0};
     mblx__memo_ref k = {NULL, s1.sym};
     int keep = relevant(g, e, &S) && mblx__dmap_ready(g);
     return traverse_memo(g, e, &S, MODE_DIFF, NULL, 1, keep ? &k : NULL, NULL);
@@ -510,7 +510,7 @@ mblx_id mblx__total_der_held(mblx_graph *g, mblx_id e, size_t n, const mblx_id *
             s[n] = time_sym, d[n] = g->one;
         }
         if (!seeds_make_buf(g, "mblx_dir_deriv", nt, s, d, XNONE, &S, lseed, TD_LOCAL)) {
-            mblx__memo_ref k = {relevant(g, e, &S) ? mblx__tdmemo_for(g, e, S.s, S.n) : NULL, 0};
+            mblx__memo_ref k = {relevant(g, e, &S) ? mblx__tdmemo_for(g, e, S.s, S.n, &S.tds) : NULL, 0};
             r = traverse_memo(g, e, &S, MODE_DIFF, NULL, 1, k.arr ? &k : NULL, D);
             seeds_free(&S);
         }
@@ -784,7 +784,7 @@ static int gradient_sweep(mblx_graph *g, mblx_id e, size_t n, const mblx_id *sym
         if (!g->err) mblx__fail(g, MBL_EARG, "mblx_gradient: invalid expression");
         return g->err;
     }
-    seedset S = {NULL, 0, NULL, 0, 0};
+    seedset S = {NULL, 0, NULL, NULL, 0, 0};
     u32vec ord = {NULL, 0, 0, 0}, st = {NULL, 0, 0, 0};
     adjoints A = {{NULL, 0, 0, 0}, {NULL, 0, 0, 0}, NULL, 0, 0, NULL, 0, NULL, NULL, P != NULL};
     int rc = 0;
@@ -939,7 +939,7 @@ int mblx_jacobian(mblx_graph *g, size_t m, const mblx_id *exprs, size_t n, const
                 goto fail;
             }
             seed s1 = {(uint32_t)g->nd[syms[j]].val, g->one};
-            seedset S1 = {&s1, 1, NULL, 0, 0};
+            seedset S1 = {&s1, 1, NULL, NULL, 0, 0};
             if (mblx__new_epoch(g)) {
                 mbl_free(cp), mbl_free(at);
                 mblx__oom(g);

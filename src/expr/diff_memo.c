@@ -105,7 +105,7 @@ static int grow_zero(uint32_t **p, size_t *n, size_t need)
     return 0;
 }
 
-uint32_t *mblx__tdmemo_for(mblx_graph *g, mblx_id e, const mblx__seed *S, size_t nS)
+uint32_t *mblx__tdmemo_for(mblx_graph *g, mblx_id e, const mblx__seed *S, size_t nS, uint32_t **seeds)
 {
     mblx__tdmemo *m = g->tdmemo;
     if (!m && !(m = g->tdmemo = mbl_calloc(1, sizeof *m))) return NULL;
@@ -122,7 +122,7 @@ uint32_t *mblx__tdmemo_for(mblx_graph *g, mblx_id e, const mblx__seed *S, size_t
             if (!m->seed[d[k]]) m->seed[d[k]] = want;
             clash = m->seed[d[k]] != want;
         }
-        if (!clash) return m->d;
+        if (!clash) return *seeds = m->seed, m->d;
         memset(m->d, 0, m->nd * sizeof *m->d);
         memset(m->seed, 0, (size_t)m->nseed * sizeof *m->seed);
     }

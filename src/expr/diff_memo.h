@@ -29,8 +29,18 @@ typedef struct mblx__memo_ref {
 } mblx__memo_ref;
 
 /* The memo (node -> derivative + 1) for a total derivative of e under the seeds S[0..nS) (sorted
- * by symbol), or NULL (out of memory: the call goes without it). */
-uint32_t *mblx__tdmemo_for(mblx_graph *g, mblx_id e, const mblx__seed *S, size_t nS);
+ * by symbol), or NULL (out of memory: the call goes without it). *seeds (when not NULL returned):
+ * the memo's seeds by symbol index (seed node + 2, 1 not a seed), set for every symbol e depends
+ * on, and so for those of every node below e. */
+uint32_t *mblx__tdmemo_for(mblx_graph *g, mblx_id e, const mblx__seed *S, size_t nS, uint32_t **seeds);
+/* Does a node whose symbols are d[0..cnt) (all set in seeds, as above) depend on a seed? One load
+ * a symbol, where the seed set's merge walked both lists (the traversals' relevance test). */
+static inline int mblx__tds_any(const uint32_t *seeds, const uint32_t *d, uint32_t cnt)
+{
+    for (uint32_t k = 0; k < cnt; k++)
+        if (seeds[d[k]] > 1) return 1;
+    return 0;
+}
 /* 1 when mblx_diff's map exists and has room for the derivatives of one more call */
 int mblx__dmap_ready(mblx_graph *g);
 /* the same in the graph's map of (node, symbol) */
