@@ -669,31 +669,41 @@ static int pattern(mblx_fwdjac *J, const mblx_graph *g, const mblx_id *rows, con
     return 0;
 }
 
-/* Greedy coloring in column order: each column takes the least color that no column sharing a
- * row with it has yet. The colors below 64 that each row's columns have so far are a bit set
- * (taken): a column's least free color is the first bit none of its rows has; only where all 64
- * are taken are the rows' earlier columns read (cost: the sum over rows of their lengths squared;
- * the N = 10^4 four-bar's 12 colors: 21 M instructions of it). */
-static int coloring(mblx_fwdjac *J)
+/* The rows' columns (*prp: m + 1 row pointers, *pci: nnz columns, each row's in order), by
+ * transposition; mark: n entries set to -1. MBL_ENOMEM when out of memory. */
+static int row_columns(const mblx_fwdjac *J, int **prp, int **pci, int **pmark)
 {
     size_t m = J->m, n = J->n, nnz = J->nnz;
-    int *rp = mbl_calloc(m + 1, sizeof *rp), *ci = mbl_alloc_array(nnz ? nnz : 1, sizeof *ci);
-    int *mark = mbl_alloc_array(n ? n : 1, sizeof *mark);
-    uint64_t *taken = mbl_calloc(m ? m : 1, sizeof *taken);
-    J->color = mbl_alloc_array(n ? n : 1, sizeof *J->color);
-    if (!rp || !ci || !mark || !taken || !J->color) {
-        mbl_free(rp), mbl_free(ci), mbl_free(mark), mbl_free(taken);
-        return MBL_ENOMEM;
-    }
+    int *rp = *prp = mbl_calloc(m + 1, sizeof *rp), *ci = *pci = mbl_alloc_array(nnz ? nnz : 1, sizeof *ci);
+    int *mark = *pmark = mbl_alloc_array(n ? n : 1, sizeof *mark);
+    if (!rp || !ci || !mark) return MBL_ENOMEM;
     for (size_t e = 0; e < nnz; e++) rp[J->rowidx[e] + 1]++;
     for (size_t i = 0; i < m; i++) rp[i + 1] += rp[i];
-    for (size_t j = 0; j < n; j++) { /* the rows' columns, by transposition */
+    for (size_t j = 0; j < n; j++) {
         mark[j] = -1;
-        J->color[j] = -1;
         for (int e = J->colptr[j]; e < J->colptr[j + 1]; e++) ci[rp[J->rowidx[e]]++] = (int)j;
     }
     for (size_t i = m; i > 0; i--) rp[i] = rp[i - 1];
     rp[0] = 0;
+    return 0;
+}
+
+/* Greedy coloring in column order: each column takes the least color that no column sharing a
+ * row with it has yet. The colors below 64 that each row's columns have so far are a bit set
+ * (taken): a column's least free color is the first bit none of its rows has; only where all 64
+ * are taken are the rows' earlier columns read (cost: the sum over rows of their lengths squared;
+ * the N = 10^4 four-bar's 12 colors: 21 M instructions of it), from the rows' columns made then
+ * (row_columns: about 9 M instructions at N = 10^4, for nothing below 64 colors). */
+static int coloring(mblx_fwdjac *J)
+{
+    size_t m = J->m, n = J->n;
+    int *rp = NULL, *ci = NULL, *mark = NULL;
+    uint64_t *taken = mbl_calloc(m ? m : 1, sizeof *taken);
+    J->color = mbl_alloc_array(n ? n : 1, sizeof *J->color);
+    if (!taken || !J->color) {
+        mbl_free(taken);
+        return MBL_ENOMEM;
+    }
     size_t nc = 0;
     for (size_t j = 0; j < n; j++) {
         uint64_t busy = 0;
@@ -702,6 +712,10 @@ static int coloring(mblx_fwdjac *J)
         if (~busy) {
             while (busy >> c & 1) c++;
         } else {
+            if (!rp && row_columns(J, &rp, &ci, &mark)) {
+                mbl_free(rp), mbl_free(ci), mbl_free(mark), mbl_free(taken);
+                return MBL_ENOMEM;
+            }
             for (int e = J->colptr[j]; e < J->colptr[j + 1]; e++) {
                 int i = J->rowidx[e];
                 /* a row's columns are in order (ci: transposed in column order), and the columns

@@ -35,25 +35,27 @@ int mblx__schedule_runs(mblx_tape *t)
      * a few n words that blocks of this size fill (one block of 9 n words grew the heap by its
      * size). The operands' producers are read from the instructions themselves (SSA form). */
     size_t win = n < SCHED_WINDOW ? n : SCHED_WINDOW;
-    uint32_t *tmp = mbl_alloc_array(win + (t->nout ? t->nout : 1), sizeof *tmp);
+    uint32_t *outsrc = mbl_alloc_array(t->nout ? t->nout : 1, sizeof *outsrc);
     uint32_t *lev = mbl_alloc_array(2 * n, sizeof *lev), *uses = mbl_alloc_array(n, sizeof *uses);
     uint32_t *nreg_of = mbl_alloc_array(2 * n, sizeof *nreg_of), *wnode = mbl_alloc_array(win, sizeof *wnode);
     tins *wins = mbl_alloc_array(win, sizeof *wins);
     uint32_t *rstart = mbl_alloc_array(n + 1, sizeof *rstart);
     uint8_t *rop = mbl_alloc_array(n, sizeof *rop);
     int rc = -1;
-    if (!tmp || !lev || !uses || !nreg_of || !wnode || !wins || !rstart || !rop) goto out;
-    uint32_t *order = lev + n, *freel = nreg_of + n, *outsrc = tmp + win;
+    if (!outsrc || !lev || !uses || !nreg_of || !wnode || !wins || !rstart || !rop) goto out;
+    uint32_t *order = lev + n, *freel = nreg_of + n;
     /* window by window: in one pass the producers of each instruction's operands (the compiler's
      * instructions are in SSA form, tape.c), its level within its window, the reads of each value
      * (a value's register is freed at the read that takes its count to 0, its last in the new
-     * order) and the opcodes' counts; then a stable counting sort by opcode and by level */
+     * order) and the opcodes present; then one stable counting sort by the key (level, opcode),
+     * the opcodes ranked among those present. A nonempty key is a run: level by level, its
+     * opcodes in increasing order. */
     memset(uses, 0, n * sizeof *uses);
     size_t nrun = 0;
     for (size_t w0 = 0; w0 < n; w0 += SCHED_WINDOW) {
         size_t w1 = w0 + SCHED_WINDOW < n ? w0 + SCHED_WINDOW : n;
         uint32_t maxlev = 0;
-        size_t opc[SCHED_NOP + 1] = {0};
+        uint64_t present = 0;
         for (size_t i = w0; i < w1; i++) {
             const tins *p = &t->ins[i];
             unsigned rd = reads[p->op];
@@ -71,29 +73,27 @@ int mblx__schedule_runs(mblx_tape *t)
 #undef LEVEL_OF
             lev[i] = L;
             if (L > maxlev) maxlev = L;
-            opc[p->op + 1]++;
+            present |= (uint64_t)1 << p->op;
         }
-        size_t nlev = (size_t)maxlev + 1, m = w1 - w0;
-        size_t *cnt = mbl_alloc_array(nlev + 1, sizeof *cnt);
+        /* rank[op]: its place among the opcodes present, opof the inverse */
+        uint32_t rank[SCHED_NOP], nop = 0;
+        uint8_t opof[SCHED_NOP];
+        for (unsigned op = 0; op < SCHED_NOP; op++)
+            if (present >> op & 1) opof[nop] = (uint8_t)op, rank[op] = nop++;
+        size_t nlev = (size_t)maxlev + 1, nkey = nlev * nop;
+        uint32_t *cnt = mbl_alloc_array(nkey + 1, sizeof *cnt);
         if (!cnt) goto out;
-        for (size_t k = 0; k < SCHED_NOP; k++) opc[k + 1] += opc[k];
-        for (size_t i = w0; i < w1; i++) tmp[opc[t->ins[i].op]++] = (uint32_t)i;
-        memset(cnt, 0, (nlev + 1) * sizeof *cnt);
-        for (size_t i = w0; i < w1; i++) cnt[lev[i] + 1]++;
-        for (size_t k = 0; k < nlev; k++) cnt[k + 1] += cnt[k];
-        for (size_t k = 0; k < m; k++) order[w0 + cnt[lev[tmp[k]]]++] = tmp[k];
-        /* the runs: level L is order[w0 + cnt[L - 1] .. w0 + cnt[L]) now, its opcodes in order */
-        for (size_t L = 0, k = w0; L < nlev; L++) {
-            unsigned prev = SCHED_NOP;
-            for (; k < w0 + cnt[L]; k++) {
-                unsigned op = t->ins[order[k]].op;
-                if (op != prev) {
-                    rstart[nrun] = (uint32_t)k;
-                    rop[nrun++] = (uint8_t)op;
-                    prev = op;
+        memset(cnt, 0, (nkey + 1) * sizeof *cnt);
+        /* (a window's levels are read by its own instructions only: lev[i] becomes its key) */
+        for (size_t i = w0; i < w1; i++) cnt[(lev[i] = lev[i] * nop + rank[t->ins[i].op]) + 1]++;
+        for (size_t k = 0; k < nkey; k++) cnt[k + 1] += cnt[k];
+        for (size_t L = 0, key = 0; L < nlev; L++)
+            for (uint32_t r = 0; r < nop; r++, key++)
+                if (cnt[key + 1] > cnt[key]) {
+                    rstart[nrun] = (uint32_t)(w0 + cnt[key]);
+                    rop[nrun++] = opof[r];
                 }
-            }
-        }
+        for (size_t i = w0; i < w1; i++) order[w0 + cnt[lev[i]]++] = (uint32_t)i;
         mbl_free(cnt);
     }
     rstart[nrun] = (uint32_t)n;
@@ -156,7 +156,7 @@ int mblx__schedule_runs(mblx_tape *t)
     rstart = NULL, rop = NULL;
     rc = 0;
 out:
-    mbl_free(tmp), mbl_free(lev), mbl_free(uses), mbl_free(nreg_of);
+    mbl_free(outsrc), mbl_free(lev), mbl_free(uses), mbl_free(nreg_of);
     mbl_free(wnode), mbl_free(wins), mbl_free(rstart), mbl_free(rop);
     return rc;
 }

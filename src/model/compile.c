@@ -1,5 +1,7 @@
 /* Compiling the formulated model: the exact Jacobians of the residuals, outputs and user states,
  * their tapes (the residual's on a second thread for mid-sized models), and the drawing's. */
+#include <string.h>
+
 #include "core/progress.h"
 #include "model/formulate.h"
 #include "model/terms/term.h"
@@ -302,10 +304,16 @@ static int forward_pattern(mbl_model *md, const mblx_fwdjac *fj, mbl_status *st)
 {
     const int *cp, *ri;
     mblx_fwdjac_pattern(fj, &cp, &ri);
-    if (model_sjac_reserve(&md->jac, (size_t)cp[md->nunk])) return mbl_error(st, MBL_ENOMEM, "out of memory");
-    for (int j = 0; j < md->nunk; j++) /* by column, as jacobian_unknowns and mblx_fwdjac_eval's values */
-        for (int p = cp[j]; p < cp[j + 1]; p++)
-            if (model_sjac_push(&md->jac, ri[p], j, MBLX_NONE)) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    size_t nnz = (size_t)cp[md->nunk];
+    if (model_sjac_reserve(&md->jac, nnz)) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    /* by column, as jacobian_unknowns and mblx_fwdjac_eval's values; written into the reserved
+     * arrays (a model_sjac_push per entry cost about 40 instructions: 24 M at N = 10^4) */
+    mbl_sjac *J = &md->jac;
+    memcpy(J->row + J->nz, ri, nnz * sizeof *ri);
+    for (int j = 0; j < md->nunk; j++)
+        for (int p = cp[j]; p < cp[j + 1]; p++) J->col[J->nz + p] = j;
+    for (size_t p = 0; p < nnz; p++) J->node[(size_t)J->nz + p] = MBLX_NONE;
+    J->nz += (int)nnz;
     return 0;
 }
 

@@ -17,6 +17,7 @@ mblin_add_test(test_expr_fwd_models ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_f
 mblin_add_test(test_expr_parse_lean ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_parse_lean.c)
 mblin_add_test(test_expr_compile_inplace ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_compile_inplace.c)
 mblin_add_test(test_expr_schedule_inplace ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_schedule_inplace.c)
+mblin_add_test(test_expr_schedule_keys ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_schedule_keys.c)
 mblin_add_test(test_expr_product_others ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_product_others.c)
 mblin_add_test(test_expr_sorted ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_sorted.c)
 mblin_add_test(test_expr_scaled ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_scaled.c)
