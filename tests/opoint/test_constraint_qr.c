@@ -12,43 +12,12 @@
 #include "mblin/mblin.h"
 #include "test.h"
 #include "fixture.h"
-
-/* examples/fourbar.py 300 (603 coordinates, 602 constraints) with two more coordinates on springs
- * (605 equations of motion: the multipliers' least squares is tall) and, when dup, the constraint of
- * coupler 150 again, doubled (603 constraints of rank 602 at every configuration). */
-static char *fourbar_text(int dup)
-{
-    enum { NL = 300 };
-    size_t cap = 1 << 20, len = 0;
-    char *s = malloc(cap);
-#define PUT(...) (len += (size_t)snprintf(s + len, cap - len, __VA_ARGS__))
-    PUT("model: dae\nparameters: {m: 1, l: 1, k: 25, L0: sqrt(2)*l, c: 0, gx: 0, gy: -9.81}\ncoordinates:\n");
-    for (int i = 0; i <= NL; i++) PUT("  xB%d: %.17g\n  yB%d: %.17g\n", i, i + cos(2.0), i, sin(2.0));
-    PUT("  phi: 2\n  z1: 0.1\n  z2: -0.2\nvariables:\n");
-    for (int i = 1; i <= NL; i++) PUT("  s%d: \"sqrt((xB%d - %d)^2 + yB%d^2)\"\n", i, i, i - 1, i);
-    PUT("kinetic_energy: \"m/2*der(z1)^2 + m/2*der(z2)^2");
-    for (int i = 0; i <= NL; i++) PUT(" + m/6*(der(xB%d)^2 + der(yB%d)^2)", i, i);
-    for (int i = 1; i <= NL; i++)
-        PUT(" + m/6*(der(xB%d)^2 + der(yB%d)^2 + der(xB%d)*der(xB%d) + der(yB%d)*der(yB%d) + der(xB%d)^2 + "
-            "der(yB%d)^2)", i - 1, i - 1, i - 1, i, i - 1, i, i, i);
-    PUT("\"\npotential_energy: \"k/2*z1^2 + k/2*(z2 - z1)^2");
-    for (int i = 0; i <= NL; i++) PUT(" - m*(gx*(xB%d + %d) + gy*yB%d)/2", i, i, i);
-    for (int i = 1; i <= NL; i++)
-        PUT(" - m*(gx*(xB%d + xB%d) + gy*(yB%d + yB%d))/2 + k/2*(s%d - L0)^2", i - 1, i, i - 1, i, i);
-    PUT("\"\nconstraints:\n");
-    for (int i = 0; i <= NL; i++) PUT("  - \"(xB%d - %d)^2 + yB%d^2 - l^2\"\n", i, i, i);
-    for (int i = 1; i <= NL; i++) PUT("  - \"(xB%d - xB%d)^2 + (yB%d - yB%d)^2 - l^2\"\n", i, i - 1, i, i - 1);
-    PUT("  - \"yB%d - l*sin(phi)\"\n", NL);
-    if (dup) PUT("  - \"2*((xB150 - xB149)^2 + (yB150 - yB149)^2 - l^2)\"\n");
-    PUT("linearize:\n  at: equilibrium\n  states: [phi]\n");
-#undef PUT
-    return s;
-}
+#include "fourbar_text.h"
 
 TEST(shared_rank_test_matches_separate)
 {
     for (int dup = 0; dup <= 1; dup++) {
-        char *text = fourbar_text(dup);
+        char *text = fourbar_text(300, 1, dup); /* 605 coordinates, 602 + dup constraints of rank 602 */
         mbl_status st;
         mbl_model *md = fixture_model(NULL, text, "fourbar300.yaml", &st);
         free(text);

@@ -26,6 +26,7 @@
 #include "mblin/mblin.h"
 #include "model/model_view.h"
 #include "fixture.h"
+#include "fourbar_text.h"
 
 #define LINEAR_HEAD "Newton converged only linearly ("
 
@@ -52,39 +53,6 @@ static double fourbar_root(int N)
     return 0.5 * (a + b);
 }
 
-/* The N-loop four-bar as examples/fourbar.py writes it (no dampers, the states [phi]): malloc'd text */
-static char *fourbar_text(int N)
-{
-    size_t cap = 800 * (size_t)N + 1000, o = 0;
-    char *b = malloc(cap);
-    if (!b) return NULL;
-#define PUT(...) (o += (size_t)snprintf(b + o, o < cap ? cap - o : 0, __VA_ARGS__))
-    PUT("model: dae\nname: %d-loop four-bar\nparameters: {m: 1, l: 1, k: 25, L0: sqrt(2)*l, c: 0, gx: 0, gy: -9.81}\n"
-        "coordinates:\n", N);
-    for (int i = 0; i <= N; i++) PUT("  xB%d: %.17g\n  yB%d: %.17g\n", i, i + cos(2.0), i, sin(2.0));
-    PUT("  phi: 2\nvariables:\n");
-    for (int i = 1; i <= N; i++) PUT("  s%d: \"sqrt((xB%d - %d)^2 + yB%d^2)\"\n", i, i, i - 1, i);
-    PUT("kinetic_energy: \"");
-    for (int i = 0; i <= N; i++) PUT("%sm/6*(der(xB%d)^2 + der(yB%d)^2)", i ? " + " : "", i, i);
-    for (int i = 1; i <= N; i++)
-        PUT(" + m/6*(der(xB%d)^2 + der(yB%d)^2 + der(xB%d)*der(xB%d) + der(yB%d)*der(yB%d) + der(xB%d)^2 + der(yB%d)^2)",
-            i - 1, i - 1, i - 1, i, i - 1, i, i, i);
-    PUT("\"\npotential_energy: \"");
-    for (int i = 0; i <= N; i++) PUT("-m*(gx*(xB%d + %d) + gy*yB%d)/2 ", i, i, i);
-    for (int i = 1; i <= N; i++)
-        PUT("-m*(gx*(xB%d + xB%d) + gy*(yB%d + yB%d))/2 + k/2*(s%d - L0)^2 ", i - 1, i, i - 1, i, i);
-    PUT("\"\nconstraints:\n");
-    for (int i = 0; i <= N; i++) PUT("  - \"(xB%d - %d)^2 + yB%d^2 - l^2\"\n", i, i, i);
-    for (int i = 1; i <= N; i++) PUT("  - \"(xB%d - xB%d)^2 + (yB%d - yB%d)^2 - l^2\"\n", i, i - 1, i, i - 1);
-    PUT("  - \"yB%d - l*sin(phi)\"\nlinearize:\n  at: equilibrium\n  states: [phi]\n", N);
-#undef PUT
-    if (o >= cap) {
-        free(b);
-        return NULL;
-    }
-    return b;
-}
-
 TEST(chord_steps_at_the_end)
 {
     /* N = 500 and 1000: 2005 and 4005 unknowns (OPOINT_CHORD_MIN 2000); N = 300 (1205) none */
@@ -92,7 +60,7 @@ TEST(chord_steps_at_the_end)
         int N, chords;
     } cases[] = {{500, 3}, {1000, 3}, {300, 0}};
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-        char name[32], *text = fourbar_text(cases[k].N);
+        char name[32], *text = fourbar_text(cases[k].N, 0, 0);
         snprintf(name, sizeof name, "fourbar_N%d", cases[k].N);
         CHECK(text != NULL);
         mbl_model *md = text ? fixture_model_fwd(NULL, text, name, 0) : NULL;
