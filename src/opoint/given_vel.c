@@ -183,8 +183,7 @@ static void gv_note(const gv *w)
     if (!shown) return; /* nothing moved that was not written: no note (the point is the file's) */
     if (more) snprintf(buf + len, sizeof buf - len, " and %d more", more);
     else snprintf(buf + len, sizeof buf - len, "%s", !zero ? "" : shown ? " (the others 0)" : " all 0");
-    size_t nl = strlen(pt->notes);
-    if (nl + 3 < sizeof pt->notes) snprintf(pt->notes + nl, sizeof pt->notes - nl, "%s%.900s", nl ? "; " : "", buf);
+    opoint_note_add(pt, buf);
 }
 
 int opoint_given_velocities(opoint_subproblem *sp, const int *hq, const double *hcq, const int *he, const double *hc,

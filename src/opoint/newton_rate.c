@@ -1,4 +1,4 @@
-/* The rate of Newton's last steps (opoint_newton), and the note on a point reached at a linear one
+/* The rate of Newton's last steps (opoint_newton), the note on a point reached at a linear one
  * (a degenerate solution: the Jacobian singular there). */
 #include <math.h>
 #include <stdio.h>
@@ -34,6 +34,11 @@ void opoint_note_linear(mbl_point *pt, const char *what, int it, const opoint_ne
     snprintf(buf, sizeof buf, "%s (%d iterations, each step %.2g of the last): the Jacobian is singular at the "
              "solution, a degenerate %s; the point is accurate to about %.1g", head, it, nr->ratio, what,
              nr->ds * nr->ratio / (1 - nr->ratio));
+    opoint_note_add(pt, buf);
+}
+
+void opoint_note_add(mbl_point *pt, const char *text)
+{
     size_t nl = strlen(pt->notes);
-    if (nl + 3 < sizeof pt->notes) snprintf(pt->notes + nl, sizeof pt->notes - nl, "%s%s", nl ? "; " : "", buf);
+    if (nl + 3 < sizeof pt->notes) snprintf(pt->notes + nl, sizeof pt->notes - nl, "%s%s", nl ? "; " : "", text);
 }

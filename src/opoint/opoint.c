@@ -166,13 +166,9 @@ static int solve_accelerations(opoint_subproblem *sp, mbl_status *st)
 
 static void note(mbl_point *pt, const char *fmt, const char *a, double x)
 {
-    size_t len = strlen(pt->notes);
-    if (len + 2 >= sizeof pt->notes) return;
-    if (len) {
-        snprintf(pt->notes + len, sizeof pt->notes - len, "; ");
-        len += 2;
-    }
-    snprintf(pt->notes + len, sizeof pt->notes - len, fmt, a, x);
+    char text[sizeof pt->notes];
+    snprintf(text, sizeof text, fmt, a, x);
+    opoint_note_add(pt, text);
 }
 
 /* Initial multipliers: least squares on the equations of motion at the guess (q, v, vdot = 0),
@@ -396,9 +392,7 @@ static void note_far_moves(mbl_point *pt, const mbl_model *md, const double *gue
     char msg[700];
     snprintf(msg, sizeof msg,
              "the point moved far from the initial guess: %s; another solution may lie nearer the guess", buf);
-    size_t nl = strlen(pt->notes);
-    if (nl + 3 >= sizeof pt->notes) return;
-    snprintf(pt->notes + nl, sizeof pt->notes - nl, "%s%s", nl ? "; " : "", msg);
+    opoint_note_add(pt, msg);
 }
 
 /* An equilibrium is at rest: velocities given in the file (a body's angular_velocity, a
@@ -421,9 +415,7 @@ static void note_unused_velocities(mbl_point *pt, const mbl_model *md, const dou
              "the velocities of the initial state are not used at an equilibrium (%d nonzero, largest der(%.100s) = "
              "%.4g); use at: given or at: steady for a point with motion",
              count, mv->qname[big], v0[big]);
-    size_t nl = strlen(pt->notes);
-    if (nl + 3 >= sizeof pt->notes) return;
-    snprintf(pt->notes + nl, sizeof pt->notes - nl, "%s%s", nl ? "; " : "", msg);
+    opoint_note_add(pt, msg);
 }
 
 /* A given point's accelerations are residual when the inertia term of some equation of motion is
@@ -533,8 +525,7 @@ static int note_residual_accelerations(opoint_subproblem *sp, mbl_status *st)
                  "der(der(%.40s)) = %.6g (inertia %.3g of the forces in the equation of %.40s); the linear model "
                  "is about a point that moves",
                  mv->qname[acc], pt->vdot[acc], worst, mv->qname[big]);
-    size_t nl = strlen(pt->notes);
-    if (nl + 3 < sizeof pt->notes) snprintf(pt->notes + nl, sizeof pt->notes - nl, "%s%s", nl ? "; " : "", pt->accel_note);
+    opoint_note_add(pt, pt->accel_note);
     return 0;
 }
 

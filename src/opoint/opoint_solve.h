@@ -172,6 +172,8 @@ void opoint_rate_step(opoint_newton_rate *nr, const double *dx, double alpha, in
  * saying so, with the error the rate leaves; the point's first such note only (a solve that starts
  * again from the projection, or polishes after the continuation, converges alike). */
 void opoint_note_linear(mbl_point *pt, const char *what, int it, const opoint_newton_rate *nr);
+/* text appended to the point's notes after a "; " (nothing where they are full) */
+void opoint_note_add(mbl_point *pt, const char *text);
 /* Newton / Gauss-Newton with line search (and Levenberg-Marquardt steps where it stalls). */
 int opoint_newton(opoint_subproblem *sp, const char *what, int linear, const opoint_newton_par *par,
                   opoint_newton_out *out, mbl_status *st);
