@@ -12,8 +12,10 @@ the spline's piece at the point written out (SciPy's coefficients), in `model: d
 
 usage: data_sets_test.py path/to/mblin   (python3 with numpy and scipy)
 """
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,6 +26,7 @@ from scipy.interpolate import Akima1DInterpolator, CubicSpline
 MBLIN = sys.argv[1]
 FAILS = []
 TMP = tempfile.mkdtemp(prefix="mblin_data_")
+atexit.register(shutil.rmtree, TMP, ignore_errors=True)  # the generated models go with the test
 
 
 def check(cond, what):

@@ -15,8 +15,10 @@ of 49.188i, 68.303i, 110.57i. Checked: every eigenvalue has |Re| <= 1e-9 |lambda
 (n_p = 100 against n_p = 500: 2.2e-5 at the 10th frequency, 7e-8 at the 5th), while the spurious
 values are 7 % off.
 """
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,6 +40,7 @@ RE_RTOL = 1e-9
 def main():
     mblin = sys.argv[1]
     tmp = tempfile.mkdtemp(prefix="mblin_flexsp_")
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)  # the generated models go with the test
     path = os.path.join(tmp, "flexible_np%d.yaml" % NP)
     with open(path, "w") as f:
         f.write(flexible_pendulum.generate(NP))

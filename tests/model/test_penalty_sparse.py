@@ -30,8 +30,10 @@ is 0.80 and 0.94).
 A four-bar chain whose mode (132 rad/s) lies beyond all its spurious eigenvalues: the sparse path
 finds no physical one and the dense penalty is computed instead, said in the notes.
 """
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -133,6 +135,7 @@ def fourbar_fast(mblin, tmp):
 def main():
     mblin = sys.argv[1]
     tmp = tempfile.mkdtemp(prefix="mblin_pensp_")
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)  # the generated models go with the test
     path = model(tmp, 25)
     p, sp = run(mblin, path, "--method", "penalty", "--nev", str(2 * NPAIRS))
     check(p.returncode == 0, "penalty --nev 20 exits 0 (%s)" % p.stderr.strip())
