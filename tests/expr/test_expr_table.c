@@ -1,0 +1,93 @@
+/* The hash-consing table's memory and the deferral's batch (src/expr/graph.c). A table of 1 MB or
+ * more is mapped from the system (its pages come zeroed) and unmapped when it grows, is dropped
+ * or the graph is freed; a smaller one is calloc'd and freed: a graph growing through that size
+ * from nothing must find every node it made (none made twice) and give the handles of a graph
+ * reserved large from the start (whose table is mapped from its first node), also after a drop and
+ * rebuild (freeing a mapped table with free(), or unmapping a calloc'd one, crashes). The batch of
+ * a large table's new entries is looked up through slots tagged with the batch's generation (slots
+ * of older batches are empty, the slots cleared once the generations start again): a node made and
+ * made again at once, while its entry waits in the batch, must be found there across many batches
+ * and several restarts of the generations, the count of nodes unchanged. */
+#include <stdio.h>
+
+#include "mblin/expr.h"
+#include "test.h"
+
+enum { NS = 500, NROW = 40000 };
+
+/* row i: new products and sums over the symbols and an older row */
+static mblx_id row(mblx_graph *g, const mblx_id *x, const mblx_id *r, int i)
+{
+    mblx_id a = x[i % NS], b = x[(11 * i + 5) % NS];
+    mblx_id p = mblx_mul(g, mblx_add(g, a, mblx_const(g, 0.5 * (i % 89))), b);
+    mblx_id s = mblx_cos(g, mblx_sub(g, p, a));
+    return i > 3 ? mblx_add(g, mblx_mul(g, s, r[i / 3]), p) : s;
+}
+
+static void build(mblx_graph *g, mblx_id *x, mblx_id *r)
+{
+    for (int i = 0; i < NS; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "y%d", i);
+        x[i] = mblx_symbol(g, nm);
+    }
+    for (int i = 0; i < NROW; i++) r[i] = row(g, x, r, i);
+}
+
+static mblx_id xa[NS], xb[NS], ra[NROW], rb[NROW];
+
+TEST(table_through_the_mapped_size)
+{
+    mblx_graph *a = mblx_graph_new(), *b = mblx_graph_new();
+    CHECK(a && b);
+    CHECK_EQ_INT(mblx_graph_reserve(b, 300000), 0); /* 2^20 slots (8 MB): mapped at once */
+    build(a, xa, ra); /* 128 slots, calloc'd, grown past 1 MB: mapped */
+    build(b, xb, rb);
+    size_t n = mblx_node_count(a);
+    CHECK(n > 100000); /* past 2^17 slots (1 MB) at half load */
+    CHECK_EQ_INT((int)n, (int)mblx_node_count(b));
+    int same = 1;
+    for (int i = 0; i < NROW; i++) same &= ra[i] == rb[i];
+    CHECK(same);
+    for (int i = 0; i < NROW; i += 5) CHECK_EQ_INT((int)row(a, xa, ra, i), (int)ra[i]);
+    CHECK_EQ_INT((int)mblx_node_count(a), (int)n); /* every node found: none made */
+    CHECK_EQ_INT(mblx_graph_drop_table(a), 0);     /* the mapped table unmapped */
+    for (int i = 0; i < NROW; i += 3) CHECK_EQ_INT((int)row(a, xa, ra, i), (int)ra[i]);
+    CHECK_EQ_INT((int)mblx_node_count(a), (int)n); /* the rebuilt (mapped) table finds them all */
+    CHECK_EQ_INT(mblx_graph_reserve(a, 1000000), 0); /* grown: the old mapped table unmapped */
+    CHECK_EQ_INT((int)mblx_mul(a, ra[NROW - 1], ra[NROW - 2]), (int)mblx_mul(b, rb[NROW - 1], rb[NROW - 2]));
+    CHECK_EQ_INT(mblx_graph_status(a, NULL), 0);
+    CHECK_EQ_INT(mblx_graph_status(b, NULL), 0);
+    mblx_graph_free(a);
+    mblx_graph_free(b);
+}
+
+TEST(batch_found_across_generations)
+{
+    mblx_graph *g = mblx_graph_new();
+    CHECK(g);
+    CHECK_EQ_INT(mblx_graph_reserve(g, 600000), 0); /* deferring from the first node */
+    mblx_id x = mblx_symbol(g, "x"), y = mblx_symbol(g, "y");
+    mblx_id prev = mblx_add(g, x, y);
+    /* 2048 entries a batch, the generations restarted every 63 batches: 300,000 nodes make 146
+     * batches, two restarts */
+    int found = 1;
+    for (int k = 0; k < 300000; k++) {
+        mblx_id c = mblx_const(g, (double)(k % 1000) + 0.25);
+        mblx_id e = mblx_mul(g, prev, c); /* new (its operand prev is new) */
+        size_t n = mblx_node_count(g);
+        found &= mblx_mul(g, prev, c) == e && mblx_node_count(g) == n; /* in the batch */
+        prev = mblx_add(g, e, k % 2 ? x : y);
+    }
+    CHECK(found);
+    CHECK(mblx_node_count(g) > 600000);
+    CHECK_EQ_INT(mblx_graph_status(g, NULL), 0);
+    mblx_graph_free(g);
+}
+
+int main(void)
+{
+    RUN(table_through_the_mapped_size);
+    RUN(batch_found_across_generations);
+    return test_summary("expr_table");
+}
