@@ -24,13 +24,11 @@ static mblx_id row(mblx_graph *g, const mblx_id *x, const mblx_id *r, int i)
     return i > 3 ? mblx_add(g, mblx_mul(g, s, r[i / 3]), p) : s;
 }
 
+/* the symbols y0 .. y(NS-1), then the rows */
 static void build(mblx_graph *g, mblx_id *x, mblx_id *r)
 {
-    for (int i = 0; i < NS; i++) {
-        char nm[16];
-        snprintf(nm, sizeof nm, "y%d", i);
-        x[i] = mblx_symbol(g, nm);
-    }
+    char nm[16] = "y";
+    for (int i = 0; i < NS; i++) x[i] = (snprintf(nm + 1, sizeof nm - 1, "%d", i), mblx_symbol(g, nm));
     for (int i = 0; i < NROW; i++) r[i] = row(g, x, r, i);
 }
 
