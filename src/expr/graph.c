@@ -109,6 +109,8 @@ static int grow(void **p, size_t *cap, size_t need, size_t sz, size_t init)
 
 int mblx__grow(void **p, size_t *cap, size_t need, size_t sz, size_t init) { return grow(p, cap, need, sz, init); }
 
+static void defer_cover(mblx_graph *g);
+
 int mblx__grow_nodes(mblx_graph *g, size_t need)
 {
     if (need <= g->cap) return 0;
@@ -133,6 +135,7 @@ int mblx__grow_nodes(mblx_graph *g, size_t need)
      * mblx_symbol_n), and nothing reads the stamp of a node that does not exist yet, so the
      * reserve beyond n stays untouched; memo[] is read only where the stamp is current */
     g->cap = (uint32_t)nc;
+    defer_cover(g);
     return 0;
 }
 
@@ -278,6 +281,14 @@ static void defer_free(mblx_graph *g)
     mbl_free(g->defer->used);
     mbl_free(g->defer);
     g->defer = NULL;
+}
+
+/* The marks grown with the node arrays (mblx__grow_nodes), so that every node that can be made
+ * has one and a lookup need not check; out of memory: no more deferring (marks missing for some
+ * nodes would skip lookups of nodes that exist). */
+static void defer_cover(mblx_graph *g)
+{
+    if (g->defer && used_grow(g->defer, (size_t)g->cap + 1)) defer_free(g);
 }
 
 static void table_put(uint64_t *t, size_t cap, uint64_t en)
@@ -638,6 +649,11 @@ static inline __attribute__((always_inline)) int compute_deps(mblx_graph *g, siz
     *off = 0;
     *cnt = 0;
     if (n == 0) return 0;
+    if (n == 1) { /* the operand's set */
+        *off = g->nd[a[0]].doff;
+        *cnt = g->nd[a[0]].dcnt;
+        return 0;
+    }
     if (n == 2) { /* most nodes: the same as below, without its loops over the operands */
         const mblx__node *x = &g->nd[a[0]], *y = &g->nd[a[1]];
         if (y->dcnt > x->dcnt) {
@@ -651,16 +667,24 @@ static inline __attribute__((always_inline)) int compute_deps(mblx_graph *g, siz
                 *cnt = u;
                 return 0;
             }
-            if (grow((void **)&g->tmp, &g->tmp_cap, (size_t)u + y->dcnt, sizeof *g->tmp, INIT_POOL)) return -1;
-            const uint32_t *src = g->deps + x->doff;
-            size_t w = y->dcnt == 1 ? insert_u32(src, u, g->deps[y->doff], g->tmp)
-                                    : merge_u32(src, u, g->deps + y->doff, y->dcnt, g->tmp);
+            /* the union made where it goes, at the pool's end (kept unless within x's set) */
+            size_t room = (size_t)u + y->dcnt;
+            if (g->ndeps_used + room > (size_t)UINT32_MAX ||
+                grow((void **)&g->deps, &g->deps_cap, g->ndeps_used + room, sizeof *g->deps, INIT_POOL))
+                return -1;
+            const uint32_t *src = g->deps + x->doff; /* (after the pool moved) */
+            uint32_t *out = g->deps + g->ndeps_used;
+            size_t w = y->dcnt == 1 ? insert_u32(src, u, g->deps[y->doff], out)
+                                    : merge_u32(src, u, g->deps + y->doff, y->dcnt, out);
             if (w == u) { /* within x's set */
                 *off = x->doff;
                 *cnt = u;
                 return 0;
             }
-            return deps_append(g, g->tmp, w, off, cnt);
+            *off = (uint32_t)g->ndeps_used;
+            *cnt = (uint32_t)w;
+            g->ndeps_used += w;
+            return 0;
         }
     }
     size_t best = 0, total = g->nd[a[0]].dcnt;
@@ -687,7 +711,7 @@ static inline __attribute__((always_inline)) int compute_deps(mblx_graph *g, siz
         if (c == b || g->nd[c].dcnt == 0 || g->nd[c].doff == boff) continue;
         subset = deps_subset(g, c, b);
     }
-    if (subset || (n == 1 && merge_now)) {
+    if (subset) {
         *off = boff;
         *cnt = bcnt;
         return 0;
@@ -774,11 +798,7 @@ static inline __attribute__((always_inline)) mblx_id table_find(const mblx_graph
 static __attribute__((noinline)) mblx_id intern_large(mblx_graph *g, unsigned op, double v, size_t n, const uint32_t *a,
                                                       uint32_t h)
 {
-    mblx__defer *D = g->tcap >= DEFER_MIN_TCAP ? defer_get(g) : NULL;
-    if (g->defer && used_grow(g->defer, (size_t)g->cap + 1)) { /* out of memory: no more deferring */
-        defer_free(g);
-        D = NULL;
-    }
+    mblx__defer *D = g->tcap >= DEFER_MIN_TCAP ? defer_get(g) : NULL; /* (its marks cover g->cap) */
     int fresh = 0; /* an operand of no node of hash h: no such node exists */
     for (size_t i = 0; D && i < n && !fresh; i++) fresh = !(D->used[a[i]] & sig_bit(h));
     if (g->tcap && !fresh) {
@@ -792,19 +812,12 @@ static __attribute__((noinline)) mblx_id intern_large(mblx_graph *g, unsigned op
     mblx_id e = make_node(g, op, v, n, a);
     if (e == XNONE) return e;
     uint64_t en = ((uint64_t)h << 32) | ((uint64_t)e + 1);
-    if (D && used_grow(D, (size_t)g->cap + 1)) { /* out of memory: no more deferring */
-        defer_free(g);
-        D = NULL;
-    }
+    D = g->defer; /* NULL when the marks could not grow with the nodes (make_node) */
     if (D) {
         for (size_t i = 0; i < n; i++) D->used[a[i]] |= sig_bit(h);
         pend_add(D, en);
         if (D->npend == DEFER_BATCH) defer_flush(g);
     } else {
-        if (g->defer && !used_grow(g->defer, (size_t)g->cap + 1))
-            for (size_t i = 0; i < n; i++) g->defer->used[a[i]] |= sig_bit(h);
-        else if (g->defer) /* out of memory: the marks would be incomplete */
-            defer_free(g);
         table_put(g->table, g->tcap, en);
     }
     g->tcount++;

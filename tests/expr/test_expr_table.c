@@ -7,8 +7,10 @@
  * a large table's new entries is looked up through slots tagged with the batch's generation (slots
  * of older batches are empty, the slots cleared once the generations start again): a node made and
  * made again at once, while its entry waits in the batch, must be found there across many batches
- * and several restarts of the generations, the count of nodes unchanged. */
+ * and several restarts of the generations, the count of nodes unchanged. The dependence sets of
+ * nodes of one and two operands: see one_and_two_operand_sets. */
 #include <stdio.h>
+#include <string.h>
 
 #include "mblin/expr.h"
 #include "test.h"
@@ -64,7 +66,9 @@ TEST(batch_found_across_generations)
 {
     mblx_graph *g = mblx_graph_new();
     CHECK(g);
-    CHECK_EQ_INT(mblx_graph_reserve(g, 600000), 0); /* deferring from the first node */
+    /* deferring from the first node (2^20 slots), the node arrays (2^19) grown on the way: the
+     * marks grow with them */
+    CHECK_EQ_INT(mblx_graph_reserve(g, 300000), 0);
     mblx_id x = mblx_symbol(g, "x"), y = mblx_symbol(g, "y");
     mblx_id prev = mblx_add(g, x, y);
     /* 2048 entries a batch, the generations restarted every 63 batches: 300,000 nodes make 146
@@ -83,9 +87,57 @@ TEST(batch_found_across_generations)
     mblx_graph_free(g);
 }
 
+/* The dependence set of a node of one operand is the operand's, of two operands the sorted union
+ * of theirs (made at the pool's end, kept unless within the larger set, read after the pool
+ * grows): each checked against the union of the symbols' indices the test chose, in a graph whose
+ * pool starts small and grows many times. */
+enum { NX = 40, RING = 512 };
+static unsigned char want[RING][NX];
+
+static int deps_are(const mblx_graph *g, mblx_id e, const unsigned char *set)
+{
+    size_t cnt, k = 0;
+    const uint32_t *d = mblx_node_deps(g, e, &cnt);
+    for (uint32_t s = 0; s < NX; s++)
+        if (set[s] && (k >= cnt || d[k++] != s)) return 0;
+    return k == cnt;
+}
+
+TEST(one_and_two_operand_sets)
+{
+    mblx_graph *g = mblx_graph_new();
+    CHECK(g);
+    mblx_id x[NX], ring[RING];
+    char nm[8] = "z";
+    for (int i = 0; i < NX; i++) x[i] = (snprintf(nm + 1, sizeof nm - 1, "%d", i), mblx_symbol(g, nm));
+    for (int i = 0; i < RING; i++) {
+        ring[i] = x[i % NX];
+        memset(want[i], 0, NX);
+        want[i][i % NX] = 1;
+    }
+    unsigned r = 12345u;
+    int ok = 1;
+    for (int step = 0; step < 30000; step++) {
+        r = r * 1103515245u + 12345u;
+        int i = (int)((r >> 8) % RING), j = (int)((r >> 18) % RING), k = (int)((i + j + step) % RING);
+        mblx_id s = mblx_sin(g, ring[i]); /* one operand */
+        ok &= deps_are(g, s, want[i]);
+        mblx_id e = mblx_mul(g, s, mblx_cos(g, ring[j])); /* two (sin and cos: no flattening) */
+        unsigned char u[NX];
+        for (int q = 0; q < NX; q++) u[q] = want[i][q] | want[j][q];
+        ok &= deps_are(g, e, u);
+        ring[k] = e;
+        memcpy(want[k], u, NX);
+    }
+    CHECK(ok);
+    CHECK_EQ_INT(mblx_graph_status(g, NULL), 0);
+    mblx_graph_free(g);
+}
+
 int main(void)
 {
     RUN(table_through_the_mapped_size);
     RUN(batch_found_across_generations);
+    RUN(one_and_two_operand_sets);
     return test_summary("expr_table");
 }
