@@ -55,6 +55,7 @@ struct mblx_graph {
     uint64_t *table; /* open-addressing hash table: (hash << 32) | node id; TABLE_EMPTY = empty */
     size_t tcap, tcount;
     size_t tcap_dropped; /* mblx_graph_drop_table: the capacity the table is rebuilt with */
+    uint32_t make_room; /* graph.c: nodes below it are made without the checks of make_room_renew */
 
     /* symbols */
     uint32_t nsym, symcap;

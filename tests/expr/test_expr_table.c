@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/progress.h"
 #include "mblin/expr.h"
+#include "mblin/progress.h"
 #include "test.h"
 
 enum { NS = 500, NROW = 40000 };
@@ -134,10 +136,74 @@ TEST(one_and_two_operand_sets)
     mblx_graph_free(g);
 }
 
+/* make_node's checks (a load's progress tick at every node whose handle is a multiple of 4096, the
+ * node arrays' room, the table's half) are made only at the node the last ones named: the ticks
+ * must come at the same nodes as when checked at every node (each multiple of 4096 made by
+ * interning, none at a symbol's), through the growth of the arrays and of the table, and a stop
+ * asked at a tick must refuse that node. */
+enum { MAXT = 64 };
+static double tick_at[MAXT];
+static int nticks, stop_at = -1;
+
+static int on_tick(void *user, const char *stage, double done, double total)
+{
+    (void)user, (void)stage, (void)total;
+    if (nticks < MAXT) tick_at[nticks] = done;
+    nticks++;
+    return stop_at >= 0 && done == (double)stop_at;
+}
+
+/* nodes until the graph has n: new sums, and a symbol at every other multiple of 4096 */
+static void grow_to(mblx_graph *g, size_t n)
+{
+    mblx_id x = mblx_symbol(g, "x"), prev = x;
+    char nm[16] = "w";
+    for (int k = 0; mblx_node_count(g) < n && mblx_graph_status(g, NULL) == 0; k++) {
+        size_t c = mblx_node_count(g);
+        if (c % 4096 == 0 && (c / 4096) % 2) {
+            (void)(snprintf(nm + 1, sizeof nm - 1, "%d", k), mblx_symbol(g, nm));
+            continue;
+        }
+        prev = mblx_add(g, mblx_mul(g, prev, x), mblx_const(g, k + 0.5));
+    }
+}
+
+TEST(progress_ticks_where_due)
+{
+    core_progress_stage("graph"); /* (no callback yet: not reported) */
+    mbl_progress_set(on_tick, NULL);
+    mblx_graph *g = mblx_graph_new();
+    CHECK(g);
+    grow_to(g, 60000);
+    size_t n = mblx_node_count(g), w = 0;
+    int same = 1;
+    for (size_t m = 0; m < n; m += 4096) {
+        if (mblx_node_op(g, (mblx_id)m) == MBLX_OP_SYMBOL) continue;
+        same &= w < MAXT && tick_at[w] == (double)m;
+        w++;
+    }
+    CHECK(same);
+    CHECK_EQ_INT(nticks, (int)w);
+    CHECK(w >= 8);
+    mblx_graph_free(g);
+    /* a stop asked at the tick of node 8192: that node not made */
+    nticks = 0, stop_at = 8192;
+    mbl_progress_set(on_tick, NULL);
+    g = mblx_graph_new();
+    CHECK(g);
+    grow_to(g, 60000);
+    CHECK_EQ_INT((int)mblx_node_count(g), 8192);
+    CHECK_EQ_INT(mblx_graph_status(g, NULL), MBL_ECANCELLED);
+    mblx_graph_free(g);
+    mbl_progress_set(NULL, NULL);
+    core_progress_stage(NULL);
+}
+
 int main(void)
 {
     RUN(table_through_the_mapped_size);
     RUN(batch_found_across_generations);
     RUN(one_and_two_operand_sets);
+    RUN(progress_ticks_where_due);
     return test_summary("expr_table");
 }
