@@ -55,6 +55,7 @@ struct mblx_graph {
     uint64_t *table; /* open-addressing hash table: (hash << 32) | node id; TABLE_EMPTY = empty */
     size_t tcap, tcount;
     size_t tcap_dropped; /* mblx_graph_drop_table: the capacity the table is rebuilt with */
+    uint32_t make_room; /* graph.c: nodes below it are made without the checks of make_room_renew */
 
     /* symbols */
     uint32_t nsym, symcap;
@@ -114,6 +115,15 @@ void mblx__hugepages(void *p, size_t bytes);
 /* Reallocate p (old_bytes long) to n elements of size sz (huge-page advice for large arrays);
  * NULL when out of memory (p is then unchanged). */
 void *mblx__grow_block(void *p, size_t old_bytes, size_t n, size_t sz);
+
+/* Grow *p (elements of size sz, capacity *cap; doubled from init) to hold at least need elements;
+ * 0, or -1 when out of memory (*p then unchanged). */
+int mblx__grow(void **p, size_t *cap, size_t need, size_t sz, size_t init);
+/* The operand and dependence pools' first capacity. */
+#define MBLX__INIT_POOL 256
+/* Room for need nodes in the node arrays (and the traversals' scratch); 0, or -1 when out of
+ * memory. */
+int mblx__grow_nodes(mblx_graph *g, size_t need);
 
 /* Start a new traversal epoch (stamps older than it are stale), making the stamps and memos if
  * mblx_graph_drop_table freed them. 0, or -1 when out of memory. */

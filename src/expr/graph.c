@@ -11,14 +11,13 @@
 
 #include "core/progress.h"
 #include "expr/expr_internal.h"
-#include "expr/symbol_reserve.h"
 
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
 
 /* Initial capacities (grown geometrically). */
-enum { INIT_NODES = 64, INIT_POOL = 256, INIT_TABLE = 128, INIT_SYMS = 16, INIT_NAMES = 256 };
+enum { INIT_NODES = 64, INIT_POOL = MBLX__INIT_POOL, INIT_TABLE = 128 };
 
 /* ---- errors ------------------------------------------------------------------------------- */
 
@@ -108,7 +107,11 @@ static int grow(void **p, size_t *cap, size_t need, size_t sz, size_t init)
     return 0;
 }
 
-static int grow_nodes(mblx_graph *g, size_t need)
+int mblx__grow(void **p, size_t *cap, size_t need, size_t sz, size_t init) { return grow(p, cap, need, sz, init); }
+
+static void defer_cover(mblx_graph *g);
+
+int mblx__grow_nodes(mblx_graph *g, size_t need)
 {
     if (need <= g->cap) return 0;
     if (need > (size_t)XPENDING - 1) return -1; /* ids must stay below the reserved values */
@@ -132,11 +135,12 @@ static int grow_nodes(mblx_graph *g, size_t need)
      * mblx_symbol_n), and nothing reads the stamp of a node that does not exist yet, so the
      * reserve beyond n stays untouched; memo[] is read only where the stamp is current */
     g->cap = (uint32_t)nc;
+    defer_cover(g);
     return 0;
 }
 
 /* The traversal scratch of a graph whose scratch was dropped: stamps cleared for the nodes that
- * exist (the capacity beyond stays untouched, as in grow_nodes). */
+ * exist (the capacity beyond stays untouched, as in mblx__grow_nodes). */
 static int scratch_make(mblx_graph *g)
 {
     size_t cap = g->cap ? g->cap : INIT_NODES;
@@ -199,14 +203,35 @@ static int same_key(const mblx_graph *g, mblx_id e, unsigned op, double v, size_
  * of them. From 2^20 slots (8 MB, four times the L2 cache of the machine measured): the N = 1000
  * four-bar's 2 MB table gained nothing and took 3 % more instructions. */
 enum { DEFER_MIN_TCAP = 1 << 20, DEFER_BATCH = 2048, DEFER_AHEAD = 16 };
+/* The batch's lookup table holds positions in the batch tagged with the batch's generation:
+ * slots of an older batch count as empty, so a flush need not clear the table (a memset of its
+ * 32 KB at each of the N = 10^4 four-bar's 463 flushes: 15.2 M instructions), only once every
+ * DEFER_GENS - 1 batches, when the generations start again from 1. */
+enum { PEND_BITS = 11, PEND_MASK = (1 << PEND_BITS) - 1, DEFER_GENS = 64 };
+_Static_assert(DEFER_BATCH <= (1 << PEND_BITS), "a position in the batch fits in its bits");
+_Static_assert(DEFER_GENS <= (1u << (32 - PEND_BITS)), "a generation fits in its bits");
 
 typedef struct mblx__defer {
     uint8_t *used; /* byte per node: bit sig_bit(h) set for each node of hash h it is an operand of */
     size_t used_cap; /* nodes covered */
     uint32_t npend;
-    uint64_t pend[DEFER_BATCH];     /* entries not yet in the table, in the order made */
-    uint64_t ptab[2 * DEFER_BATCH]; /* the same by hash (open addressing), for lookups */
+    uint32_t gen;               /* the batch's generation, 1 .. DEFER_GENS - 1 */
+    uint64_t pend[DEFER_BATCH]; /* entries not yet in the table, in the order made */
+    uint32_t ptab[2 * DEFER_BATCH]; /* (generation << PEND_BITS) | position in pend, by hash (open
+                                       addressing), for lookups: the batch's when of gen */
 } mblx__defer;
+
+/* is slot k of the batch's lookup table taken by the batch? */
+static inline int ptab_taken(const mblx__defer *D, size_t k) { return D->ptab[k] >> PEND_BITS == D->gen; }
+
+/* entry en put in the batch (which has room) and in its lookup table */
+static inline void pend_add(mblx__defer *D, uint64_t en)
+{
+    size_t k = (size_t)(en >> 32) & (2 * DEFER_BATCH - 1);
+    while (ptab_taken(D, k)) k = (k + 1) & (2 * DEFER_BATCH - 1);
+    D->ptab[k] = D->gen << PEND_BITS | D->npend;
+    D->pend[D->npend++] = en;
+}
 
 static int used_grow(mblx__defer *D, size_t nodes)
 {
@@ -237,6 +262,7 @@ static mblx__defer *defer_get(mblx_graph *g)
         mbl_free(D);
         return NULL;
     }
+    D->gen = 1; /* (the zeroed slots: of generation 0, empty) */
     for (uint32_t e = 0; e < g->n; e++) {
         if (g->nd[e].op == MBLX_OP_SYMBOL) continue; /* (no operands) */
         uint32_t h = hash_key(g->nd[e].op, g->nd[e].val, g->nd[e].na, mblx__args(g, e));
@@ -257,6 +283,14 @@ static void defer_free(mblx_graph *g)
     g->defer = NULL;
 }
 
+/* The marks grown with the node arrays (mblx__grow_nodes), so that every node that can be made
+ * has one and a lookup need not check; out of memory: no more deferring (marks missing for some
+ * nodes would skip lookups of nodes that exist). */
+static void defer_cover(mblx_graph *g)
+{
+    if (g->defer && used_grow(g->defer, (size_t)g->cap + 1)) defer_free(g);
+}
+
 static void table_put(uint64_t *t, size_t cap, uint64_t en)
 {
     size_t k = (size_t)(en >> 32) & (cap - 1);
@@ -274,17 +308,57 @@ static void defer_flush(mblx_graph *g)
         table_put(g->table, g->tcap, D->pend[i]);
     }
     D->npend = 0;
-    memset(D->ptab, 0, sizeof D->ptab);
+    if (++D->gen == DEFER_GENS) { /* the slots of generation 1 made empty before it comes again */
+        memset(D->ptab, 0, sizeof D->ptab);
+        D->gen = 1;
+    }
 }
 
-/* A table of ncap empty slots. calloc rather than a memset: a large table comes zeroed from
- * fresh pages, which a memset would touch all at once before a slot is used (the N = 1000
- * four-bar's 2 MB table: 4.2 M instructions, 0.6 % of the process). */
+/* A table of ncap empty slots. A large one is mapped from the system directly (Linux): its pages
+ * come zeroed when first touched, where calloc cleared the whole block at once (glibc takes it
+ * from the heap's top, which cli/startup.c reserves, and clears it in full: 33.5 M instructions,
+ * 0.8 % of the N = 10^4 four-bar's process, for the 32 MB table, and the N = 1000 four-bar's
+ * 2 MB one 4.2 M before). Small tables: calloc. Whether a table is mapped follows from its
+ * capacity alone (table_mapped), so that table_free needs no record of it. */
+enum { TABLE_MAP_MIN = 1u << 20 }; /* bytes */
+
+static int table_mapped(size_t ncap)
+{
+#if defined(__linux__) && defined(MAP_ANONYMOUS)
+    return ncap * sizeof(uint64_t) >= TABLE_MAP_MIN;
+#else
+    (void)ncap;
+    return 0;
+#endif
+}
+
 static uint64_t *table_new(size_t ncap)
 {
-    uint64_t *t = mbl_calloc(ncap, sizeof *t);
-    if (t) mblx__hugepages(t, ncap * sizeof *t);
+    if (ncap > SIZE_MAX / sizeof(uint64_t)) return NULL;
+    size_t bytes = ncap * sizeof(uint64_t);
+    uint64_t *t = NULL;
+#if defined(__linux__) && defined(MAP_ANONYMOUS)
+    if (table_mapped(ncap)) {
+        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        t = p == MAP_FAILED ? NULL : p;
+    } else
+#endif
+        t = mbl_calloc(ncap, sizeof *t);
+    if (t) mblx__hugepages(t, bytes);
     return t;
+}
+
+/* free a table of ncap slots made by table_new */
+static void table_free(uint64_t *t, size_t ncap)
+{
+    if (!t) return;
+#if defined(__linux__) && defined(MAP_ANONYMOUS)
+    if (table_mapped(ncap)) {
+        (void)munmap(t, ncap * sizeof *t);
+        return;
+    }
+#endif
+    mbl_free(t);
 }
 
 static int table_rehash(mblx_graph *g, size_t ncap)
@@ -299,7 +373,7 @@ static int table_rehash(mblx_graph *g, size_t ncap)
         while (t[k] != TABLE_EMPTY) k = (k + 1) & (ncap - 1);
         t[k] = en;
     }
-    mbl_free(g->table);
+    table_free(g->table, g->tcap);
     g->table = t;
     g->tcap = ncap;
     return 0;
@@ -338,9 +412,10 @@ int mblx_graph_drop_table(mblx_graph *g)
     mblx__tdmemo_free(g); /* the total derivatives' memo too: made again by the next one */
     if (g->defer) g->defer->npend = 0, defer_free(g); /* the table, its parents' bits: remade from every node */
     mbl_free(g->tmp), g->tmp = NULL, g->tmp_cap = 0; /* the unions' scratch: grown by the next (compute_deps) */
+    g->make_room = 0; /* (the table's count and capacity change) */
     if (!g->tcap) return 0;
     g->tcap_dropped = g->tcap;
-    mbl_free(g->table);
+    table_free(g->table, g->tcap);
     g->table = NULL;
     g->tcap = 0;
     g->tcount = 0;
@@ -575,6 +650,11 @@ static inline __attribute__((always_inline)) int compute_deps(mblx_graph *g, siz
     *off = 0;
     *cnt = 0;
     if (n == 0) return 0;
+    if (n == 1) { /* the operand's set */
+        *off = g->nd[a[0]].doff;
+        *cnt = g->nd[a[0]].dcnt;
+        return 0;
+    }
     if (n == 2) { /* most nodes: the same as below, without its loops over the operands */
         const mblx__node *x = &g->nd[a[0]], *y = &g->nd[a[1]];
         if (y->dcnt > x->dcnt) {
@@ -588,16 +668,24 @@ static inline __attribute__((always_inline)) int compute_deps(mblx_graph *g, siz
                 *cnt = u;
                 return 0;
             }
-            if (grow((void **)&g->tmp, &g->tmp_cap, (size_t)u + y->dcnt, sizeof *g->tmp, INIT_POOL)) return -1;
-            const uint32_t *src = g->deps + x->doff;
-            size_t w = y->dcnt == 1 ? insert_u32(src, u, g->deps[y->doff], g->tmp)
-                                    : merge_u32(src, u, g->deps + y->doff, y->dcnt, g->tmp);
+            /* the union made where it goes, at the pool's end (kept unless within x's set) */
+            size_t room = (size_t)u + y->dcnt;
+            if (g->ndeps_used + room > (size_t)UINT32_MAX ||
+                grow((void **)&g->deps, &g->deps_cap, g->ndeps_used + room, sizeof *g->deps, INIT_POOL))
+                return -1;
+            const uint32_t *src = g->deps + x->doff; /* (after the pool moved) */
+            uint32_t *out = g->deps + g->ndeps_used;
+            size_t w = y->dcnt == 1 ? insert_u32(src, u, g->deps[y->doff], out)
+                                    : merge_u32(src, u, g->deps + y->doff, y->dcnt, out);
             if (w == u) { /* within x's set */
                 *off = x->doff;
                 *cnt = u;
                 return 0;
             }
-            return deps_append(g, g->tmp, w, off, cnt);
+            *off = (uint32_t)g->ndeps_used;
+            *cnt = (uint32_t)w;
+            g->ndeps_used += w;
+            return 0;
         }
     }
     size_t best = 0, total = g->nd[a[0]].dcnt;
@@ -624,7 +712,7 @@ static inline __attribute__((always_inline)) int compute_deps(mblx_graph *g, siz
         if (c == b || g->nd[c].dcnt == 0 || g->nd[c].doff == boff) continue;
         subset = deps_subset(g, c, b);
     }
-    if (subset || (n == 1 && merge_now)) {
+    if (subset) {
         *off = boff;
         *cnt = bcnt;
         return 0;
@@ -664,17 +752,31 @@ static inline __attribute__((always_inline)) int compute_deps(mblx_graph *g, siz
 
 /* ---- interning ---------------------------------------------------------------------------- */
 
+/* make_node's checks before the node g->n is made: a load's progress report every 4096 nodes
+ * (core/progress.h), room in the node arrays, the table at most half full with the new entry; then
+ * g->make_room set to the next node at which one of them can be due (the next multiple of 4096,
+ * the capacity, the table's half: a node made adds at most one entry), so that make_node skips
+ * them until then (three tests of each of 0.95 M nodes made at N = 10^4). 0, or -1 with the
+ * graph's error. */
+static __attribute__((noinline)) int make_room_renew(mblx_graph *g)
+{
+    if (!(g->n & 0xfff) && core_progress_tick((double)g->n)) return mblx__fail(g, MBL_ECANCELLED, "cancelled"), -1;
+    if (g->n >= g->cap && mblx__grow_nodes(g, (size_t)g->n + 1)) return mblx__oom(g), -1;
+    if ((g->tcount + 1) * 2 > g->tcap && table_rehash(g, g->tcap ? g->tcap * 2 : INIT_TABLE))
+        return mblx__oom(g), -1;
+    size_t room = ((size_t)g->n | 0xfff) + 1, half = (size_t)g->n + g->tcap / 2 - g->tcount;
+    if (room > g->cap) room = g->cap;
+    if (room > half) room = half;
+    g->make_room = (uint32_t)room;
+    return 0;
+}
+
 /* The node (op, v, a[0..n-1]) made: its operands, dependence set and record (the caller puts
  * it in the table); XNONE with the graph's error. */
 static inline __attribute__((always_inline)) mblx_id make_node(mblx_graph *g, unsigned op, double v, size_t n,
                                                               const uint32_t *a)
 {
-    /* a load's progress report every 4096 nodes made (core/progress.h) */
-    if (!(g->n & 0xfff) && core_progress_tick((double)g->n)) return mblx__fail(g, MBL_ECANCELLED, "cancelled");
-    if (g->n >= g->cap && grow_nodes(g, (size_t)g->n + 1)) return mblx__oom(g);
-    if ((g->tcount + 1) * 2 > g->tcap &&
-        table_rehash(g, g->tcap ? g->tcap * 2 : INIT_TABLE))
-        return mblx__oom(g);
+    if (g->n >= g->make_room && make_room_renew(g)) return XNONE;
     if (n > MBLX__NA_MAX)
         return mblx__fail(g, MBL_ENOMEM, "a node of %zu operands: more than the %u of one sum, product or function", n,
                           MBLX__NA_MAX);
@@ -711,37 +813,26 @@ static inline __attribute__((always_inline)) mblx_id table_find(const mblx_graph
 static __attribute__((noinline)) mblx_id intern_large(mblx_graph *g, unsigned op, double v, size_t n, const uint32_t *a,
                                                       uint32_t h)
 {
-    mblx__defer *D = g->tcap >= DEFER_MIN_TCAP ? defer_get(g) : NULL;
-    if (g->defer && used_grow(g->defer, (size_t)g->cap + 1)) { /* out of memory: no more deferring */
-        defer_free(g);
-        D = NULL;
-    }
+    mblx__defer *D = g->tcap >= DEFER_MIN_TCAP ? defer_get(g) : NULL; /* (its marks cover g->cap) */
     int fresh = 0; /* an operand of no node of hash h: no such node exists */
     for (size_t i = 0; D && i < n && !fresh; i++) fresh = !(D->used[a[i]] & sig_bit(h));
     if (g->tcap && !fresh) {
-        for (size_t k = h & (2 * DEFER_BATCH - 1); D && D->npend && D->ptab[k] != TABLE_EMPTY; k = (k + 1) & (2 * DEFER_BATCH - 1))
-            if ((uint32_t)(D->ptab[k] >> 32) == h && same_key(g, (uint32_t)D->ptab[k] - 1, op, v, n, a))
-                return (uint32_t)D->ptab[k] - 1;
+        for (size_t k = h & (2 * DEFER_BATCH - 1); D && D->npend && ptab_taken(D, k); k = (k + 1) & (2 * DEFER_BATCH - 1)) {
+            uint64_t en = D->pend[D->ptab[k] & PEND_MASK];
+            if ((uint32_t)(en >> 32) == h && same_key(g, (uint32_t)en - 1, op, v, n, a)) return (uint32_t)en - 1;
+        }
         mblx_id f = table_find(g, h, op, v, n, a);
         if (f != XNONE) return f;
     }
     mblx_id e = make_node(g, op, v, n, a);
     if (e == XNONE) return e;
     uint64_t en = ((uint64_t)h << 32) | ((uint64_t)e + 1);
-    if (D && used_grow(D, (size_t)g->cap + 1)) { /* out of memory: no more deferring */
-        defer_free(g);
-        D = NULL;
-    }
+    D = g->defer; /* NULL when the marks could not grow with the nodes (make_node) */
     if (D) {
         for (size_t i = 0; i < n; i++) D->used[a[i]] |= sig_bit(h);
-        D->pend[D->npend++] = en;
-        table_put(D->ptab, 2 * DEFER_BATCH, en);
+        pend_add(D, en);
         if (D->npend == DEFER_BATCH) defer_flush(g);
     } else {
-        if (g->defer && !used_grow(g->defer, (size_t)g->cap + 1))
-            for (size_t i = 0; i < n; i++) g->defer->used[a[i]] |= sig_bit(h);
-        else if (g->defer) /* out of memory: the marks would be incomplete */
-            defer_free(g);
         table_put(g->table, g->tcap, en);
     }
     g->tcount++;
@@ -807,7 +898,7 @@ int mblx_graph_reserve(mblx_graph *g, size_t nodes)
      * table at most half full; the scratch of small dependence-set unions */
     size_t tc = g->tcap ? g->tcap : INIT_TABLE;
     while (tc < 2 * nodes) tc *= 2;
-    if (grow_nodes(g, nodes) ||
+    if (mblx__grow_nodes(g, nodes) ||
         grow((void **)&g->args, &g->args_cap, 2 * nodes, sizeof *g->args, INIT_POOL) ||
         grow((void **)&g->deps, &g->deps_cap, 2 * nodes, sizeof *g->deps, INIT_POOL) ||
         grow((void **)&g->tmp, &g->tmp_cap, INIT_POOL, sizeof *g->tmp, INIT_POOL) ||
@@ -826,7 +917,7 @@ void mblx_graph_free(mblx_graph *g)
     mbl_free(g->deps);
     mbl_free(g->tmp);
     mbl_free(g->depmark);
-    mbl_free(g->table);
+    table_free(g->table, g->tcap);
     mbl_free(g->sym_node);
     mbl_free(g->sym_name);
     mbl_free(g->names);
@@ -838,149 +929,4 @@ void mblx_graph_free(mblx_graph *g)
     defer_free(g);
     mblx__data_free(g->data, g->ndata);
     mbl_free(g);
-}
-
-/* ---- symbols ------------------------------------------------------------------------------ */
-
-static uint32_t hash_name(const char *s, size_t len)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-    return (uint32_t)(mblx__mix64(h) & 0xffffffffu);
-}
-
-static const char *sym_name_of(const mblx_graph *g, uint32_t idx)
-{
-    return g->names + g->sym_name[idx];
-}
-
-/* The symbol named name[0..len) whose name hashes to h, or XNONE. */
-static mblx_id symbol_find_hashed(const mblx_graph *g, const char *name, size_t len, uint32_t h)
-{
-    if (!g->symtab_cap) return XNONE;
-    size_t k = h & (g->symtab_cap - 1);
-    for (uint32_t s; (s = g->symtab[k]) != XNONE; k = (k + 1) & (g->symtab_cap - 1)) {
-        const char *nm = sym_name_of(g, s);
-        if (strncmp(nm, name, len) == 0 && nm[len] == '\0') return g->sym_node[s];
-    }
-    return XNONE;
-}
-
-mblx_id mblx_symbol_find_n(const mblx_graph *g, const char *name, size_t len)
-{
-    if (!g || !name || !g->symtab_cap) return XNONE;
-    return symbol_find_hashed(g, name, len, hash_name(name, len));
-}
-
-mblx_id mblx_symbol_find(const mblx_graph *g, const char *name)
-{
-    return name ? mblx_symbol_find_n(g, name, strlen(name)) : XNONE;
-}
-
-static int symtab_rehash(mblx_graph *g, size_t ncap)
-{
-    uint32_t *t = mbl_alloc_array(ncap, sizeof *t);
-    if (!t) return -1;
-    for (size_t i = 0; i < ncap; i++) t[i] = XNONE;
-    for (uint32_t s = 0; s < g->nsym; s++) {
-        const char *nm = sym_name_of(g, s);
-        size_t k = hash_name(nm, strlen(nm)) & (ncap - 1);
-        while (t[k] != XNONE) k = (k + 1) & (ncap - 1);
-        t[k] = s;
-    }
-    mbl_free(g->symtab);
-    g->symtab = t;
-    g->symtab_cap = ncap;
-    return 0;
-}
-
-/* Room for need symbols in the two arrays of the symbols (one capacity, symcap). */
-static int grow_syms(mblx_graph *g, size_t need)
-{
-    size_t cap = g->symcap;
-    if (grow((void **)&g->sym_node, &cap, need, sizeof *g->sym_node, INIT_SYMS)) return -1;
-    cap = g->symcap;
-    if (grow((void **)&g->sym_name, &cap, need, sizeof *g->sym_name, INIT_SYMS)) return -1;
-    g->symcap = (uint32_t)cap;
-    return 0;
-}
-
-int mblx__symbol_reserve(mblx_graph *g, size_t nsym)
-{
-    if (!g) return MBL_EARG;
-    if (nsym > (size_t)XPENDING / 4) nsym = (size_t)XPENDING / 4;
-    size_t tc = g->symtab_cap ? g->symtab_cap : INIT_SYMS; /* at most half full, as it grows */
-    while (tc < 2 * nsym) tc *= 2;
-    if (grow_syms(g, nsym) || (tc > g->symtab_cap && symtab_rehash(g, tc))) return MBL_ENOMEM;
-    return 0;
-}
-
-mblx_id mblx_symbol_n(mblx_graph *g, const char *name, size_t len)
-{
-    if (!g) return XNONE;
-    if (!name || len == 0) return mblx__fail(g, MBL_EARG, "empty symbol name");
-    if (memchr(name, '\0', len)) return mblx__fail(g, MBL_EARG, "symbol name contains a NUL byte");
-    uint32_t h = hash_name(name, len); /* once, for the lookup and the insertion */
-    mblx_id e = symbol_find_hashed(g, name, len, h);
-    if (e != XNONE) return e;
-    if (g->nsym >= XPENDING - 1) return mblx__oom(g);
-    if (grow_syms(g, (size_t)g->nsym + 1)) return mblx__oom(g);
-    if (len > SIZE_MAX - 1 - g->names_used ||
-        grow((void **)&g->names, &g->names_cap, g->names_used + len + 1, 1, INIT_NAMES))
-        return mblx__oom(g);
-    if (((size_t)g->nsym + 1) * 2 > g->symtab_cap &&
-        symtab_rehash(g, g->symtab_cap ? g->symtab_cap * 2 : INIT_SYMS))
-        return mblx__oom(g);
-    if (grow_nodes(g, (size_t)g->n + 1) ||
-        grow((void **)&g->deps, &g->deps_cap, g->ndeps_used + 1, sizeof *g->deps, INIT_POOL) ||
-        g->ndeps_used + 1 > (size_t)UINT32_MAX)
-        return mblx__oom(g);
-    uint32_t s = g->nsym;
-    memcpy(g->names + g->names_used, name, len);
-    g->names[g->names_used + len] = '\0';
-    g->sym_name[s] = g->names_used;
-    g->names_used += len + 1;
-    e = g->n;
-    g->sym_node[s] = e;
-    g->deps[g->ndeps_used] = s;
-    g->nd[e].op = MBLX_OP_SYMBOL;
-    g->nd[e].na = 0;
-    g->nd[e].aoff = (uint32_t)g->nargs_used;
-    g->nd[e].val = (double)s;
-    g->nd[e].doff = (uint32_t)g->ndeps_used;
-    g->nd[e].dcnt = 1;
-    if (g->stamp) g->stamp[e] = 0;
-    g->ndeps_used++;
-    g->n++;
-    g->nsym++;
-    size_t k = h & (g->symtab_cap - 1);
-    while (g->symtab[k] != XNONE) k = (k + 1) & (g->symtab_cap - 1);
-    g->symtab[k] = s;
-    return e;
-}
-
-mblx_id mblx_symbol(mblx_graph *g, const char *name)
-{
-    if (!g) return XNONE;
-    if (!name) return mblx__fail(g, MBL_EARG, "empty symbol name");
-    return mblx_symbol_n(g, name, strlen(name));
-}
-
-long mblx_symbol_index(const mblx_graph *g, mblx_id e)
-{
-    if (!g || !mblx__valid(g, e) || g->nd[e].op != MBLX_OP_SYMBOL) return -1;
-    return (long)g->nd[e].val;
-}
-
-size_t mblx_symbol_count(const mblx_graph *g) { return g ? g->nsym : 0; }
-
-mblx_id mblx_symbol_node(const mblx_graph *g, size_t idx)
-{
-    return (g && idx < g->nsym) ? g->sym_node[idx] : XNONE;
-}
-
-const char *mblx_symbol_name(const mblx_graph *g, mblx_id e)
-{
-    long s = mblx_symbol_index(g, e);
-    return s < 0 ? NULL : sym_name_of(g, (uint32_t)s);
 }

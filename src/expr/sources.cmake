@@ -1,5 +1,6 @@
 list(APPEND MBLIN_SOURCES
   src/expr/graph.c
+  src/expr/graph_symbols.c
   src/expr/inspect.c
   src/expr/builders.c
   src/expr/data.c
