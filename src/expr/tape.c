@@ -514,15 +514,14 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
             const uint32_t *a = t->largs + nd->aoff;
             uint32_t i = f->next, na = nd->na, l = f->l;
             /* the operands already seen, in one loop (their ACC events, each reading its operand,
-             * and operand 0 at the first); then the first new one */
+             * and operand 0 at the first: each marked read as it is passed); then the first new
+             * one */
             int nary = mblx__nary_local(nd);
             if (nary) {
-                for (; i < na && seen[a[i]]; i++)
-                    if (i) {
-                        seen[a[i]] |= READ;
-                        if (i == 1) seen[a[0]] |= READ;
-                        ev[nev++] = l | EV_ACC;
-                    }
+                for (; i < na && seen[a[i]]; i++) {
+                    seen[a[i]] = SEEN | READ;
+                    if (i) ev[nev++] = l | EV_ACC;
+                }
             } else {
                 while (i < na && seen[a[i]]) i++;
             }
@@ -536,7 +535,7 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
             }
             if (!nary) { /* its NODE event: reads its operands (but an immediate exponent) */
                 for (uint32_t k = 0; k < na; k++)
-                    if (reg_operand(t, l, k)) seen[a[k]] |= READ;
+                    if (reg_operand(t, l, k)) seen[a[k]] = SEEN | READ; /* (seen: complete) */
                 ev[nev++] = l;
                 nstep += nd->op == MBLX_OP_STEP;
             } else if (applies_const(nd) && !c->fuse) {
@@ -548,7 +547,7 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
     c->nev = nev;
     void *q = mbl_realloc_array(ev, nev ? nev : 1, sizeof *ev); /* (in place; a failed shrink keeps it) */
     if (q) c->ev = q;
-    for (size_t o = 0; o < n; o++) seen[outl[o]] |= READ;
+    for (size_t o = 0; o < n; o++) seen[outl[o]] = SEEN | READ;
     c->nstep = nstep;
     return 0;
 }
