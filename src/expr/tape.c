@@ -219,6 +219,7 @@ typedef struct compiler {
     size_t ka, ncap, kn, nstep;
     size_t nl0, npost, pcap;
     size_t extra, lres, ares; /* the chains' extra links (tape_share.c); lnd, largs' capacities */
+    size_t nnary;             /* the numbered sums and products of at least two operands (mblx__share) */
     int no_pairs;             /* mblx_compile_few: the chains alone */
     int fuse;                 /* a sum's or product's constant fused into its last operation (mblx__share) */
 } compiler;
@@ -276,14 +277,14 @@ static int reserve_dense(compiler *c, size_t n, const mblx_id *outputs)
     return 0;
 }
 
-/* Number graph node v as the next local node: its graph node in gid, its operands counted. -1
- * when out of memory. */
+/* Number graph node v as the next local node: its graph node in gid, its operands (and a sum's or
+ * product's) counted. -1 when out of memory. */
 static inline __attribute__((always_inline)) int number_node(compiler *c, uint32_t v)
 {
     GROWV(c->gid, c->nl, c->lcap);
     c->gid[c->nl++] = v;
     c->ka += c->g->nd[v].na;
-    if (mblx__nary_local(&c->g->nd[v])) c->extra += c->g->nd[v].na - 1;
+    if (mblx__nary_local(&c->g->nd[v])) c->extra += c->g->nd[v].na - 1, c->nnary++;
     return 0;
 }
 
@@ -472,7 +473,7 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
         /* a bound tape: owner in graph nodes at once (gid freed) */
         const uint32_t *post = c->npost == c->nl0 ? c->post : NULL; /* (every node numbered is in it) */
         if (mblx__share(t->lnd, t->largs, c->nl0, c->ka, lres, ares, outl, n, c->no_pairs, t->g ? c->gid : NULL, post,
-                        &cl, &ca, &c->nl, &c->ka, &c->owner, &c->fuse))
+                        c->nnary, &cl, &ca, &c->nl, &c->ka, &c->owner, &c->fuse))
             return -1;
         mbl_free(c->gid), mbl_free(c->post);
         c->gid = NULL, c->post = NULL;
