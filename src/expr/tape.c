@@ -158,12 +158,11 @@ oom:
     return SIZE_MAX;
 }
 
-/* Is operand i of local node l read from a register (not an immediate)? */
-static int reg_operand(const mblx_tape *t, uint32_t l, uint32_t i)
+/* The operands of local node nd (a: its operands) read from registers: all but a constant
+ * exponent (a power's second, read as an immediate), which comes last. */
+static uint32_t reg_operands(const mblx__node *lnd, const mblx__node *nd, const uint32_t *a)
 {
-    if (t->lnd[l].op == MBLX_OP_POW && i == 1 && t->lnd[t->largs[t->lnd[l].aoff + 1]].op == MBLX_OP_CONST)
-        return 0;
-    return 1;
+    return nd->op == MBLX_OP_POW && lnd[a[1]].op == MBLX_OP_CONST ? 1 : nd->na;
 }
 
 /* Compilation runs in two passes over an event list. Pass 1 is a depth-first traversal from
@@ -537,8 +536,8 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
                 continue;
             }
             if (!nary) { /* its NODE event: reads its operands (but an immediate exponent) */
-                for (uint32_t k = 0; k < na; k++)
-                    if (reg_operand(t, l, k)) seen[a[k]] = SEEN | READ; /* (seen: complete) */
+                for (uint32_t k = 0, nr = reg_operands(t->lnd, nd, a); k < nr; k++)
+                    seen[a[k]] = SEEN | READ; /* (seen: complete) */
                 ev[nev++] = l;
                 nstep += nd->op == MBLX_OP_STEP;
             } else if (applies_const(nd) && !c->fuse) {
