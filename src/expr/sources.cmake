@@ -17,4 +17,5 @@ list(APPEND MBLIN_SOURCES
   src/expr/tape_schedule.c
   src/expr/tape_eval.c
   src/expr/tape_forward.c
+  src/expr/domain.c
 )

@@ -1,5 +1,5 @@
 /* Compilation of expression sets into flat register tapes (the traversal of the sub-DAG, the
- * last uses and the emission of instructions), and the tapes' lifetime. */
+ * events and the emission of instructions), and the tapes' lifetime. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,30 +158,32 @@ oom:
     return SIZE_MAX;
 }
 
-/* Is operand i of local node l read from a register (not an immediate)? */
-static int reg_operand(const mblx_tape *t, uint32_t l, uint32_t i)
+/* The operands of local node nd (a: its operands) read from registers: all but a constant
+ * exponent (a power's second, read as an immediate), which comes last. */
+static uint32_t reg_operands(const mblx__node *lnd, const mblx__node *nd, const uint32_t *a)
 {
-    if (t->lnd[l].op == MBLX_OP_POW && i == 1 && t->lnd[t->largs[t->lnd[l].aoff + 1]].op == MBLX_OP_CONST)
-        return 0;
-    return 1;
+    return nd->op == MBLX_OP_POW && lnd[a[1]].op == MBLX_OP_CONST ? 1 : nd->na;
 }
 
 /* Compilation runs in two passes over an event list. Pass 1 is a depth-first traversal from
  * the outputs (explicit stack) that records events: NODE(l) when node l is complete, and, for a
  * sum or product of k >= 2 operands, ACC(l, i) as soon as operand i is available, so that the
  * partial sum is accumulated at once and operand values die early (a sum of 10^5 terms then
- * needs O(1) registers); it also records the last use of every value (in event positions) and
- * counts the instructions. Pass 2 emits the instructions (in SSA form: the scheduler allocates
- * the registers).
+ * needs O(1) registers); it also marks the values that are read (the scheduler finds their last
+ * uses). Pass 2 emits the instructions (in SSA form: the scheduler allocates the registers).
  *
  * An event is 4 bytes: the node, with EV_ACC set for an ACC. Its operand i is not stored: the
  * ACC events of a node come in the order of its operands, so the emission counts them in the
  * node's dcnt (0 in the compile arrays). The events that neither
  * use a value nor emit an instruction are not recorded: ACC(l, 0) (the first operand is read at
  * ACC(l, 1)) and the NODE of a sum or product without a constant to apply. Every other event
- * keeps its relative order, so the last uses, registers and instructions are the same as with
+ * keeps its relative order, so the registers and instructions are the same as with
  * every event recorded (8 bytes each: the N = 10^4 four-bar's list was 20.4 MB, now 3.6 MB). */
 #define EV_ACC 0x80000000u
+
+/* The events traversal's marks of a local node (compiler.seen): seen, and its value read (as a
+ * register operand, or an output; a constant only read as an immediate exponent emits nothing). */
+enum { SEEN = 1, READ = 2 };
 
 /* Has the sum or product nd (at least two operands) a constant to apply after its chain? Its NODE
  * event then emits it; the NODE event of any other node is recorded too (see above). */
@@ -199,22 +201,24 @@ static uint32_t unlet(const mblx_graph *g, uint32_t v)
 }
 
 /* The state of one compilation: the node -> local index map, the traversal stack, the event list,
- * and per local node its last use, register and whether the event traversal has seen it. */
+ * and per local node its register and whether the event traversal has seen it and its value is
+ * read (SEEN, READ). */
 typedef struct compiler {
     const mblx_graph *g;
     mblx_tape *t;
     u32map map;
     dfs_frame *stack;
     uint32_t *ev;
-    uint32_t *lastuse, *reg, *outl, *owner, *dlargs;
+    uint32_t *reg, *outl, *owner, *dlargs;
     uint32_t *post;   /* the numbered sub-DAG's post-order (as mblx__local_postorder makes it), npost of pcap */
     mblx__node *dlnd; /* the private copy as the graph has it, while the compiler works on the shared form */
     uint32_t *gid;    /* the graph node of each local node of the copy (bound tapes: until shared) */
     unsigned char *seen;
     size_t sn, scap, nl, nev, evcap, lcap;
-    size_t ka, ncap, kn, nins, nstep;
+    size_t ka, ncap, kn, nstep;
     size_t nl0, npost, pcap;
     size_t extra, lres, ares; /* the chains' extra links (tape_share.c); lnd, largs' capacities */
+    size_t nnary;             /* the numbered sums and products of at least two operands (mblx__share) */
     int no_pairs;             /* mblx_compile_few: the chains alone */
     int fuse;                 /* a sum's or product's constant fused into its last operation (mblx__share) */
 } compiler;
@@ -226,7 +230,6 @@ static void compiler_free(compiler *c)
     mbl_free(c->map.dense);
     mbl_free(c->stack);
     mbl_free(c->ev);
-    mbl_free(c->lastuse);
     mbl_free(c->reg);
     mbl_free(c->outl);
     mbl_free(c->seen);
@@ -259,26 +262,28 @@ static int reserve_dense(compiler *c, size_t n, const mblx_id *outputs)
         if (outputs[o] > maxid) maxid = outputs[o];
     if (n && maxid < (SIZE_MAX - DENSE_SLACK) / DENSE_FACTOR &&
         maxid + 1 <= DENSE_FACTOR * n + DENSE_SLACK) {
-        /* (and the post-order's room: the sub-DAG's nodes, operands made before their users, are at
-         * most maxid + 1; its pages past the nodes' are never touched) */
+        /* (and the post-order's and the graph nodes' room: the sub-DAG's nodes, operands made
+         * before their users, are at most maxid + 1; their pages past the nodes' are never
+         * touched, and the nodes' array is not grown by copies: 2.3 M instructions at N = 10^4) */
         if (!(c->map.dense = mbl_alloc_array(maxid + 1, sizeof *c->map.dense)) ||
-            !(c->post = mbl_alloc_array(maxid + 1, sizeof *c->post)))
+            !(c->post = mbl_alloc_array(maxid + 1, sizeof *c->post)) ||
+            !(c->gid = mbl_alloc_array(maxid + 1, sizeof *c->gid)))
             return -1;
-        c->pcap = maxid + 1;
+        c->pcap = c->lcap = maxid + 1;
         mblx__hugepages(c->map.dense, (maxid + 1) * sizeof *c->map.dense);
         memset(c->map.dense, 0xff, (maxid + 1) * sizeof *c->map.dense);
     }
     return 0;
 }
 
-/* Number graph node v as the next local node: its graph node in gid, its operands counted. -1
- * when out of memory. */
+/* Number graph node v as the next local node: its graph node in gid, its operands (and a sum's or
+ * product's) counted. -1 when out of memory. */
 static inline __attribute__((always_inline)) int number_node(compiler *c, uint32_t v)
 {
     GROWV(c->gid, c->nl, c->lcap);
     c->gid[c->nl++] = v;
     c->ka += c->g->nd[v].na;
-    if (mblx__nary_local(&c->g->nd[v])) c->extra += c->g->nd[v].na - 1;
+    if (mblx__nary_local(&c->g->nd[v])) c->extra += c->g->nd[v].na - 1, c->nnary++;
     return 0;
 }
 
@@ -422,7 +427,7 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
  * upper bounds (one link per operand of every sum and product, few of which are made where
  * chains share prefixes: the N = 10^4 four-bar's residual used 0.89 M of 1.26 M nodes). The tails
  * were never written; returned to the heap in place (a shrinking realloc splits the block), they
- * are room for the last uses' and the instructions' arrays, which otherwise extended the heap. A
+ * are room for the events' and the instructions' arrays, which otherwise extended the heap. A
  * failed shrink keeps the larger block. */
 static void shrink_shared(compiler *c)
 {
@@ -467,7 +472,7 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
         /* a bound tape: owner in graph nodes at once (gid freed) */
         const uint32_t *post = c->npost == c->nl0 ? c->post : NULL; /* (every node numbered is in it) */
         if (mblx__share(t->lnd, t->largs, c->nl0, c->ka, lres, ares, outl, n, c->no_pairs, t->g ? c->gid : NULL, post,
-                        &cl, &ca, &c->nl, &c->ka, &c->owner, &c->fuse))
+                        c->nnary, &cl, &ca, &c->nl, &c->ka, &c->owner, &c->fuse))
             return -1;
         mbl_free(c->gid), mbl_free(c->post);
         c->gid = NULL, c->post = NULL;
@@ -489,26 +494,20 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
     size_t nl = c->nl;
     if (nl >= EV_ACC) return -1; /* the events' node field */
     c->nev = 0;
-    /* one event per operand after the first of a sum or product, and one per node but such sums
-     * and products without a constant (see EV_ACC) */
-    c->evcap = 0;
-    for (size_t l = 0; l < nl; l++) {
-        const mblx__node *nd = &t->lnd[l];
-        c->evcap += mblx__nary_local(nd) ? nd->na - 1 + applies_const(nd) : 1;
-    }
-    if (!(c->ev = mbl_alloc_array(c->evcap ? c->evcap : 1, sizeof *c->ev)) || !(c->seen = mbl_calloc(nl ? nl : 1, 1)) ||
-        !(c->lastuse = mbl_alloc_array(nl ? nl : 1, sizeof *c->lastuse)))
+    /* one event per operand after the first of a sum or product (and its NODE with a constant to
+     * apply), one per other node (see EV_ACC): at most a node's operands or 1, so nl + ka bounds
+     * them without a pass over the nodes (7 M instructions at N = 10^4); the unused tail is
+     * returned after the traversal */
+    c->evcap = nl + c->ka;
+    if (!(c->ev = mbl_alloc_array(c->evcap ? c->evcap : 1, sizeof *c->ev)) || !(c->seen = mbl_calloc(nl ? nl : 1, 1)))
         return -1;
     mblx__hugepages(c->ev, c->evcap * sizeof *c->ev);
-    mblx__hugepages(c->lastuse, nl * sizeof *c->lastuse);
     unsigned char *seen = c->seen;
-    uint32_t *ev = c->ev, *lastuse = c->lastuse;
-    for (size_t l = 0; l < nl; l++) lastuse[l] = XNONE;
-    size_t nev = 0, nins = 0, nstep = 0;
-    int imm = 0; /* an operand read as an immediate (a constant exponent) */
+    uint32_t *ev = c->ev;
+    size_t nev = 0, nstep = 0;
     for (size_t o = 0; o < n; o++) {
         if (seen[outl[o]]) continue;
-        seen[outl[o]] = 1;
+        seen[outl[o]] = SEEN;
         GROWV(c->stack, c->sn, c->scap);
         c->stack[c->sn++] = (dfs_frame){outl[o], outl[o], 0};
         while (c->sn) {
@@ -516,68 +515,57 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
             const mblx__node *nd = &t->lnd[f->l];
             const uint32_t *a = t->largs + nd->aoff;
             uint32_t i = f->next, na = nd->na, l = f->l;
-            /* the operands already seen, in one loop (their ACC events, each the last use so far of
-             * its operand, and of operand 0 at the first); then the first new one */
+            /* the operands already seen, in one loop (their ACC events, each reading its operand,
+             * and operand 0 at the first: each marked read as it is passed); then the first new
+             * one */
             int nary = mblx__nary_local(nd);
             if (nary) {
-                for (; i < na && seen[a[i]]; i++)
-                    if (i) {
-                        lastuse[a[i]] = (uint32_t)nev;
-                        if (i == 1) lastuse[a[0]] = (uint32_t)nev;
-                        ev[nev++] = l | EV_ACC;
-                        nins++; /* ACC(l, i >= 1): one instruction */
-                    }
+                for (; i < na && seen[a[i]]; i++) {
+                    seen[a[i]] = SEEN | READ;
+                    if (i) ev[nev++] = l | EV_ACC;
+                }
             } else {
                 while (i < na && seen[a[i]]) i++;
             }
             if (i < na) { /* first visit: descend (the operand's ACC event when it is complete) */
                 uint32_t ch = a[i];
                 f->next = i;
-                seen[ch] = 1;
+                seen[ch] = SEEN;
                 GROWV(c->stack, c->sn, c->scap);
                 c->stack[c->sn++] = (dfs_frame){ch, ch, 0};
                 continue;
             }
             if (!nary) { /* its NODE event: reads its operands (but an immediate exponent) */
-                for (uint32_t k = 0; k < na; k++)
-                    if (reg_operand(t, l, k)) lastuse[a[k]] = (uint32_t)nev;
-                    else imm = 1;
+                for (uint32_t k = 0, nr = reg_operands(t->lnd, nd, a); k < nr; k++)
+                    seen[a[k]] = SEEN | READ; /* (seen: complete) */
                 ev[nev++] = l;
-                nins++; /* (less the nodes only used as immediates, below) */
                 nstep += nd->op == MBLX_OP_STEP;
             } else if (applies_const(nd) && !c->fuse) {
-                ev[nev++] = l;
-                nins++; /* its constant applied (fuse: with its last operand) */
+                ev[nev++] = l; /* its constant applied (fuse: with its last operand) */
             }
             c->sn--;
         }
     }
     c->nev = nev;
-    for (size_t o = 0; o < n; o++) lastuse[outl[o]] = XPENDING; /* never */
-    /* the instructions emit_instructions makes: one per event but the NODE events of the nodes
-     * only used as immediates (constants: an exponent), which emit none */
-    if (imm)
-        for (size_t l = 0; l < nl; l++) nins -= lastuse[l] == XNONE && seen[l] && t->lnd[l].op == MBLX_OP_CONST;
-    c->nins = nins;
+    void *q = mbl_realloc_array(ev, nev ? nev : 1, sizeof *ev); /* (in place; a failed shrink keeps it) */
+    if (q) c->ev = q;
+    for (size_t o = 0; o < n; o++) seen[outl[o]] = SEEN | READ;
     c->nstep = nstep;
-    mbl_free(c->seen); /* the traversal's marks: room for the last uses' arrays */
-    c->seen = NULL;
     return 0;
 }
 
-/* 3. the tape's arrays at their exact sizes (the last uses and the instructions were counted by
- * the events' traversal: an upper bound, one per node and operand of a sum or product, was 2.4
- * times too large on the four-bars, and the unused part of the heap block became pages later
- * allocations touched) */
+/* 3. the tape's arrays, the instructions' at one per event (each emits one, but the NODE event of a
+ * constant only read as an immediate: a few entries more than used; an upper bound of one per node
+ * and operand of a sum or product was 2.4 times too large on the four-bars, and the unused part
+ * of the heap block became pages later allocations touched) */
 static int tape_arrays(compiler *c, size_t n)
 {
     mblx_tape *t = c->t;
-    size_t nl = c->nl, nins = c->nins;
+    size_t nl = c->nl, nins = c->nev;
     c->reg = mbl_alloc_array(nl ? nl : 1, sizeof *c->reg);
     t->outreg = mbl_alloc_array(n ? n : 1, sizeof *t->outreg);
     if (!c->reg || !t->outreg) return -1;
-    mblx__hugepages(c->reg, nl * sizeof *c->reg);
-    for (size_t l = 0; l < nl; l++) c->reg[l] = XNONE; /* (only emitted values are read) */
+    mblx__hugepages(c->reg, nl * sizeof *c->reg); /* (not filled: only emitted values are read) */
     if (nl >= TICK_MIN_NODES && core_progress_tick((double)nl)) return -1; /* a load's report */
     /* the smaller array first: it may fit a hole the larger would not */
     t->ins_node = mbl_alloc_array(nins ? nins : 1, sizeof *t->ins_node);
@@ -599,7 +587,8 @@ static void emit_instructions(compiler *c)
 {
     mblx_tape *t = c->t;
     const uint32_t *ev = c->ev;
-    uint32_t *lastuse = c->lastuse, *reg = c->reg, *owner = c->owner, *ins_node = t->ins_node;
+    const unsigned char *seen = c->seen;
+    uint32_t *reg = c->reg, *owner = c->owner, *ins_node = t->ins_node;
     const uint32_t *largs = t->largs;
     mblx__node *lnd = t->lnd;
     tins *ins = t->ins;
@@ -636,7 +625,7 @@ static void emit_instructions(compiler *c)
             }
             continue;
         }
-        if (lastuse[l] == XNONE) continue; /* only used as an immediate */
+        if (!(seen[l] & READ)) continue; /* only used as an immediate */
         if ((op == MBLX_OP_ADD || op == MBLX_OP_MUL) && na >= 2) {
             if (na > 2 && val != (add ? 0.0 : 1.0)) EMIT(add ? TI_ADDC : TI_MULC, reg[l], 0, val);
             continue;
@@ -681,7 +670,7 @@ static void emit_instructions(compiler *c)
         }
     }
 #undef EMIT
-    t->nins = ni; /* == c->nins (the events' traversal counted them) */
+    t->nins = ni; /* (c->nev, less the constants only read as immediates) */
     t->nreg = 0;  /* (the scheduler's) */
 }
 

@@ -70,13 +70,15 @@ static inline int mblx__nary_local(const mblx__node *nd)
  * node of the sub-DAG each node computes or is made for, mapped through base (nl0 entries) when not
  * NULL (a bound tape: its graph nodes). post: the sub-DAG's post-order from outl, as
  * mblx__local_postorder makes it (nl0 entries: the compiler's numbering traversal records it), or
- * NULL. *pfuse 1: the shared form is given with its sums and
+ * NULL. nnary0: the sums and products of at least two operands among the nl0 nodes (the compiler
+ * counts them as it numbers the sub-DAG), or SIZE_MAX: counted where needed. *pfuse 1: the shared
+ * form is given with its sums and
  * products n-ary, as the chains would have made them but for their constants, which the emission
  * then fuses into their last operation (TI_ADD2C, TI_MUL2C) as the chains' last links do. Returns
  * 0, or -1 when out of memory. */
 int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t lcap, size_t acap, uint32_t *outl,
-                size_t nout, int no_pairs, const uint32_t *base, const uint32_t *post, mblx__node **pcl, uint32_t **pca,
-                size_t *pnl, size_t *pka, uint32_t **powner, int *pfuse);
+                size_t nout, int no_pairs, const uint32_t *base, const uint32_t *post, size_t nnary0, mblx__node **pcl,
+                uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner, int *pfuse);
 
 /* Post-order (operands first) of the local nodes reachable from outl[0..nout), into order[];
  * returns the count, or SIZE_MAX when out of memory. mark: nl bytes of scratch (tape.c). */
@@ -86,7 +88,8 @@ size_t mblx__local_postorder(const mblx__node *lnd, const uint32_t *largs, size_
 /* Tests only: 0 (the default) skips the chains where they would share nothing, after the pairs or
  * where no pair is shared (tape_share.c, chains_may_share), 1 always builds them, 2 fails a compilation (as out of memory)
  * that would build them, 3 fails one whose post-order recorded by the compiler (mblx__share's post)
- * is not mblx__local_postorder's. Not for use while another thread compiles. */
+ * is not mblx__local_postorder's, or whose count of sums and products (nnary0) is not the
+ * sub-DAG's. Not for use while another thread compiles. */
 void mblx__share_chains_mode(int mode);
 
 /* Reorder the instructions of t, in SSA form (an operand, an output, a step's operand: the index

@@ -819,11 +819,18 @@ static size_t dag_ops(const mblx__node *nd, const uint32_t *args, size_t nl, con
  * or product, against share_chains' one lookup a link, its link nodes and aliases (the N = 1000
  * four-bar's residual finds no link there). 1: the chains may share (or out of memory: they are
  * then built, as before); 0: they cannot. */
-static int chains_may_share(const mblx__node *nd, const uint32_t *args, size_t nl, const uint32_t *outl, size_t nout,
-                            const uint32_t *post)
+/* The sums and products of at least two operands among nodes nd[0 .. nl). */
+static size_t nary_count(const mblx__node *nd, size_t nl)
 {
-    size_t nnary = 0;
-    for (size_t l = 0; l < nl; l++) nnary += mblx__nary_local(&nd[l]);
+    size_t k = 0;
+    for (size_t l = 0; l < nl; l++) k += mblx__nary_local(&nd[l]);
+    return k;
+}
+
+static int chains_may_share(const mblx__node *nd, const uint32_t *args, size_t nl, const uint32_t *outl, size_t nout,
+                            const uint32_t *post, size_t nnary)
+{
+    if (nnary == SIZE_MAX) nnary = nary_count(nd, nl); /* (the table's size: not given by the compiler) */
     if (nl >= 0x80000000u) return 1; /* (the keys' first operand below 2^31) */
     pair_table P = {NULL, NULL, 0, 0};
     unsigned char *mark = post ? NULL : mbl_alloc_array(nl ? nl : 1, 1);
@@ -889,8 +896,8 @@ enum { SHARE_ONE_FORM_MIN = 1024 };
  * in lnd and largs, which lcap, acap, when not 0, allow as share_chains says); *powner always
  * allocated. Returns 0, or -1 when out of memory. */
 int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t lcap, size_t acap, uint32_t *outl,
-                size_t nout, int no_pairs, const uint32_t *base, const uint32_t *post, mblx__node **pcl, uint32_t **pca,
-                size_t *pnl, size_t *pka, uint32_t **powner, int *pfuse)
+                size_t nout, int no_pairs, const uint32_t *base, const uint32_t *post, size_t nnary0, mblx__node **pcl,
+                uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner, int *pfuse)
 {
     *pfuse = 0;
     mblx__node *clA = NULL, *clB = NULL, *pl = NULL;
@@ -905,13 +912,15 @@ int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t
      * does, and the compiler tells them apart. The pairs first: they read lnd and largs, which the
      * chains may rewrite */
     int ticks = nl0 >= TICK_MIN_NODES; /* (a small sub-DAG: none) */
-    if (chains_mode == 3 && post && !post_as_made(lnd, largs, nl0, outl, nout, post)) goto out;
+    if (chains_mode == 3 && ((post && !post_as_made(lnd, largs, nl0, outl, nout, post)) ||
+                             (nnary0 != SIZE_MAX && nnary0 != nary_count(lnd, nl0))))
+        goto out;
     if ((!no_pairs && share_pairs(lnd, largs, nl0, ka0, outB, nout, base, &pl, &pa, &nlP, &kaP, &ownP, &lcapP, &acapP)) ||
         (ticks && core_progress_tick(1)))
         goto out;
     /* no pair nor chain link shared: as it is, fused (the N = 10^4 four-bar's residual: chains 170 M) */
     int alone = !pl && nl0 >= CHAINS_CHECK_MIN && chains_mode != 1;
-    if (alone && !chains_may_share(lnd, largs, nl0, outl, nout, post)) {
+    if (alone && !chains_may_share(lnd, largs, nl0, outl, nout, post, nnary0)) {
         if (!(*powner = owners(base, nl0, nl0))) goto out;
         *pcl = NULL, *pca = NULL, *pnl = nl0, *pka = ka0, *pfuse = 1;
         rc = 0;
@@ -926,7 +935,7 @@ int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t
     if (pl) {
         /* the chains made in the pairs' arrays, which have room for them (share_chains fails
          * with clB NULL: pl still owns them) */
-        int skip = nl0 >= CHAINS_CHECK_MIN && chains_mode != 1 && !chains_may_share(pl, pa, nlP, outB, nout, NULL);
+        int skip = nl0 >= CHAINS_CHECK_MIN && chains_mode != 1 && !chains_may_share(pl, pa, nlP, outB, nout, NULL, SIZE_MAX);
         if (chains_mode == 2 && !skip) goto out; /* (tests: the chains were to be skipped) */
         if (skip) { /* the pairs form as it is, fused */
             ownB = ownP, ownP = NULL, nlB = nlP, kaB = kaP;

@@ -153,8 +153,9 @@ TEST(alone_chains_found_not_skipped)
     check_outputs(NALONE + 2, AL, 0);
 }
 
-/* the post-order the compiler records as it numbers a sub-DAG is mblx__local_postorder's (mode 3
- * fails a compilation where it is not): the pairs graph, the one without a pair, and lets (an
+/* the post-order the compiler records as it numbers a sub-DAG is mblx__local_postorder's, and its
+ * count of sums and products (the chains check's table size, session 33) the sub-DAG's (mode 3
+ * fails a compilation where either is not): the pairs graph, the one without a pair, and lets (an
  * output a let, a let of a let, an output twice) */
 TEST(recorded_postorder)
 {
