@@ -745,9 +745,9 @@ int opoint_newton(opoint_subproblem *sp, const char *what, int linear, const opo
     double *const *xp = sp->xp;
     for (int c = 0; c < n; c++) xs[c] = *xp[c];
     double f2, finf, rs = INFINITY, rs_prev = INFINITY, alpha_last = 0;
+    if (!linear && n >= OPOINT_CHORD_MIN) rows_view_make(sp); /* (see the comment above) */
     int rc = opoint_eval_F(sp, &f2, &finf, st);
     int it = 0, rounding = 0, step_small = 0, chord_ok = 0, after_chord = 0;
-    if (!linear && n >= OPOINT_CHORD_MIN) rows_view_make(sp); /* (see the comment above) */
     opoint_newton_rate rate = {0, 0, 0};
     while (!rc) {
         double rs_held;
