@@ -711,7 +711,8 @@ static void step_flags(const opoint_subproblem *sp, const double *x0, const doub
  * decrease the residual norm either, it fails. Where Newton converges fast already, a chord step
  * (chord_due, try_chord) takes the place of an iterate's Jacobian and factorization.
  *
- * A large solve (OPOINT_CHORD_MIN unknowns) evaluates the subproblem's rows alone (rows_view_make),
+ * A large solve (OPOINT_CHORD_MIN unknowns; not the corrector, whose many short solves would each
+ * make it) evaluates the subproblem's rows alone (rows_view_make),
  * and the Jacobian's entries in them (opoint_eval_jac_rows) but after a chord step, where the
  * iterate is the solution as a rule (its Jacobian handed on whole, opoint_keep_jac).
  *
@@ -745,7 +746,7 @@ int opoint_newton(opoint_subproblem *sp, const char *what, int linear, const opo
     double *const *xp = sp->xp;
     for (int c = 0; c < n; c++) xs[c] = *xp[c];
     double f2, finf, rs = INFINITY, rs_prev = INFINITY, alpha_last = 0;
-    if (!linear && n >= OPOINT_CHORD_MIN) rows_view_make(sp); /* (see the comment above) */
+    if (!linear && !corrector && n >= OPOINT_CHORD_MIN) rows_view_make(sp); /* (see the comment above) */
     int rc = opoint_eval_F(sp, &f2, &finf, st);
     int it = 0, rounding = 0, step_small = 0, chord_ok = 0, after_chord = 0;
     opoint_newton_rate rate = {0, 0, 0};
