@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "expr/tape_internal.h"
+#include "expr/tape_subset.h"
 
 /* ---- evaluation ----------------------------------------------------------------------------- */
 
@@ -223,4 +224,91 @@ int mblx_eval(const mblx_graph *g, mblx_id e, const double *symvals, double *val
     if (w != local) mbl_free(w);
     mblx_tape_free(t);
     return rc;
+}
+
+/* ---- a view of some outputs (tape_subset.h) ------------------------------------------------- */
+
+/* The opcodes that read two registers, a and b (exec1's); TI_STEP reads five (ext), TI_LDC and
+ * TI_LDS none, the others a. */
+#define TWO_OPERANDS                                                                              \
+    ((1ull << TI_ADD) | (1ull << TI_ADD2C) | (1ull << TI_MUL) | (1ull << TI_MUL2C) | (1ull << TI_POW) |   \
+     (1ull << TI_ATAN2) | (1ull << TI_MIN) | (1ull << TI_MAX) | (1ull << TI_DATA))
+
+/* The registers instruction in reads into need. */
+static inline void mark_operands(const mblx_tape *t, const tins *in, unsigned char *need)
+{
+    uint32_t op = in->op;
+    if (op == TI_LDC || op == TI_LDS) return;
+    if (op == TI_STEP) {
+        for (int j = 0; j < 5; j++) need[t->ext[in->a + (uint32_t)j]] = 1;
+        return;
+    }
+    need[in->a] = 1;
+    if (TWO_OPERANDS >> op & 1) need[in->b] = 1;
+}
+
+void mblx__subtape_free(mblx__subtape *s)
+{
+    if (!s) return;
+    if (s->view) {
+        mbl_free(s->view->ins), mbl_free(s->view->ins_node), mbl_free(s->view->outreg);
+        mbl_free(s->view->run_start), mbl_free(s->view->run_op), mbl_free(s->view);
+    }
+    mbl_free(s->jent), mbl_free(s->jsrc);
+    mbl_free(s);
+}
+
+const mblx_tape *mblx__subtape_tape(const mblx__subtape *s) { return s ? s->view : NULL; }
+
+mblx__subtape *mblx__subtape_new(const mblx_tape *t, size_t nsel, const uint32_t *sel)
+{
+    if (!t || !t->nins || (nsel && !sel) || t->nins > UINT32_MAX) return NULL;
+    for (size_t k = 0; k < nsel; k++)
+        if (sel[k] >= t->nout) return NULL;
+    unsigned char *need = mbl_calloc(t->nreg ? t->nreg : 1, 1);
+    uint32_t *kept = mbl_alloc_array(t->nins, sizeof *kept); /* the instructions kept, from k0 on */
+    mblx__subtape *s = NULL;
+    if (!need || !kept) goto out;
+    for (size_t k = 0; k < nsel; k++) need[t->outreg[sel[k]]] = 1;
+    size_t k0 = t->nins;
+    for (size_t i = t->nins; i-- > 0;) { /* backwards: a register is needed from its last read back to its write */
+        const tins *in = &t->ins[i];
+        if (!need[in->dst]) continue;
+        need[in->dst] = 0;
+        mark_operands(t, in, need);
+        kept[--k0] = (uint32_t)i;
+    }
+    size_t nkeep = t->nins - k0, nrun = 0;
+    if (!k0 || !(s = mbl_calloc(1, sizeof *s))) goto out;
+    mblx_tape *v = s->view = mbl_alloc_array(1, sizeof *v);
+    if (!v) {
+        mblx__subtape_free(s);
+        s = NULL;
+        goto out;
+    }
+    *v = *t;
+    v->fwdjac = NULL, v->nins = nkeep, v->nout = nsel;
+    v->ins = mbl_alloc_array(nkeep ? nkeep : 1, sizeof *v->ins);
+    v->ins_node = t->ins_node ? mbl_alloc_array(nkeep ? nkeep : 1, sizeof *v->ins_node) : NULL;
+    v->outreg = mbl_alloc_array(nsel ? nsel : 1, sizeof *v->outreg);
+    v->run_start = mbl_alloc_array(nkeep + 1, sizeof *v->run_start);
+    v->run_op = mbl_alloc_array(nkeep ? nkeep : 1, sizeof *v->run_op);
+    if (!v->ins || (t->ins_node && !v->ins_node) || !v->outreg || !v->run_start || !v->run_op) {
+        mblx__subtape_free(s);
+        s = NULL;
+        goto out;
+    }
+    uint32_t op = UINT32_MAX; /* the run's */
+    for (size_t n = 0; n < nkeep; n++) {
+        const tins *in = &t->ins[kept[k0 + n]];
+        if (in->op != op) v->run_start[nrun] = (uint32_t)n, v->run_op[nrun++] = (uint8_t)(op = in->op);
+        v->ins[n] = *in;
+        if (v->ins_node) v->ins_node[n] = t->ins_node[kept[k0 + n]];
+    }
+    v->run_start[nrun] = (uint32_t)nkeep;
+    v->nrun = nrun;
+    for (size_t k = 0; k < nsel; k++) v->outreg[k] = t->outreg[sel[k]];
+out:
+    mbl_free(need), mbl_free(kept);
+    return s;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "expr/tape_internal.h"
+#include "expr/tape_subset.h"
 
 /* ---- one sweep ------------------------------------------------------------------------------ */
 
@@ -800,12 +801,14 @@ size_t mblx_fwdjac_work_size(const mblx_fwdjac *J, const mblx_tape *t)
     return J && t ? mblx_tape_fwd_work_size(t, chunk(J)) : 0;
 }
 
-int mblx_fwdjac_eval(const mblx_fwdjac *J, const mblx_tape *t, const double *symvals, double *vals, double *out,
-                     double *work, mbl_status *st)
+/* mblx_fwdjac_eval; outpos not NULL: t computes some rows alone (a view, tape_subset.h), row r as
+ * its output outpos[r] (-1: not computed, its entries left as they are). */
+static int fwdjac_eval(const mblx_fwdjac *J, const mblx_tape *t, const int *outpos, const double *symvals,
+                       double *vals, double *out, double *work, mbl_status *st)
 {
     if (!J || !t || (J->nnz && !vals) || !work || (t->nsymreq && !symvals))
         return mbl_error(st, MBL_EARG, "mblx_fwdjac_eval: NULL argument");
-    if (t->nout != J->m)
+    if (!outpos && t->nout != J->m)
         return mbl_error(st, MBL_EARG, "mblx_fwdjac_eval: the tape has %zu outputs, the Jacobian %zu rows", t->nout,
                          J->m);
     size_t P = chunk(J), nreg = t->nreg ? t->nreg : 1;
@@ -822,7 +825,7 @@ int mblx_fwdjac_eval(const mblx_fwdjac *J, const mblx_tape *t, const double *sym
          * columns read mostly the same rows' tangents, still in cache (by color, every color
          * read all the rows again: the N = 10^4 four-bar's 12 colors, 80,000 rows) */
         size_t pp = padded(p);
-        if (J->src && J->src_tape == t) { /* one sweep of every color (fwdjac_sources) */
+        if (J->src && J->src_tape == t && !outpos) { /* one sweep of every color (fwdjac_sources) */
             const uint32_t *src = J->src;
             for (size_t e = 0; e < J->nnz; e++) vals[e] = T[src[e]];
             break;
@@ -830,10 +833,67 @@ int mblx_fwdjac_eval(const mblx_fwdjac *J, const mblx_tape *t, const double *sym
         for (size_t j = 0; j < J->n; j++) {
             size_t k = (size_t)J->color[j] - c0; /* wraps for a color before c0 */
             if (k >= p) continue;
-            for (int e = J->colptr[j]; e < J->colptr[j + 1]; e++) vals[e] = T[(size_t)t->outreg[J->rowidx[e]] * pp + k];
+            for (int e = J->colptr[j]; e < J->colptr[j + 1]; e++) {
+                int o = outpos ? outpos[J->rowidx[e]] : J->rowidx[e];
+                if (o >= 0) vals[e] = T[(size_t)t->outreg[o] * pp + k];
+            }
         }
         c0 += p;
     } while (c0 < J->ncolors);
+    mbl_status_clear(st);
+    return 0;
+}
+
+int mblx_fwdjac_eval(const mblx_fwdjac *J, const mblx_tape *t, const double *symvals, double *vals, double *out,
+                     double *work, mbl_status *st)
+{
+    return fwdjac_eval(J, t, NULL, symvals, vals, out, work, st);
+}
+
+/* s->jent, s->jsrc: the entries of J in s's rows and their tangents in one sweep of every color, as
+ * J->src (fwdjac_sources) for the whole tape; left NULL (extracted by column) when more than one
+ * sweep or out of memory. */
+static void rows_sources(const mblx_fwdjac *J, mblx__subtape *s, const int *outpos)
+{
+    const mblx_tape *v = s->view;
+    size_t pp = padded(chunk(J)), n = 0;
+    s->jac_of = J;
+    if (chunk(J) != J->ncolors || (v->nreg ? v->nreg : 1) > UINT32_MAX / pp) return;
+    for (size_t e = 0; e < J->nnz; e++) n += outpos[J->rowidx[e]] >= 0;
+    s->jent = mbl_alloc_array(n ? n : 1, sizeof *s->jent), s->jsrc = mbl_alloc_array(n ? n : 1, sizeof *s->jsrc);
+    if (!s->jent || !s->jsrc) {
+        mbl_free(s->jent), mbl_free(s->jsrc);
+        s->jent = s->jsrc = NULL;
+        return;
+    }
+    s->njac = 0;
+    for (size_t j = 0; j < J->n; j++)
+        for (int e = J->colptr[j]; e < J->colptr[j + 1]; e++) {
+            int o = outpos[J->rowidx[e]];
+            if (o < 0) continue;
+            s->jent[s->njac] = (uint32_t)e;
+            s->jsrc[s->njac++] = v->outreg[o] * (uint32_t)pp + (uint32_t)J->color[j];
+        }
+}
+
+int mblx__fwdjac_eval_rows(const mblx_fwdjac *J, mblx__subtape *s, const int *outpos, const double *symvals,
+                           double *vals, double *work, mbl_status *st)
+{
+    if (!J || !s || !outpos || !work) return mbl_error(st, MBL_EARG, "mblx__fwdjac_eval_rows: NULL argument");
+    if (s->jac_of != J) {
+        mbl_free(s->jent), mbl_free(s->jsrc);
+        s->jent = s->jsrc = NULL, s->njac = 0;
+        rows_sources(J, s, outpos);
+    }
+    if (!s->jsrc) return fwdjac_eval(J, s->view, outpos, symvals, vals, NULL, work, st);
+    const mblx_tape *t = s->view;
+    size_t nreg = t->nreg ? t->nreg : 1;
+    double *w = work, *T = work + nreg;
+    fwd_seed sd = {NULL, J->symcolor, J->nsym, 0, J->ncolors, NULL, NULL};
+    int rc = sweep_checked(t, symvals, J->ncolors, &sd, w, T, st);
+    if (rc) return rc;
+    const uint32_t *ent = s->jent, *src = s->jsrc;
+    for (size_t k = 0; k < s->njac; k++) vals[ent[k]] = T[src[k]];
     mbl_status_clear(st);
     return 0;
 }

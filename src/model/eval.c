@@ -2,6 +2,8 @@
  * tapes and then the structured terms evaluated numerically beside them (model/terms/term.h). */
 #include <string.h>
 
+#include "expr/tape_subset.h"
+#include "model/eval_rows.h"
 #include "model/model_internal.h"
 #include "model/rtree.h"
 #include "model/terms/term.h"
@@ -18,6 +20,18 @@ int model_eval_F(const mbl_model *md, const double *syms, double *F, double *wor
     for (int t = 0; t < MODEL_NTERMS && !rc; t++)
         if (model_terms[t]->present(md)) rc = model_terms[t]->eval(md, syms, F, NULL, work, st);
     return rc;
+}
+
+mblx__subtape *model_F_rows_view(const mbl_model *md, int nrow, const int *rows)
+{
+    for (int t = 0; t < MODEL_NTERMS; t++)
+        if (model_terms[t]->present(md)) return NULL;
+    uint32_t *sel = mbl_alloc_array((size_t)nrow + 1, sizeof *sel);
+    if (!sel) return NULL;
+    for (int i = 0; i < nrow; i++) sel[i] = (uint32_t)rows[i];
+    mblx__subtape *s = mblx__subtape_new(md->tape_F, (size_t)nrow, sel);
+    mbl_free(sel);
+    return s;
 }
 
 static _Thread_local model_jac_observer jac_observer;
@@ -45,6 +59,15 @@ int model_eval_jac(const mbl_model *md, const double *syms, double *jac, double 
         rc = term->eval(md, syms, NULL, jac, work, st);
     }
     return rc;
+}
+
+int model_eval_jac_rows(const mbl_model *md, mblx__subtape *view, const int *outpos, const double *syms, double *jac,
+                        double *work, mbl_status *st)
+{
+    const mblx_fwdjac *J = md->tape_jac ? NULL : mblx_tape_fwdjac(md->tape_F);
+    if (!J || !view) return model_eval_jac(md, syms, jac, work, st);
+    if (jac_observer) jac_observer(jac_observer_ctx, md, syms);
+    return mblx__fwdjac_eval_rows(J, view, outpos, syms, jac, work, st);
 }
 
 /* The Jacobian and the outputs with theirs (y: md->tape_y's layout; NULL: not wanted). A tree's

@@ -24,6 +24,7 @@ typedef struct opoint_subproblem {
      * only at other symbols, and mbl_operating_point hands it on to the point (mbl_point.jac_memo) */
     double *jac_syms;
     int jac_ok;
+    int jac_part; /* with jac_ok: only the entries in the subproblem's rows are (opoint_jac_rows) */
     const model_jac_memo *jac_alt; /* NULL, or values at other symbols opoint_jac takes where they fit */
     model_jac_memo *load_memo;     /* the mass check's values (model_take_load_memo), freed with sp */
     const mbl_opoint_options *opt;
@@ -62,6 +63,13 @@ typedef struct opoint_subproblem {
      * the warm corrector; not with the homotopy) */
     const mblx_tape *rows_tape;
     double *rows_F, *rows_work;
+    /* NULL, or the subproblem's rows as a view of tape_F (model_F_rows_view: the same values bit for
+     * bit), made by opoint_eval_F where no rows_tape is set (then rows_tape, with rows_F its own and
+     * rows_work sp->work) and freed by opoint_sub_select and opoint_sub_free; rows_view_tried: made or
+     * refused for the rows selected */
+    struct mblx__subtape *rows_view;
+    int rows_view_tried;
+    int rows_view_off; /* set by the warm corrector, which has its own rows_tape and hands sp->jac on */
     /* NULL, or a tape of the residual Jacobian's entries (jac.nz) and then the subproblem's rows
      * (nrow, in sp->rows' order), one evaluation for both (opoint_eval_F_jac): sp->jac then holds
      * jac.nz + nrow values, the rows' after the entries; fj_work its work (set by its owner, the
@@ -104,6 +112,12 @@ int opoint_eval_F(opoint_subproblem *sp, double *norm2, double *norminf, mbl_sta
 int opoint_eval_F_jac(opoint_subproblem *sp, double *norm2, double *norminf, mbl_status *st);
 /* The Jacobian values at the point (the last opoint_eval_F's symbols). */
 int opoint_eval_jac(opoint_subproblem *sp, mbl_status *st);
+/* Tests only: 1 makes no rows_view (every evaluation of the whole residual and Jacobian, as before
+ * it), 0 (the default) makes them. Not for use while another thread solves. */
+void opoint_rows_view_disable(int on);
+/* opoint_eval_jac of the entries in the subproblem's rows alone where sp->rows_view is made (the
+ * others then as they were, sp->jac_part; opoint_jac makes them current too): Newton's own. */
+int opoint_eval_jac_rows(opoint_subproblem *sp, mbl_status *st);
 /* The same without the message (model_eval_jac's rc): sp->jac at the symbols sp->syms, evaluated
  * unless sp->jac holds the values there already (the same symbols, bit for bit). Every evaluation
  * into sp->jac goes through this. */

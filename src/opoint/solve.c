@@ -13,6 +13,7 @@
 #include "core/progress.h"
 #include "la/la_equilibrate.h"
 #include "mblin/la.h"
+#include "model/eval_rows.h"
 #include "opoint_solve.h"
 
 /* Square sparse Newton matrices of at least this order are equilibrated from the first step. */
@@ -58,13 +59,46 @@ double *opoint_unknown_ptr(const mbl_model *md, mbl_point *pt, int col)
     return NULL;
 }
 
+/* sp->rows_view for the rows selected, where it can be made (not beside a rows_tape of the warm
+ * corrector's, not with a term evaluated numerically): the equilibrium's rows without the velocity
+ * and acceleration constraints' rows the whole residual also computes (the N = 1000 four-bar: 53,000
+ * of its 87,066 instructions). */
+static int rows_view_never; /* opoint_rows_view_disable */
+
+void opoint_rows_view_disable(int on) { rows_view_never = on != 0; }
+
+static void rows_view_make(opoint_subproblem *sp)
+{
+    if (sp->rows_view_tried) return;
+    sp->rows_view_tried = 1;
+    if (sp->rows_tape || sp->rows_view_off || rows_view_never || !(sp->rows_view = model_F_rows_view(sp->md, sp->nrow, sp->rows))) return;
+    if (!(sp->rows_F = mbl_alloc_array((size_t)sp->nrow + 1, sizeof *sp->rows_F))) {
+        mblx__subtape_free(sp->rows_view);
+        sp->rows_view = NULL;
+        return;
+    }
+    sp->rows_tape = mblx__subtape_tape(sp->rows_view), sp->rows_work = sp->work;
+}
+
+static void rows_view_forget(opoint_subproblem *sp)
+{
+    sp->rows_view_tried = 0;
+    if (!sp->rows_view) return;
+    mblx__subtape_free(sp->rows_view), mbl_free(sp->rows_F);
+    sp->rows_view = NULL, sp->rows_tape = NULL, sp->rows_F = sp->rows_work = NULL;
+}
+
 int opoint_eval_F(opoint_subproblem *sp, double *norm2, double *norminf, mbl_status *st)
 {
     const mbl_model *md = sp->md;
     mbl_point *pt = sp->pt;
     model_fill_syms_pt(md, pt, sp->syms);
-    int rc = sp->rows_tape ? mblx_tape_eval(sp->rows_tape, sp->syms, sp->rows_F, sp->rows_work, st)
-                           : model_eval_F(md, sp->syms, sp->F, sp->work, st);
+    int whole = !sp->rows_tape;
+    int rc = whole ? model_eval_F(md, sp->syms, sp->F, sp->work, st)
+                   : mblx_tape_eval(sp->rows_tape, sp->syms, sp->rows_F, sp->rows_work, st);
+    /* the view's failure named as the whole residual's evaluation names it (its first value not
+     * finite may be in a row the view leaves out) */
+    if (rc && sp->rows_view) whole = 1, rc = model_eval_F(md, sp->syms, sp->F, sp->work, st);
     if (rc) {
         rc = model_eval_error(md, sp->syms, "while looking for the operating point", st);
         sp->neval_fail++;
@@ -74,7 +108,7 @@ int opoint_eval_F(opoint_subproblem *sp, double *norm2, double *norminf, mbl_sta
     double s2 = 0, si = 0;
     const int nrow = sp->nrow, *rows = sp->rows;
     double *F = sp->F;
-    if (sp->rows_tape) {
+    if (!whole) {
         const double *rows_F = sp->rows_F;
         if (!sp->hom_F0 && !sp->hom_C) { /* the warm corrector's: the copy and the norms in one pass */
             for (int i = 0; i < nrow; i++) {
@@ -116,7 +150,7 @@ int opoint_eval_F_jac(opoint_subproblem *sp, double *norm2, double *norminf, mbl
         return rc;
     }
     memcpy(sp->jac_syms, sp->syms, (size_t)sp->mv.nsym * sizeof *sp->syms);
-    sp->jac_ok = 1;
+    sp->jac_ok = 1, sp->jac_part = 0;
     double s2 = 0, si = 0;
     const int nrow = sp->nrow, *rows = sp->rows;
     const double *rows_F = sp->jac + sp->mv.jac.nz;
@@ -404,61 +438,6 @@ int opoint_held_refine(opoint_subproblem *sp, const double *b, double *x, const 
     return d <= dmax ? 0 : MBL_ENOCONV;
 }
 
-int opoint_jac(opoint_subproblem *sp, mbl_status *st)
-{
-    size_t ns = (size_t)sp->mv.nsym * sizeof *sp->syms;
-    if (sp->jac_ok && !memcmp(sp->jac_syms, sp->syms, ns)) return 0;
-    sp->jac_ok = 0;
-    /* values kept at other symbols (Newton's solution across the continuation), or the mass check's at
-     * the file's configuration when the point is there (its first evaluation, at an equilibrium's guess) */
-    const double *kept = model_jac_memo_at(sp->md, sp->jac_alt, sp->syms);
-    if (!kept) kept = model_jac_memo_at(sp->md, sp->load_memo, sp->syms);
-    int rc = 0;
-    if (kept) memcpy(sp->jac, kept, (size_t)sp->mv.jac.nz * sizeof *sp->jac);
-    else rc = model_eval_jac(sp->md, sp->syms, sp->jac, sp->work, st);
-    if (!rc) memcpy(sp->jac_syms, sp->syms, ns), sp->jac_ok = 1;
-    return rc;
-}
-
-int opoint_eval_jac(opoint_subproblem *sp, mbl_status *st)
-{
-    int rc = opoint_jac(sp, st);
-    if (rc) return model_eval_error(sp->md, sp->syms, "while looking for the operating point", st);
-    return 0;
-}
-
-model_jac_memo *opoint_jac_save(const opoint_subproblem *sp)
-{
-    size_t ns = (size_t)sp->mv.nsym, nz = (size_t)sp->mv.jac.nz;
-    if (!sp->jac_ok) return NULL;
-    double *syms = mbl_alloc_array(ns + 1, sizeof *syms), *jac = mbl_alloc_array(nz + 1, sizeof *jac);
-    if (!syms || !jac) {
-        mbl_free(syms), mbl_free(jac);
-        return NULL;
-    }
-    memcpy(syms, sp->jac_syms, ns * sizeof *syms), memcpy(jac, sp->jac, nz * sizeof *jac);
-    return model_jac_memo_new(sp->md, syms, jac); /* takes both */
-}
-
-void opoint_jac_restore(opoint_subproblem *sp, model_jac_memo *c)
-{
-    if (c) {
-        memcpy(sp->jac_syms, c->syms, (size_t)sp->mv.nsym * sizeof *c->syms);
-        memcpy(sp->jac, c->jac, (size_t)sp->mv.jac.nz * sizeof *c->jac);
-        sp->jac_ok = 1;
-    }
-    model_jac_memo_free(c);
-}
-
-void opoint_keep_jac(opoint_subproblem *sp)
-{
-    size_t ns = (size_t)sp->mv.nsym * sizeof *sp->syms;
-    if (!sp->jac_ok || memcmp(sp->jac_syms, sp->syms, ns)) return;
-    model_jac_memo_free(sp->pt->jac_memo);
-    sp->pt->jac_memo = model_jac_memo_new(sp->md, sp->jac_syms, sp->jac); /* the arrays taken (NULL: freed) */
-    sp->jac_syms = sp->jac = NULL, sp->jac_ok = 0;
-}
-
 /* Scale of unknown c of the subproblem: max(|x|, |x at the start|, 1). */
 static double col_scale(const opoint_subproblem *sp, int c, double x, const double *xstart)
 {
@@ -732,6 +711,11 @@ static void step_flags(const opoint_subproblem *sp, const double *x0, const doub
  * decrease the residual norm either, it fails. Where Newton converges fast already, a chord step
  * (chord_due, try_chord) takes the place of an iterate's Jacobian and factorization.
  *
+ * A large solve (OPOINT_CHORD_MIN unknowns; not the corrector, whose many short solves would each
+ * make it) evaluates the subproblem's rows alone (rows_view_make),
+ * and the Jacobian's entries in them (opoint_eval_jac_rows) but after a chord step, where the
+ * iterate is the solution as a rule (its Jacobian handed on whole, opoint_keep_jac).
+ *
  * With par->corrector (the corrector of the continuation, homotopy.c) it converges when the scaled
  * residual is at most par->tol, fails after par->max_iter iterations and, where the line search
  * stalls, fails at once (the continuation shortens its step instead). out says how it ended. */
@@ -762,8 +746,9 @@ int opoint_newton(opoint_subproblem *sp, const char *what, int linear, const opo
     double *const *xp = sp->xp;
     for (int c = 0; c < n; c++) xs[c] = *xp[c];
     double f2, finf, rs = INFINITY, rs_prev = INFINITY, alpha_last = 0;
+    if (!linear && !corrector && n >= OPOINT_CHORD_MIN) rows_view_make(sp); /* (see the comment above) */
     int rc = opoint_eval_F(sp, &f2, &finf, st);
-    int it = 0, rounding = 0, step_small = 0, chord_ok = 0;
+    int it = 0, rounding = 0, step_small = 0, chord_ok = 0, after_chord = 0;
     opoint_newton_rate rate = {0, 0, 0};
     while (!rc) {
         double rs_held;
@@ -775,11 +760,12 @@ int opoint_newton(opoint_subproblem *sp, const char *what, int linear, const opo
         }
         chord_ok = taken;
         if (taken) { /* an iteration of its own: the next iterate tested as after a full step */
-            it++, rs_prev = rs_held, alpha_last = 1.0;
+            it++, rs_prev = rs_held, alpha_last = 1.0, after_chord = 1;
             step_flags(sp, x0, dx, 1.0, xs, linear, &rounding, &step_small, &rate);
             continue;
         }
-        rc = opoint_eval_jac(sp, st);
+        rc = after_chord ? opoint_eval_jac(sp, st) : opoint_eval_jac_rows(sp, st);
+        after_chord = 0;
         if (!rc) rc = core_progress(st, "point", it, 0); /* one report per Newton iteration */
         if (rc) break;
         rs = opoint_scaled_residual(sp, xs, rowscale, colscale);
@@ -828,7 +814,7 @@ int opoint_newton(opoint_subproblem *sp, const char *what, int linear, const opo
             /* no decrease: at the rounding floor of the residual, a least-squares minimum, or stuck */
             for (int c = 0; c < n; c++) *xp[c] = x0[c];
             rc = opoint_eval_F(sp, &f2, &finf, st);
-            if (!rc) rc = opoint_eval_jac(sp, st);
+            if (!rc) rc = opoint_eval_jac_rows(sp, st);
             if (rc) break;
             rs = opoint_scaled_residual(sp, xs, rowscale, colscale);
             int small = rs <= 1e4 * opt->tol;
@@ -880,6 +866,7 @@ int opoint_newton(opoint_subproblem *sp, const char *what, int linear, const opo
                            what, finf, rs);
     }
     if (xl) sp->xp = NULL;
+    rows_view_forget(sp); /* (its arrays, 16 MB at N = 10^4, not held through the linearization) */
     mbl_free(dx), mbl_free(x0), mbl_free(xs), mbl_free(rowscale), mbl_free(colscale), mbl_free(xl);
     return rc;
 }
@@ -911,6 +898,7 @@ int opoint_sub_init(opoint_subproblem *sp, const mbl_model *md, mbl_point *pt, c
 void opoint_sub_free(opoint_subproblem *sp)
 {
     sparse_forget(sp);
+    rows_view_forget(sp);
     mbl_free(sp->rows), mbl_free(sp->cols), mbl_free(sp->row_pos), mbl_free(sp->col_pos);
     mbl_free(sp->syms), mbl_free(sp->work), mbl_free(sp->F), mbl_free(sp->jac), mbl_free(sp->jac_syms);
     model_jac_memo_free(sp->load_memo);
@@ -935,6 +923,7 @@ void opoint_sub_select(opoint_subproblem *sp, unsigned rowmask, unsigned colmask
     const mbl_model *md = sp->md;
     const model_view *mv = &sp->mv;
     sparse_forget(sp);
+    rows_view_forget(sp);
     sp->nrow = sp->ncol = 0;
     sp->rank_last = -1; /* no Jacobian of this subproblem factored yet (a solve may take no step) */
     for (int r = 0; r < mv->nF; r++) sp->row_pos[r] = -1;

@@ -89,6 +89,7 @@ int opoint_warm_new(const mbl_model *md, const mbl_opoint_options *opt, const mb
     w->len = lay.n + lay.m + lay.k;
     w->scratch = opoint_point_new(md);
     int rc = w->scratch ? opoint_sub_init(&w->sp, md, w->scratch, &w->opt) : MBL_ENOMEM;
+    w->sp.rows_view_off = 1;
     size_t nunk = (size_t)lay.nunk + (size_t)w->len + 1;
     w->Fp = mbl_alloc_array((size_t)lay.nF + 1, sizeof *w->Fp);
     w->F0 = mbl_alloc_array((size_t)lay.nF + 1, sizeof *w->F0);

@@ -29,3 +29,4 @@ mblin_add_test(test_expr_root_terms ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_r
 mblin_add_test(test_expr_tds ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_tds.c)
 mblin_add_test(test_expr_domain ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_domain.c)
 mblin_add_test(test_expr_immediates ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_immediates.c)
+mblin_add_test(test_expr_subtape ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_subtape.c)

@@ -1,0 +1,92 @@
+/* The operating point's Newton iteration on the subproblem's rows alone (src/opoint/solve.c,
+ * rows_view_make, opoint_eval_jac_rows; src/model/eval.c, model_F_rows_view, model_eval_jac_rows):
+ * a large equilibrium (at least OPOINT_CHORD_MIN unknowns) evaluates its residual and, but after a
+ * chord step, its Jacobian's entries only in the rows it solves (the equations of motion and the
+ * position constraints, not the velocity and acceleration constraints' rows), from a view of the
+ * residual tape (src/expr/tape_eval.c, mblx__subtape_new). The values are the whole evaluation's
+ * bit for bit, so the point is too: the N = 500 four-bar (2005 unknowns), loaded with the forward
+ * Jacobian and with its default, solved with the views and without (opoint_rows_view_disable):
+ * the coordinates, multipliers, residuals, iterations and Jacobian evaluations the same, and the
+ * Jacobian handed on to the linearization (mbl_point.jac_memo) whole and the same bit for bit. The
+ * N = 300 four-bar (1205 unknowns) is below the size and takes no view (the same check). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mblin/mblin.h"
+#include "model/model_view.h"
+#include "opoint/opoint_solve.h"
+#include "test.h"
+#include "fixture.h"
+#include "fourbar_text.h"
+
+static void count(void *ctx, const mbl_model *md, const double *syms)
+{
+    (void)md, (void)syms;
+    ++*(int *)ctx;
+}
+
+typedef struct solved {
+    mbl_point *pt;
+    int nev;
+} solved;
+
+static solved solve(const mbl_model *md, int views)
+{
+    solved s = {NULL, 0};
+    mbl_status st;
+    opoint_rows_view_disable(!views);
+    model_set_jac_observer(count, &s.nev);
+    int rc = mbl_operating_point(md, NULL, &s.pt, &st);
+    model_set_jac_observer(NULL, NULL);
+    opoint_rows_view_disable(0);
+    CHECK_MSG(rc == 0, "views %d: %s", views, st.msg);
+    return s;
+}
+
+#define SAME(a, b, n, what) CHECK_MSG(!memcmp((a), (b), (size_t)(n) * sizeof *(a)), "%s: %s differ", name, what)
+
+TEST(the_same_point_with_views)
+{
+    static const int Ns[] = {500, 300};
+    for (size_t k = 0; k < sizeof Ns / sizeof *Ns; k++)
+        for (int fwd = 1; fwd >= 0; fwd--) {
+            char name[48], *text = fourbar_text(Ns[k], 0, 0);
+            snprintf(name, sizeof name, "fourbar_N%d (forward %d)", Ns[k], fwd);
+            mbl_model *md = text ? fixture_model_fwd(NULL, text, name, fwd) : NULL;
+            free(text);
+            if (!md) continue;
+            solved a = solve(md, 0); /* (takes the mass check's Jacobian at the guess, given once) */
+            mbl_point_free(a.pt);
+            a = solve(md, 0);
+            solved b = solve(md, 1);
+            if (a.pt && b.pt) {
+                model_view mv;
+                model_view_get(md, &mv);
+                SAME(a.pt->q, b.pt->q, mv.n, "coordinates");
+                SAME(a.pt->lambda, b.pt->lambda, mv.m, "multipliers");
+                SAME(&a.pt->residual, &b.pt->residual, 1, "residuals");
+                SAME(&a.pt->scaled_residual, &b.pt->scaled_residual, 1, "scaled residuals");
+                CHECK_EQ_INT(a.pt->iterations, b.pt->iterations);
+                CHECK_MSG(a.nev == b.nev, "%s: %d and %d Jacobian evaluations", name, a.nev, b.nev);
+                const model_jac_memo *ja = a.pt->jac_memo, *jb = b.pt->jac_memo;
+                CHECK_MSG(ja && jb, "%s: no Jacobian handed on (%p, %p)", name, (const void *)ja, (const void *)jb);
+                if (ja && jb) {
+                    CHECK_EQ_INT(ja->nz, mv.jac.nz);
+                    CHECK_EQ_INT(jb->nz, mv.jac.nz);
+                    SAME(ja->syms, jb->syms, mv.nsym, "the Jacobian's symbols");
+                    SAME(ja->jac, jb->jac, mv.jac.nz, "the Jacobians handed on");
+                }
+                printf("%s: %d iterations, %d Jacobian evaluations\n", name, b.pt->iterations, b.nev);
+            }
+            mbl_point_free(a.pt), mbl_point_free(b.pt);
+            mbl_model_free(md);
+        }
+}
+
+int main(void)
+{
+    RUN(the_same_point_with_views);
+    return test_summary("rows_view");
+}
