@@ -455,7 +455,7 @@ static int finish_call(parser *p, const frame *f, mblx_id *out)
 }
 
 /* Close the current term of EXPR frame f: product of its factors (negated if needed). */
-static int close_term(parser *p, frame *f)
+static int close_term_built(parser *p, frame *f)
 {
     size_t nf = p->nit - f->fac_start;
     mblx_id t;
@@ -470,6 +470,16 @@ static int close_term(parser *p, frame *f)
     p->items[p->nit++] = t; /* fits: nf >= 1 */
     f->fac_start = p->nit;
     f->term_neg = 0;
+    f->div = 0;
+    return 0;
+}
+
+/* close_term, a term of one factor as written (most: 400,000 of 540,000 at N = 10^4) inline: it is
+ * its factor, already in place */
+static inline int close_term(parser *p, frame *f)
+{
+    if (p->nit - f->fac_start != 1 || f->term_neg) return close_term_built(p, f);
+    f->fac_start = p->nit;
     f->div = 0;
     return 0;
 }

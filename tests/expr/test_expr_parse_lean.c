@@ -175,6 +175,53 @@ TEST(integer_powers_as_the_general_path)
     CHECK(strstr(st.msg, "malformed number"));
 }
 
+/* Terms of one factor as written ("a + b") are closed without close_term's general path: each is its
+ * factor, in place. Every text against the builders called as the general path calls them, each in a
+ * graph of its own: the same node and node count (fails when the next term's factors join the last). */
+static mblx_id built_sum_abz(void) { return mblx_sum(G, 3, (mblx_id[]){S("a"), S("b"), S("z")}); }
+static mblx_id built_mixed(void)
+{
+    mblx_id ab = mblx_product(G, 2, (mblx_id[]){S("a"), S("b")});
+    mblx_id nx = mblx_neg(G, S("x"));
+    mblx_id yz = mblx_product(G, 2, (mblx_id[]){S("y"), mblx_powc(G, S("z"), -1.0)});
+    return mblx_sum(G, 4, (mblx_id[]){ab, nx, S("a"), yz});
+}
+static mblx_id built_nested(void)
+{
+    mblx_id in = mblx_sum(G, 2, (mblx_id[]){S("x"), S("y")});
+    mblx_id sq = mblx_pow(G, mblx_sum(G, 2, (mblx_id[]){S("a"), mblx_neg(G, S("b"))}), mblx_const(G, 2.0));
+    return mblx_sum(G, 3, (mblx_id[]){in, sq, S("z")});
+}
+
+static mblx_id built_fresh(mblx_id (*build)(void), size_t *n)
+{
+    G = mblx_graph_new();
+    (void)S("x"), (void)S("y"), (void)S("z"), (void)S("a"), (void)S("b");
+    mblx_id e = build();
+    *n = mblx_node_count(G);
+    mblx_graph_free(G);
+    return e;
+}
+
+TEST(single_factor_terms_as_the_builders)
+{
+    static const struct {
+        const char *text;
+        mblx_id (*build)(void);
+    } cases[] = {
+        {"a + b + z", built_sum_abz},
+        {"a*b - x + a + y/z", built_mixed},
+        {"(x + y) + (a - b)^2 + z", built_nested},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        size_t n0, n1;
+        mbl_status st;
+        mblx_id e0 = parse_fresh(cases[i].text, &n0, 0, &st), e1 = built_fresh(cases[i].build, &n1);
+        CHECK_MSG(e0 != MBLX_NONE && e0 == e1 && n0 == n1, "'%s': node %u of %zu, the builders: node %u of %zu",
+                  cases[i].text, (unsigned)e0, n0, (unsigned)e1, n1);
+    }
+}
+
 int main(void)
 {
     RUN(negated_term_without_its_positive);
@@ -182,5 +229,6 @@ int main(void)
     RUN(negated_wide_product_as_before);
     RUN(integer_literals_as_strtod_reads_them);
     RUN(integer_powers_as_the_general_path);
+    RUN(single_factor_terms_as_the_builders);
     return test_summary("expr_parse_lean");
 }
