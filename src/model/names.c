@@ -329,6 +329,14 @@ int model_check_names(loader *L)
     const char *kinds[] = {"parameter",  "coordinate", "input", "variable", "constraint", "non-holonomic constraint",
                            "ode state", "implicit variable"};
     int nlists = 8;
+    /* the reserved names' first letters (bit c - 'a') and longest length: most names are none of them
+     * at once (the N = 10^4 four-bar's 50,000 names compared with all 21 cost 8 M instructions) */
+    uint32_t firsts = 0;
+    size_t longest = 0;
+    for (size_t r = 0; r < sizeof reserved / sizeof *reserved; r++) {
+        firsts |= (uint32_t)1 << (reserved[r][0] - 'a');
+        if (strlen(reserved[r]) > longest) longest = strlen(reserved[r]);
+    }
     /* a name in two lists: every name in one hash table, in the order checked, one probe each (a
      * search of every earlier list before). A slot: hash >> 32 << 32 | list << 28 | (index + 1);
      * the first occurrence stays, the one model_find_name gives. Without memory: the searches. */
@@ -352,10 +360,11 @@ int model_check_names(loader *L)
                 break;
             }
             size_t len = (size_t)(c - nm);
-            for (size_t r = 0; r < sizeof reserved / sizeof *reserved && !rc; r++)
-                if (nm[0] == reserved[r][0] && !strcmp(nm, reserved[r])) /* (the first character first) */
-                    rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: '%s' is reserved and cannot name a %s",
-                                   L->src->file, it->key_line, it->key_col, nm, kinds[a]);
+            if (len <= longest && nm[0] >= 'a' && nm[0] <= 'z' && (firsts >> (nm[0] - 'a') & 1))
+                for (size_t r = 0; r < sizeof reserved / sizeof *reserved && !rc; r++)
+                    if (nm[0] == reserved[r][0] && !strcmp(nm, reserved[r])) /* (the first character first) */
+                        rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: '%s' is reserved and cannot name a %s",
+                                       L->src->file, it->key_line, it->key_col, nm, kinds[a]);
             if (rc) break;
             int b = -1, j = -1;
             if (slot) {
