@@ -222,6 +222,37 @@ TEST(single_factor_terms_as_the_builders)
     }
 }
 
+/* A call of one name ("sin(x)", the four-bar's der(xB7)) is finished at once, without its two
+ * frames: the same nodes, made in the same order, as the general path gives the name in parentheses
+ * ("sin((x))"); a name made by the resolver first, an unknown function refused after its argument
+ * is resolved, as before, and the call's depth checked as before. */
+TEST(calls_of_one_name_as_the_general_path)
+{
+    static const char *pairs[][2] = {
+        {"sin(x)", "sin((x))"},
+        {"-cos( y )^2 + sqrt(z)/a", "-cos(( y ))^2 + sqrt((z))/a"},
+        {"atan(q) * exp( w ) - tanh(q)", "atan((q)) * exp(( w )) - tanh((q))"},
+        {"sin(pi) + tan(b)", "sin((pi)) + tan((b))"},
+        {"abs(x)^3^2 / log(longer_name_7)", "abs((x))^3^2 / log((longer_name_7))"},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+        size_t n0, n1;
+        mbl_status st;
+        mblx_id e0 = parse_fresh(pairs[i][0], &n0, 0, &st), e1 = parse_fresh(pairs[i][1], &n1, 0, &st);
+        CHECK_MSG(e0 != MBLX_NONE && e0 == e1 && n0 == n1, "'%s': node %u of %zu, '%s': node %u of %zu", pairs[i][0],
+                  (unsigned)e0, n0, pairs[i][1], (unsigned)e1, n1);
+    }
+    size_t n0, n1;
+    mbl_status st0, st1;
+    CHECK(parse_fresh("2 + f(v)", &n0, 0, &st0) == MBLX_NONE && parse_fresh("2 + f((v))", &n1, 0, &st1) == MBLX_NONE);
+    printf("  f(v): %s\n", st0.msg);
+    CHECK(!strcmp(st0.msg, st1.msg) && strstr(st0.msg, "1:5: unknown function 'f'") && n0 == n1);
+    CHECK(parse_fresh("sin(x)", &n0, 1, &st0) != MBLX_NONE);
+    CHECK(parse_fresh("(sin(x))", &n0, 1, &st0) == MBLX_NONE);
+    printf("  (sin(x)) at depth 1: %s\n", st0.msg);
+    CHECK(strstr(st0.msg, "1:2:") && strstr(st0.msg, "nesting deeper than 1 levels"));
+}
+
 int main(void)
 {
     RUN(negated_term_without_its_positive);
@@ -230,5 +261,6 @@ int main(void)
     RUN(integer_literals_as_strtod_reads_them);
     RUN(integer_powers_as_the_general_path);
     RUN(single_factor_terms_as_the_builders);
+    RUN(calls_of_one_name_as_the_general_path);
     return test_summary("expr_parse_lean");
 }
