@@ -108,6 +108,8 @@ typedef struct parser {
     mblx_id atom;    /* the atom just read (S_AFTER_ATOM), its pending negation and offset */
     int atom_neg;
     size_t atom_pos;
+    double exp_val; /* the last integer exponent made at once and its constant (XNONE: none yet): the */
+    mblx_id exp_id; /* same value gives the same node while the graph lives, as mblx_const would */
 } parser;
 
 static void location(const parser *p, size_t off, int *line, int *col)
@@ -667,8 +669,9 @@ static int parse_after_atom(parser *p)
         }
         /* what the power's frame would give: the constant, the power, its negation */
         size_t at = p->i;
-        mblx_id c = mblx_const(g, x);
+        mblx_id c = p->exp_id != XNONE && p->exp_val == x ? p->exp_id : mblx_const(g, x);
         if (c == XNONE) return pfail(p, num);
+        p->exp_val = x, p->exp_id = c;
         v = mblx_pow(g, p->atom, c);
         if (v != XNONE && p->atom_neg) v = mblx_neg(g, v);
         if (v == XNONE) return pfail(p, at);
@@ -814,6 +817,7 @@ int mblx_parse(mblx_graph *g, const char *text, size_t len, const mblx_parse_opt
     p->atom = XNONE;
     p->atom_neg = 0;
     p->atom_pos = 0;
+    p->exp_id = XNONE;
     int rc = push_frame(p, FR_EXPR, 0);
     while (!rc && p->state != S_DONE) {
         if (p->state == S_OPERAND)
