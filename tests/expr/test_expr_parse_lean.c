@@ -137,6 +137,18 @@ static mblx_id parse_fresh(const char *text, size_t *n, int max_depth, mbl_statu
     return e;
 }
 
+/* each text pairs[i][0] (a shortcut's) gives the node and node count of pairs[i][1] (the general path's) */
+static void same_as_general(const char *(*pairs)[2], size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t n0, n1;
+        mbl_status st;
+        mblx_id e0 = parse_fresh(pairs[i][0], &n0, 0, &st), e1 = parse_fresh(pairs[i][1], &n1, 0, &st);
+        CHECK_MSG(e0 != MBLX_NONE && e0 == e1 && n0 == n1, "'%s': node %u of %zu, '%s': node %u of %zu", pairs[i][0],
+                  (unsigned)e0, n0, pairs[i][1], (unsigned)e1, n1);
+    }
+}
+
 /* A power of a plain integer ("x^2") is made at once, without the power's frame: the same nodes,
  * made in the same order, as the general path gives the same exponent in parentheses ("x^(2)"),
  * negated, nested to the right, divided by, and refused at the same depth. */
@@ -154,13 +166,7 @@ TEST(integer_powers_as_the_general_path)
         {"x^2.5 + y^1e1 + z^1234567890123456", "x^(2.5) + y^(1e1) + z^(1234567890123456)"},
         {"x^-2 - y^+3", "x^(-2) - y^(+3)"},
     };
-    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
-        size_t n0, n1;
-        mbl_status st;
-        mblx_id e0 = parse_fresh(pairs[i][0], &n0, 0, &st), e1 = parse_fresh(pairs[i][1], &n1, 0, &st);
-        CHECK_MSG(e0 != MBLX_NONE && e0 == e1 && n0 == n1, "'%s': node %u of %zu, '%s': node %u of %zu", pairs[i][0],
-                  (unsigned)e0, n0, pairs[i][1], (unsigned)e1, n1);
-    }
+    same_as_general(pairs, sizeof pairs / sizeof *pairs);
     /* one level of nesting less than the power needs: refused at the '^' as before */
     size_t n;
     mbl_status st;
@@ -235,13 +241,7 @@ TEST(calls_of_one_name_as_the_general_path)
         {"sin(pi) + tan(b)", "sin((pi)) + tan((b))"},
         {"abs(x)^3^2 / log(longer_name_7)", "abs((x))^3^2 / log((longer_name_7))"},
     };
-    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
-        size_t n0, n1;
-        mbl_status st;
-        mblx_id e0 = parse_fresh(pairs[i][0], &n0, 0, &st), e1 = parse_fresh(pairs[i][1], &n1, 0, &st);
-        CHECK_MSG(e0 != MBLX_NONE && e0 == e1 && n0 == n1, "'%s': node %u of %zu, '%s': node %u of %zu", pairs[i][0],
-                  (unsigned)e0, n0, pairs[i][1], (unsigned)e1, n1);
-    }
+    same_as_general(pairs, sizeof pairs / sizeof *pairs);
     size_t n0, n1;
     mbl_status st0, st1;
     CHECK(parse_fresh("2 + f(v)", &n0, 0, &st0) == MBLX_NONE && parse_fresh("2 + f((v))", &n1, 0, &st1) == MBLX_NONE);
