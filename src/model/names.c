@@ -44,11 +44,15 @@ typedef struct symbol_index {
      * xB8, ... in the energies and constraints), and the names of one first letter mostly in one
      * list: the neighbours of the item last found of the name's first letter are tried first, and
      * the name is hashed only when none is it (the neighbours of each list's last item, the last
-     * list first, behind a cache by hash: 277 instructions a lookup at N = 10^4). Below 2^15 slots
-     * (256 KB, 16,384 names) the table stays in the caches and the guess only costs instructions:
-     * not taken. */
-    int guess; /* no name twice, and a table of at least 2^15 slots */
+     * list first, behind a cache by hash: 277 instructions a lookup at N = 10^4). Compared by words
+     * (below), the guess costs fewer instructions than the probe too: taken at any size. */
+    int guess; /* no name twice (and the words made) */
     uint32_t by_first[128]; /* by a name's first character: list << 28 | (item index + 1) last found, 0 none */
+    /* With the guess: each name's first 8 bytes as a word (name_word), list a's item i at word[word_at[a] + i].
+     * A neighbour is then one compare: the guess cost 166 instructions a lookup comparing keys (xB9994
+     * against xB9996 runs to the fifth character), more than the probe (~120). */
+    uint64_t *word;
+    size_t word_at[MODEL_SYM_LISTS];
 } symbol_index;
 
 static _Thread_local symbol_index sym_idx;
@@ -64,6 +68,12 @@ static const mbl_src_list *sym_list(const mbl_src *s, int a)
     return (const mbl_src_list *)(const void *)((const char *)s + sym_list_off[a]);
 }
 
+/* list a names its items (the constraints' lists only when the file names them) */
+static int sym_list_named(const mbl_src *s, int a)
+{
+    return !((a == MODEL_SYM_CONSTRAINT && !s->named_constraints) || (a == MODEL_SYM_NONHOLONOMIC && !s->named_nonholonomic));
+}
+
 static long sym_count(const mbl_src *s)
 {
     return (long)s->parameters.n + s->coordinates.n + s->inputs.n + s->ode_states.n + s->implicit_variables.n +
@@ -77,6 +87,7 @@ void model_name_index_reset(void)
         memset(&name_idx[i], 0, sizeof name_idx[i]);
     }
     mbl_free(sym_idx.slot);
+    mbl_free(sym_idx.word);
     memset(&sym_idx, 0, sizeof sym_idx);
 }
 
@@ -86,11 +97,53 @@ void model_name_index_forget(const mbl_src *s)
     model_name_index_reset();
 }
 
+/* 4 bytes at p, the first lowest */
+static inline uint64_t bytes4(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    return (uint64_t)u[0] | (uint64_t)u[1] << 8 | (uint64_t)u[2] << 16 | (uint64_t)u[3] << 24;
+}
+
+/* name[0 .. len)'s first 8 bytes (fewer: zero padded) as a word, the first lowest; 0 when one of them
+ * is NUL (no key holds a NUL). Two names of fewer than 8 characters are equal exactly when their words
+ * are (a word's zeros begin at its name's length); longer ones when the rest is equal too. Of 4 to 7
+ * bytes: two loads of 4 that overlap (a loop over the bytes cost 39 instructions a name). */
+static inline uint64_t name_word(const char *name, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)name;
+    uint64_t w, mask = len >= 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * len)) - 1;
+    if (len >= 8)
+        w = bytes4(name) | bytes4(name + 4) << 32;
+    else if (len >= 4)
+        w = bytes4(name) | bytes4(name + len - 4) << (8 * (len - 4));
+    else
+        w = (len > 0 ? (uint64_t)u[0] : 0) | (len > 1 ? (uint64_t)u[1] << 8 : 0) | (len > 2 ? (uint64_t)u[2] << 16 : 0);
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    return ((w - ones) & ~w & highs & mask) ? 0 : w; /* a NUL among the name's bytes */
+}
+
+/* the words of every list's names (sym_idx.word); 1, or 0 without memory (then no guess) */
+static int symbol_words_make(const mbl_src *s, size_t total)
+{
+    uint64_t *word = mbl_alloc_array(total ? total : 1, sizeof *word);
+    if (!word) return 0;
+    size_t at = 0;
+    for (int a = 0; a < MODEL_SYM_LISTS; a++) {
+        const mbl_src_list *l = sym_list(s, a);
+        sym_idx.word_at[a] = at;
+        if (!sym_list_named(s, a)) continue; /* not in the index (keys may be NULL): no guess starts there */
+        for (int i = 0; i < l->n; i++) word[at++] = name_word(l->items[i].key, strlen(l->items[i].key));
+    }
+    sym_idx.word = word;
+    return 1;
+}
+
 /* (Re)build the resolver's index; 0, or -1 when it cannot (no memory, too many names): the
  * caller then searches the lists one by one. */
 static __attribute__((noinline)) int symbol_index_build(const mbl_src *s)
 {
     mbl_free(sym_idx.slot);
+    mbl_free(sym_idx.word);
     memset(&sym_idx, 0, sizeof sym_idx);
     size_t total = 0;
     for (int a = 0; a < MODEL_SYM_LISTS; a++) {
@@ -104,9 +157,7 @@ static __attribute__((noinline)) int symbol_index_build(const mbl_src *s)
     int unique = 1;
     /* the lowest precedence first, each list from its end: the first occurrence overwrites */
     for (int a = MODEL_SYM_LISTS - 1; a >= 0; a--) {
-        if ((a == MODEL_SYM_CONSTRAINT && !s->named_constraints) ||
-            (a == MODEL_SYM_NONHOLONOMIC && !s->named_nonholonomic))
-            continue;
+        if (!sym_list_named(s, a)) continue;
         const mbl_src_list *l = sym_list(s, a);
         for (int i = l->n - 1; i >= 0; i--) {
             const char *k = l->items[i].key;
@@ -129,7 +180,7 @@ static __attribute__((noinline)) int symbol_index_build(const mbl_src *s)
     sym_idx.named_nonholonomic = s->named_nonholonomic;
     sym_idx.slot = slot;
     sym_idx.cap = cap;
-    sym_idx.guess = unique && cap >= ((size_t)1 << 15);
+    sym_idx.guess = unique && symbol_words_make(s, total);
     return 0;
 }
 
@@ -156,66 +207,68 @@ static inline int probe_symbol(const mbl_src *s, const char *name, size_t len, u
     return -1;
 }
 
-/* model_find_symbol with the guess (sym_idx.guess), apart: the lookup without it is compiled as
- * it was (the guesses' bookkeeping inline cost 16 instructions a lookup) */
-static __attribute__((noinline)) int find_guessed(const mbl_src *s, const char *name, size_t len, int *list)
+/* the index's probe (the guess's too when it misses): the item found is noted as the last of its first letter */
+static __attribute__((noinline)) int find_probed(const mbl_src *s, const char *name, size_t len, int *list)
 {
+    uint64_t found;
+    int i = probe_symbol(s, name, len, model_name_hash(name, len), list, &found);
+    if (i >= 0 && len && (unsigned char)name[0] < 0x80) sym_idx.by_first[(unsigned char)name[0]] = (uint32_t)found;
+    return i;
+}
+
+/* model_find_symbol with the guess (sym_idx.guess), inline there (one frame and one look at the
+ * thread's index a lookup: 163 -> 146 instructions at N = 1000): the neighbours of the item last found of the
+ * name's first letter (x, y interleaved: 2 away; (xB7 - xB6)^2 after (xB6 - xB5)^2: 4 away) by their
+ * words, the key's rest compared only for names of 8 characters or more; the probe when none is it */
+static inline int find_guessed(const mbl_src *s, const char *name, size_t len, int *list)
+{
+    symbol_index *x = &sym_idx;
     unsigned char c0 = len ? (unsigned char)name[0] : 0x80;
-    uint32_t *by = c0 < 0x80 ? &sym_idx.by_first[c0] : NULL;
-    if (by && *by) { /* the item last found of this first letter and its neighbours (x, y interleaved: 2 away) */
-        static const int near[] = {0, 1, 2, -1, -2, 3, -3};
-        int a = (int)(*by >> 28), last = (int)(*by & 0x0fffffffu) - 1;
+    uint32_t by = c0 < 0x80 ? x->by_first[c0] : 0;
+    uint64_t w = by ? name_word(name, len) : 0;
+    if (w) {
+        static const int near[] = {0, 2, -2, 4, 1, -1, 3, -3, -4}; /* the four-bar's most often first */
+        int a = (int)(by >> 28), last = (int)(by & 0x0fffffffu) - 1;
         const mbl_src_list *l = sym_list(s, a);
+        const uint64_t *word = x->word + x->word_at[a];
         for (size_t d = 0; d < sizeof near / sizeof *near; d++) {
             int i = last + near[d];
-            if (i >= 0 && i < l->n && key_is(l->items[i].key, name, len)) {
-                *by = (uint32_t)a << 28 | (uint32_t)(i + 1);
+            if ((unsigned)i < (unsigned)l->n && word[i] == w && (len < 8 || key_is(l->items[i].key + 8, name + 8, len - 8))) {
+                x->by_first[c0] = (uint32_t)a << 28 | (uint32_t)(i + 1);
                 return *list = a, i;
             }
         }
     }
-    uint64_t found;
-    int i = probe_symbol(s, name, len, model_name_hash(name, len), list, &found);
-    if (i >= 0 && by) *by = (uint32_t)found;
-    return i;
+    return find_probed(s, name, len, list);
 }
 
 /* the lookup without the index (it could not be built): the lists one by one, in the same order */
 static __attribute__((noinline)) int find_listed(const mbl_src *s, const char *name, size_t len, int *list)
 {
     for (int a = 0; a < MODEL_SYM_LISTS; a++) {
-        if ((a == MODEL_SYM_CONSTRAINT && !s->named_constraints) ||
-            (a == MODEL_SYM_NONHOLONOMIC && !s->named_nonholonomic))
-            continue;
+        if (!sym_list_named(s, a)) continue;
         int i = model_find_name(sym_list(s, a), name, len);
         if (i >= 0) return *list = a, i;
     }
     return -1;
 }
 
-/* the index's probe without the guess */
-static __attribute__((noinline)) int find_probed(const mbl_src *s, const char *name, size_t len, int *list)
-{
-    uint64_t found;
-    return probe_symbol(s, name, len, model_name_hash(name, len), list, &found);
-}
-
 /* the lookup when the index is not the source's: built anew, or the lists one by one */
 static __attribute__((noinline)) int find_rebuilt(const mbl_src *s, const char *name, size_t len, int *list)
 {
     if (symbol_index_build(s)) return find_listed(s, name, len, list);
-    return sym_idx.guess ? find_guessed(s, name, len, list) : find_probed(s, name, len, list);
+    return find_probed(s, name, len, list); /* (the guess has no last item yet) */
 }
 
-/* Each way of looking up out of line, each a tail call: with any of them inline, the registers
+/* The other ways of looking up out of line, each a tail call: with any of them inline, the registers
  * it needs were saved and restored on every lookup (18 instructions of 370,016 at N = 10^4). */
 int model_find_symbol(const mbl_src *s, const char *name, size_t len, int *list)
 {
-    int current = sym_idx.src == s && sym_idx.slot && sym_idx.count == sym_count(s) &&
-                  sym_idx.named_constraints == s->named_constraints &&
-                  sym_idx.named_nonholonomic == s->named_nonholonomic;
+    const symbol_index *x = &sym_idx;
+    int current = x->src == s && x->slot && x->count == sym_count(s) && x->named_constraints == s->named_constraints &&
+                  x->named_nonholonomic == s->named_nonholonomic;
     if (!current) return find_rebuilt(s, name, len, list);
-    return sym_idx.guess ? find_guessed(s, name, len, list) : find_probed(s, name, len, list);
+    return x->guess ? find_guessed(s, name, len, list) : find_probed(s, name, len, list);
 }
 
 int model_find_name(const mbl_src_list *l, const char *name, size_t len)
@@ -276,6 +329,14 @@ int model_check_names(loader *L)
     const char *kinds[] = {"parameter",  "coordinate", "input", "variable", "constraint", "non-holonomic constraint",
                            "ode state", "implicit variable"};
     int nlists = 8;
+    /* the reserved names' first letters (bit c - 'a') and longest length: most names are none of them
+     * at once (the N = 10^4 four-bar's 50,000 names compared with all 21 cost 8 M instructions) */
+    uint32_t firsts = 0;
+    size_t longest = 0;
+    for (size_t r = 0; r < sizeof reserved / sizeof *reserved; r++) {
+        firsts |= (uint32_t)1 << (reserved[r][0] - 'a');
+        if (strlen(reserved[r]) > longest) longest = strlen(reserved[r]);
+    }
     /* a name in two lists: every name in one hash table, in the order checked, one probe each (a
      * search of every earlier list before). A slot: hash >> 32 << 32 | list << 28 | (index + 1);
      * the first occurrence stays, the one model_find_name gives. Without memory: the searches. */
@@ -299,10 +360,11 @@ int model_check_names(loader *L)
                 break;
             }
             size_t len = (size_t)(c - nm);
-            for (size_t r = 0; r < sizeof reserved / sizeof *reserved && !rc; r++)
-                if (nm[0] == reserved[r][0] && !strcmp(nm, reserved[r])) /* (the first character first) */
-                    rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: '%s' is reserved and cannot name a %s",
-                                   L->src->file, it->key_line, it->key_col, nm, kinds[a]);
+            if (len <= longest && nm[0] >= 'a' && nm[0] <= 'z' && (firsts >> (nm[0] - 'a') & 1))
+                for (size_t r = 0; r < sizeof reserved / sizeof *reserved && !rc; r++)
+                    if (nm[0] == reserved[r][0] && !strcmp(nm, reserved[r])) /* (the first character first) */
+                        rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: '%s' is reserved and cannot name a %s",
+                                       L->src->file, it->key_line, it->key_col, nm, kinds[a]);
             if (rc) break;
             int b = -1, j = -1;
             if (slot) {

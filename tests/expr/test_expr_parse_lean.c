@@ -137,6 +137,18 @@ static mblx_id parse_fresh(const char *text, size_t *n, int max_depth, mbl_statu
     return e;
 }
 
+/* each text pairs[i][0] (a shortcut's) gives the node and node count of pairs[i][1] (the general path's) */
+static void same_as_general(const char *(*pairs)[2], size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t n0, n1;
+        mbl_status st;
+        mblx_id e0 = parse_fresh(pairs[i][0], &n0, 0, &st), e1 = parse_fresh(pairs[i][1], &n1, 0, &st);
+        CHECK_MSG(e0 != MBLX_NONE && e0 == e1 && n0 == n1, "'%s': node %u of %zu, '%s': node %u of %zu", pairs[i][0],
+                  (unsigned)e0, n0, pairs[i][1], (unsigned)e1, n1);
+    }
+}
+
 /* A power of a plain integer ("x^2") is made at once, without the power's frame: the same nodes,
  * made in the same order, as the general path gives the same exponent in parentheses ("x^(2)"),
  * negated, nested to the right, divided by, and refused at the same depth. */
@@ -154,13 +166,7 @@ TEST(integer_powers_as_the_general_path)
         {"x^2.5 + y^1e1 + z^1234567890123456", "x^(2.5) + y^(1e1) + z^(1234567890123456)"},
         {"x^-2 - y^+3", "x^(-2) - y^(+3)"},
     };
-    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
-        size_t n0, n1;
-        mbl_status st;
-        mblx_id e0 = parse_fresh(pairs[i][0], &n0, 0, &st), e1 = parse_fresh(pairs[i][1], &n1, 0, &st);
-        CHECK_MSG(e0 != MBLX_NONE && e0 == e1 && n0 == n1, "'%s': node %u of %zu, '%s': node %u of %zu", pairs[i][0],
-                  (unsigned)e0, n0, pairs[i][1], (unsigned)e1, n1);
-    }
+    same_as_general(pairs, sizeof pairs / sizeof *pairs);
     /* one level of nesting less than the power needs: refused at the '^' as before */
     size_t n;
     mbl_status st;
@@ -175,6 +181,78 @@ TEST(integer_powers_as_the_general_path)
     CHECK(strstr(st.msg, "malformed number"));
 }
 
+/* Terms of one factor as written ("a + b") are closed without close_term's general path: each is its
+ * factor, in place. Every text against the builders called as the general path calls them, each in a
+ * graph of its own: the same node and node count (fails when the next term's factors join the last). */
+static mblx_id built_sum_abz(void) { return mblx_sum(G, 3, (mblx_id[]){S("a"), S("b"), S("z")}); }
+static mblx_id built_mixed(void)
+{
+    mblx_id ab = mblx_product(G, 2, (mblx_id[]){S("a"), S("b")});
+    mblx_id nx = mblx_neg(G, S("x"));
+    mblx_id yz = mblx_product(G, 2, (mblx_id[]){S("y"), mblx_powc(G, S("z"), -1.0)});
+    return mblx_sum(G, 4, (mblx_id[]){ab, nx, S("a"), yz});
+}
+static mblx_id built_nested(void)
+{
+    mblx_id in = mblx_sum(G, 2, (mblx_id[]){S("x"), S("y")});
+    mblx_id sq = mblx_pow(G, mblx_sum(G, 2, (mblx_id[]){S("a"), mblx_neg(G, S("b"))}), mblx_const(G, 2.0));
+    return mblx_sum(G, 3, (mblx_id[]){in, sq, S("z")});
+}
+
+static mblx_id built_fresh(mblx_id (*build)(void), size_t *n)
+{
+    G = mblx_graph_new();
+    (void)S("x"), (void)S("y"), (void)S("z"), (void)S("a"), (void)S("b");
+    mblx_id e = build();
+    *n = mblx_node_count(G);
+    mblx_graph_free(G);
+    return e;
+}
+
+TEST(single_factor_terms_as_the_builders)
+{
+    static const struct {
+        const char *text;
+        mblx_id (*build)(void);
+    } cases[] = {
+        {"a + b + z", built_sum_abz},
+        {"a*b - x + a + y/z", built_mixed},
+        {"(x + y) + (a - b)^2 + z", built_nested},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        size_t n0, n1;
+        mbl_status st;
+        mblx_id e0 = parse_fresh(cases[i].text, &n0, 0, &st), e1 = built_fresh(cases[i].build, &n1);
+        CHECK_MSG(e0 != MBLX_NONE && e0 == e1 && n0 == n1, "'%s': node %u of %zu, the builders: node %u of %zu",
+                  cases[i].text, (unsigned)e0, n0, (unsigned)e1, n1);
+    }
+}
+
+/* A call of one name ("sin(x)", the four-bar's der(xB7)) is finished at once, without its two
+ * frames: the same nodes, made in the same order, as the general path gives the name in parentheses
+ * ("sin((x))"); a name made by the resolver first, an unknown function refused after its argument
+ * is resolved, as before, and the call's depth checked as before. */
+TEST(calls_of_one_name_as_the_general_path)
+{
+    static const char *pairs[][2] = {
+        {"sin(x)", "sin((x))"},
+        {"-cos( y )^2 + sqrt(z)/a", "-cos(( y ))^2 + sqrt((z))/a"},
+        {"atan(q) * exp( w ) - tanh(q)", "atan((q)) * exp(( w )) - tanh((q))"},
+        {"sin(pi) + tan(b)", "sin((pi)) + tan((b))"},
+        {"abs(x)^3^2 / log(longer_name_7)", "abs((x))^3^2 / log((longer_name_7))"},
+    };
+    same_as_general(pairs, sizeof pairs / sizeof *pairs);
+    size_t n0, n1;
+    mbl_status st0, st1;
+    CHECK(parse_fresh("2 + f(v)", &n0, 0, &st0) == MBLX_NONE && parse_fresh("2 + f((v))", &n1, 0, &st1) == MBLX_NONE);
+    printf("  f(v): %s\n", st0.msg);
+    CHECK(!strcmp(st0.msg, st1.msg) && strstr(st0.msg, "1:5: unknown function 'f'") && n0 == n1);
+    CHECK(parse_fresh("sin(x)", &n0, 1, &st0) != MBLX_NONE);
+    CHECK(parse_fresh("(sin(x))", &n0, 1, &st0) == MBLX_NONE);
+    printf("  (sin(x)) at depth 1: %s\n", st0.msg);
+    CHECK(strstr(st0.msg, "1:2:") && strstr(st0.msg, "nesting deeper than 1 levels"));
+}
+
 int main(void)
 {
     RUN(negated_term_without_its_positive);
@@ -182,5 +260,7 @@ int main(void)
     RUN(negated_wide_product_as_before);
     RUN(integer_literals_as_strtod_reads_them);
     RUN(integer_powers_as_the_general_path);
+    RUN(single_factor_terms_as_the_builders);
+    RUN(calls_of_one_name_as_the_general_path);
     return test_summary("expr_parse_lean");
 }

@@ -69,6 +69,41 @@ TEST(names)
                  "'t' is reserved");
 }
 
+/* Every reserved name refused as a parameter's, a coordinate's and a variable's (names.c checks only
+ * the names of a reserved first letter and length, the longest atan2's); names beside them (longer,
+ * another case, another first letter) are not reserved. */
+TEST(reserved_names)
+{
+    static const char *reserved[] = {"t",    "pi",    "der",  "sin",  "cos",  "tan", "asin", "acos", "atan", "atan2", "sinh",
+                                     "cosh", "tanh",  "exp",  "log",  "sqrt", "abs", "sign", "min",  "max",  "step"};
+    char text[512], expect[64];
+    for (size_t r = 0; r < sizeof reserved / sizeof *reserved; r++) {
+        const char *nm = reserved[r];
+        snprintf(expect, sizeof expect, "'%s' is reserved and cannot name a parameter", nm);
+        snprintf(text, sizeof text, "model: dae\nparameters: {m: 1, %s: 2}\ncoordinates: {x: 0}\nkinetic_energy: \"m*der(x)^2\"\n",
+                 nm);
+        expect_error(text, 0, MBL_EMODEL, expect);
+        snprintf(expect, sizeof expect, "'%s' is reserved and cannot name a coordinate", nm);
+        snprintf(text, sizeof text, "model: dae\nparameters: {m: 1}\ncoordinates: {x: 0, %s: 0}\nkinetic_energy: \"m*der(x)^2\"\n",
+                 nm);
+        expect_error(text, 0, MBL_EMODEL, expect);
+        snprintf(expect, sizeof expect, "'%s' is reserved and cannot name a variable", nm);
+        snprintf(text, sizeof text,
+                 "model: dae\nparameters: {m: 1}\nvariables: {%s: \"2*m\"}\ncoordinates: {x: 0}\nkinetic_energy: \"m*der(x)^2\"\n", nm);
+        expect_error(text, 0, MBL_EMODEL, expect);
+    }
+    static const char *free_names[] = {"atan22", "Sin", "sinx", "steps", "tt", "xsin", "der_x", "pi2", "mn"};
+    for (size_t r = 0; r < sizeof free_names / sizeof *free_names; r++) {
+        snprintf(text, sizeof text, "model: dae\nparameters: {m: 1, %s: 2}\ncoordinates: {x: 0}\nkinetic_energy: \"%s*m*der(x)^2\"\n",
+                 free_names[r], free_names[r]);
+        mbl_model *md = NULL;
+        mbl_status st;
+        int rc = mbl_model_load_string(text, strlen(text), "ok.yaml", NULL, 0, &md, &st);
+        CHECK_MSG(rc == 0, "'%s': %s", free_names[r], st.msg);
+        mbl_model_free(md);
+    }
+}
+
 TEST(cycles)
 {
     expect_error(HEAD "variables: {a: \"b + x\", b: \"2*a\"}\nkinetic_energy: \"0.5*m*der(x)^2\"\npotential_energy: a\n", 0,
@@ -379,6 +414,7 @@ int main(void)
     RUN(yaml_and_keys);
     RUN(wrong_types);
     RUN(names);
+    RUN(reserved_names);
     RUN(cycles);
     RUN(physics);
     RUN(numerics);
