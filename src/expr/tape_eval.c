@@ -93,55 +93,58 @@ static int report(const mblx_tape *t, uint32_t l, const char *what, mbl_status *
 
 static int diagnose_unlocked(const mblx_tape *t, const double *x, double *w, mbl_status *st)
 {
-    for (size_t i = 0; i < t->nins; i++) {
-        const tins *p = &t->ins[i];
-        double v = exec1(p, x, w, t->ext, t);
-        if (!not_finite(v)) {
-            w[p->dst] = v;
-            continue;
-        }
-        uint32_t l = t->ins_node[i];
-        double a = p->op == TI_LDS ? x[p->a] : (p->op == TI_LDC ? p->c : w[p->a]);
-        double b = (p->op == TI_POW || p->op == TI_ATAN2) ? w[p->b] : p->c;
-        char what[MBL_MSG_MAX / 4];
-        unsigned op = node_op(t, l);
-        switch (op) {
-        case MBLX_OP_SYMBOL:
-            snprintf(what, sizeof what, "non-finite value %g of symbol '%s'", a,
-                     t->g ? (mblx_symbol_name(t->g, l) ? mblx_symbol_name(t->g, l) : "?") : tape_symname(t, l));
-            break;
-        case MBLX_OP_SQRT: snprintf(what, sizeof what, "sqrt of negative value %.17g", a); break;
-        case MBLX_OP_LOG: snprintf(what, sizeof what, "log of non-positive value %.17g", a); break;
-        case MBLX_OP_ASIN:
-        case MBLX_OP_ACOS:
-            snprintf(what, sizeof what, "%s of value %.17g outside [-1, 1]",
-                     mblx_op_name((mblx_op)op), a);
-            break;
-        case MBLX_OP_POW:
-            if (p->op == TI_POW || p->op == TI_POWC || p->op == TI_RECIP || p->op == TI_RSQR ||
-                p->op == TI_SQRTP) {
-                if (p->op != TI_POW && p->op != TI_POWC) b = p->c;
-                if (a == 0.0 && b < 0.0) {
-                    snprintf(what, sizeof what, "division by zero");
-                    break;
-                }
-                if (a < 0.0 && b != floor(b)) {
-                    snprintf(what, sizeof what, "pow of negative base %.17g to non-integer exponent %.17g", a, b);
-                    break;
-                }
+    for (size_t r = 0; r < t->nrun; r++) {
+        if (t->run_op[r] == MBLX__RUN_GAP) continue; /* a view's instructions left out */
+        for (size_t i = t->run_start[r]; i < t->run_start[r + 1]; i++) {
+            const tins *p = &t->ins[i];
+            double v = exec1(p, x, w, t->ext, t);
+            if (!not_finite(v)) {
+                w[p->dst] = v;
+                continue;
             }
-            snprintf(what, sizeof what, "non-finite result %g", v);
-            break;
-        case MBLX_OP_DATA:
-            if (p->op == TI_DATA) {
-                mblx__data_why(t->data, t->ndata, p->c, a, w[p->b], what, sizeof what);
+            uint32_t l = t->ins_node[i];
+            double a = p->op == TI_LDS ? x[p->a] : (p->op == TI_LDC ? p->c : w[p->a]);
+            double b = (p->op == TI_POW || p->op == TI_ATAN2) ? w[p->b] : p->c;
+            char what[MBL_MSG_MAX / 4];
+            unsigned op = node_op(t, l);
+            switch (op) {
+            case MBLX_OP_SYMBOL:
+                snprintf(what, sizeof what, "non-finite value %g of symbol '%s'", a,
+                         t->g ? (mblx_symbol_name(t->g, l) ? mblx_symbol_name(t->g, l) : "?") : tape_symname(t, l));
                 break;
+            case MBLX_OP_SQRT: snprintf(what, sizeof what, "sqrt of negative value %.17g", a); break;
+            case MBLX_OP_LOG: snprintf(what, sizeof what, "log of non-positive value %.17g", a); break;
+            case MBLX_OP_ASIN:
+            case MBLX_OP_ACOS:
+                snprintf(what, sizeof what, "%s of value %.17g outside [-1, 1]",
+                         mblx_op_name((mblx_op)op), a);
+                break;
+            case MBLX_OP_POW:
+                if (p->op == TI_POW || p->op == TI_POWC || p->op == TI_RECIP || p->op == TI_RSQR ||
+                    p->op == TI_SQRTP) {
+                    if (p->op != TI_POW && p->op != TI_POWC) b = p->c;
+                    if (a == 0.0 && b < 0.0) {
+                        snprintf(what, sizeof what, "division by zero");
+                        break;
+                    }
+                    if (a < 0.0 && b != floor(b)) {
+                        snprintf(what, sizeof what, "pow of negative base %.17g to non-integer exponent %.17g", a, b);
+                        break;
+                    }
+                }
+                snprintf(what, sizeof what, "non-finite result %g", v);
+                break;
+            case MBLX_OP_DATA:
+                if (p->op == TI_DATA) {
+                    mblx__data_why(t->data, t->ndata, p->c, a, w[p->b], what, sizeof what);
+                    break;
+                }
+                snprintf(what, sizeof what, "non-finite result %g", v);
+                break;
+            default: snprintf(what, sizeof what, "non-finite result %g", v); break;
             }
-            snprintf(what, sizeof what, "non-finite result %g", v);
-            break;
-        default: snprintf(what, sizeof what, "non-finite result %g", v); break;
+            return report(t, l, what, st);
         }
-        return report(t, l, what, st);
     }
     return mbl_error(st, MBL_EDOMAIN, "non-finite result");
 }
@@ -196,6 +199,7 @@ int mblx_tape_eval(const mblx_tape *t, const double *symvals, double *out, doubl
         case TI_ADD2C: RUN(w[p->a] + w[p->b] + p->c);
         case TI_MUL2C: RUN(w[p->a] * w[p->b] * p->c);
         case TI_SQR: RUN(w[p->a] * w[p->a]);
+        case MBLX__RUN_GAP: break; /* a view's instructions left out */
         default: RUN(exec1(p, symvals, w, ext, t));
         }
     }
@@ -250,15 +254,38 @@ static inline void mark_operands(const mblx_tape *t, const tins *in, unsigned ch
 void mblx__subtape_free(mblx__subtape *s)
 {
     if (!s) return;
-    if (s->view) {
-        mbl_free(s->view->ins), mbl_free(s->view->ins_node), mbl_free(s->view->outreg);
-        mbl_free(s->view->run_start), mbl_free(s->view->run_op), mbl_free(s->view);
-    }
+    if (s->view) mbl_free(s->view->outreg), mbl_free(s->view->run_start), mbl_free(s->view->run_op), mbl_free(s->view);
     mbl_free(s->jent), mbl_free(s->jsrc);
     mbl_free(s);
 }
 
 const mblx_tape *mblx__subtape_tape(const mblx__subtape *s) { return s ? s->view : NULL; }
+
+/* The view's run of instruction i (keep: t's instructions kept): its opcode, or MBLX__RUN_GAP. */
+static inline unsigned view_run_op(const mblx_tape *t, const unsigned char *keep, size_t i)
+{
+    return keep[i] ? t->ins[i].op : MBLX__RUN_GAP;
+}
+
+/* v's runs over t's instructions, those of keep (1) and the gaps between them; -1 when out of
+ * memory. */
+static int view_runs(const mblx_tape *t, const unsigned char *keep, mblx_tape *v)
+{
+    size_t nrun = 0;
+    for (size_t i = 0; i < t->nins; i++) nrun += !i || view_run_op(t, keep, i) != view_run_op(t, keep, i - 1);
+    v->run_start = mbl_alloc_array(nrun + 1, sizeof *v->run_start);
+    v->run_op = mbl_alloc_array(nrun, sizeof *v->run_op);
+    if (!v->run_start || !v->run_op) return -1;
+    nrun = 0;
+    for (size_t i = 0; i < t->nins; i++)
+        if (!i || view_run_op(t, keep, i) != view_run_op(t, keep, i - 1)) {
+            v->run_start[nrun] = (uint32_t)i;
+            v->run_op[nrun++] = (uint8_t)view_run_op(t, keep, i);
+        }
+    v->run_start[nrun] = (uint32_t)t->nins;
+    v->nrun = nrun;
+    return 0;
+}
 
 mblx__subtape *mblx__subtape_new(const mblx_tape *t, size_t nsel, const uint32_t *sel)
 {
@@ -266,49 +293,33 @@ mblx__subtape *mblx__subtape_new(const mblx_tape *t, size_t nsel, const uint32_t
     for (size_t k = 0; k < nsel; k++)
         if (sel[k] >= t->nout) return NULL;
     unsigned char *need = mbl_calloc(t->nreg ? t->nreg : 1, 1);
-    uint32_t *kept = mbl_alloc_array(t->nins, sizeof *kept); /* the instructions kept, from k0 on */
+    unsigned char *keep = mbl_calloc(t->nins, 1); /* the instructions kept */
     mblx__subtape *s = NULL;
-    if (!need || !kept) goto out;
+    if (!need || !keep) goto out;
     for (size_t k = 0; k < nsel; k++) need[t->outreg[sel[k]]] = 1;
-    size_t k0 = t->nins;
+    size_t nkeep = 0;
     for (size_t i = t->nins; i-- > 0;) { /* backwards: a register is needed from its last read back to its write */
         const tins *in = &t->ins[i];
         if (!need[in->dst]) continue;
         need[in->dst] = 0;
         mark_operands(t, in, need);
-        kept[--k0] = (uint32_t)i;
+        keep[i] = 1, nkeep++;
     }
-    size_t nkeep = t->nins - k0, nrun = 0;
-    if (!k0 || !(s = mbl_calloc(1, sizeof *s))) goto out;
+    if (nkeep == t->nins || !(s = mbl_calloc(1, sizeof *s))) goto out;
     mblx_tape *v = s->view = mbl_alloc_array(1, sizeof *v);
-    if (!v) {
+    if (v) {
+        *v = *t;
+        v->fwdjac = NULL, v->nins = nkeep, v->nout = nsel;
+        v->run_start = NULL, v->run_op = NULL;
+        v->outreg = mbl_alloc_array(nsel ? nsel : 1, sizeof *v->outreg);
+    }
+    if (!v || !v->outreg || view_runs(t, keep, v)) {
         mblx__subtape_free(s);
         s = NULL;
         goto out;
     }
-    *v = *t;
-    v->fwdjac = NULL, v->nins = nkeep, v->nout = nsel;
-    v->ins = mbl_alloc_array(nkeep ? nkeep : 1, sizeof *v->ins);
-    v->ins_node = t->ins_node ? mbl_alloc_array(nkeep ? nkeep : 1, sizeof *v->ins_node) : NULL;
-    v->outreg = mbl_alloc_array(nsel ? nsel : 1, sizeof *v->outreg);
-    v->run_start = mbl_alloc_array(nkeep + 1, sizeof *v->run_start);
-    v->run_op = mbl_alloc_array(nkeep ? nkeep : 1, sizeof *v->run_op);
-    if (!v->ins || (t->ins_node && !v->ins_node) || !v->outreg || !v->run_start || !v->run_op) {
-        mblx__subtape_free(s);
-        s = NULL;
-        goto out;
-    }
-    uint32_t op = UINT32_MAX; /* the run's */
-    for (size_t n = 0; n < nkeep; n++) {
-        const tins *in = &t->ins[kept[k0 + n]];
-        if (in->op != op) v->run_start[nrun] = (uint32_t)n, v->run_op[nrun++] = (uint8_t)(op = in->op);
-        v->ins[n] = *in;
-        if (v->ins_node) v->ins_node[n] = t->ins_node[kept[k0 + n]];
-    }
-    v->run_start[nrun] = (uint32_t)nkeep;
-    v->nrun = nrun;
     for (size_t k = 0; k < nsel; k++) v->outreg[k] = t->outreg[sel[k]];
 out:
-    mbl_free(need), mbl_free(kept);
+    mbl_free(need), mbl_free(keep);
     return s;
 }

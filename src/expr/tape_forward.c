@@ -404,8 +404,9 @@ static inline __attribute__((always_inline)) int sweep_body(const mblx_tape *t, 
                                                             size_t *where, const int pf)
 {
     double bad = 0.0; /* NaN when a value is not finite (not_finite) */
-    if (find) {
-        for (size_t i = 0; i < t->nins; i++) {
+    for (size_t r = 0; r < t->nrun && find; r++) {
+        if (t->run_op[r] == MBLX__RUN_GAP) continue; /* a view's instructions left out */
+        for (size_t i = t->run_start[r]; i < t->run_start[r + 1]; i++) {
             const tins *in = &t->ins[i];
             double v = fwd1(t, in, x, p, sd, w, T);
             if (sd->mask) mask_update(t, in, sd);
@@ -458,6 +459,7 @@ static inline __attribute__((always_inline)) int sweep_body(const mblx_tape *t, 
                 bad += not_finite(v);
             }
             break;
+        case MBLX__RUN_GAP: break; /* a view's instructions left out */
         default:
             for (; in < e; in++) {
                 double v = fwd1(t, in, x, p, sd, w, T);

@@ -8,8 +8,15 @@
 #include "mblin/expr.h"
 
 /* (tape_internal.h's mblx_tape; the view's fields are read by tape_eval.c and tape_forward.c) */
+/* A view's run of t's instructions that it leaves out (run_op, no opcode): evaluations skip it. */
+enum { MBLX__RUN_GAP = 0xff };
+
 typedef struct mblx__subtape {
-    struct mblx_tape *view; /* t's fields but for the instructions, their nodes, runs and outputs (owned) */
+    /* t's fields, its instructions and their nodes t's own (not copied), but for its nins (the
+     * instructions kept), outputs and runs (owned): t's runs cut where the kept instructions begin
+     * and end, the stretches between them runs of MBLX__RUN_GAP (every instruction of t in one run, in
+     * t's order) */
+    struct mblx_tape *view;
     /* mblx__fwdjac_eval_rows's entries (made at its first call): vals[jent[k]] = T[jsrc[k]] */
     const struct mblx_fwdjac *jac_of;
     size_t njac;
@@ -17,7 +24,8 @@ typedef struct mblx__subtape {
 } mblx__subtape;
 
 /* The outputs sel[0 .. nsel - 1] of tape t (in that order) alone: t's instructions they need (a
- * register's value read later, from the outputs back), in t's order, with t's registers, so that
+ * register's value read later, from the outputs back), in t's order, read from t's (runs over
+ * them), with t's registers, so that
  * each output's value is t's bit for bit and a work array of t's serves. A view: valid while t
  * lives, unchanged. NULL when every instruction is needed (nothing to gain), an output is out of
  * range, or out of memory. */

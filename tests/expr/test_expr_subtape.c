@@ -9,12 +9,17 @@
  * range, is not made. A value not finite in a row left out does not fail the view; one in a row
  * kept does, named. The Jacobian's entries in a view's rows equal the whole evaluation's bit
  * for bit, the others are left as they were, in one sweep (N colors of the band) and in several
- * (the sum's row: N + 2 colors, above one sweep's 32). */
+ * (the sum's row: N + 2 colors, above one sweep's 32).
+ *
+ * The view reads the tape's instructions (not copied): its runs cover the tape's in order, those of
+ * its kept instructions and gaps. A value or a derivative not finite in every row but one names, in
+ * the view of that one, its own instruction, as a tape of that row alone names it. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "expr/tape_internal.h"
 #include "expr/tape_subset.h"
 #include "mblin/expr.h"
 #include "test.h"
@@ -57,6 +62,23 @@ static void point(double *sv, double shift)
     for (int i = 0; i <= N; i++) sv[i] = 0.1 + 0.37 * sin(1.0 + i) + shift;
 }
 
+/* v's instructions are t's, its runs t's instructions in order, each run one opcode or a gap, the
+ * instructions of its runs not gaps its count of instructions. */
+static void check_runs(const mblx_tape *t, const mblx_tape *v)
+{
+    CHECK(v->ins == t->ins && v->ins_node == t->ins_node);
+    CHECK(v->nrun > 0 && v->run_start[0] == 0 && v->run_start[v->nrun] == t->nins);
+    size_t kept = 0, bad = 0;
+    for (size_t r = 0; r < v->nrun; r++) {
+        bad += v->run_start[r] >= v->run_start[r + 1] || (r && v->run_op[r] == v->run_op[r - 1]);
+        if (v->run_op[r] == MBLX__RUN_GAP) continue;
+        kept += v->run_start[r + 1] - v->run_start[r];
+        for (size_t i = v->run_start[r]; i < v->run_start[r + 1]; i++) bad += t->ins[i].op != v->run_op[r];
+    }
+    CHECK_MSG(bad == 0, "%zu runs or instructions out of place", bad);
+    CHECK_EQ_INT((int)kept, (int)v->nins);
+}
+
 /* The view of sel against the whole tape at sv: values bit for bit, fewer instructions (less: 1). */
 static void check_view(const rig *r, size_t nsel, const uint32_t *sel, const double *sv, int less)
 {
@@ -65,6 +87,7 @@ static void check_view(const rig *r, size_t nsel, const uint32_t *sel, const dou
     if (!s) return;
     const mblx_tape *v = mblx__subtape_tape(s);
     CHECK_EQ_INT((int)mblx_tape_noutputs(v), (int)nsel);
+    check_runs(r->t, v);
     if (less) CHECK_MSG(mblx_tape_ninstr(v) < mblx_tape_ninstr(r->t), "%zu of %zu instructions", mblx_tape_ninstr(v),
                         mblx_tape_ninstr(r->t));
     double *w = calloc(mblx_tape_work_size(r->t), sizeof *w), all[M], part[M];
@@ -184,10 +207,58 @@ TEST(jacobian_rows_from_the_view)
     check_jac(1);
 }
 
+/* The message of the view of output o of r's tape (a value not finite: jac 0; a derivative: jac 1)
+ * against that of a tape of o alone; also differs from the whole tape's (another row first). */
+static void check_own_message(rig *r, uint32_t o, const double *sv, int jac)
+{
+    mblx_tape *t1 = mblx_compile(r->g, 1, &r->rows[o], NULL);
+    mblx_fwdjac *J = mblx_fwdjac_new(r->g, M, r->rows, N, r->xs, NULL);
+    mblx_fwdjac *J1 = mblx_fwdjac_new(r->g, 1, &r->rows[o], N, r->xs, NULL);
+    mblx__subtape *s = mblx__subtape_new(r->t, 1, &o);
+    CHECK(t1 && J && J1 && s);
+    if (!t1 || !J || !J1 || !s) return;
+    size_t nw = mblx_fwdjac_work_size(J, r->t);
+    double *w = calloc(nw + mblx_fwdjac_work_size(J1, t1), sizeof *w), out[M];
+    double *vals = malloc((mblx_fwdjac_pattern(J, NULL, NULL) + 1) * sizeof *vals);
+    int outpos[M];
+    for (int k = 0; k < M; k++) outpos[k] = k == (int)o ? 0 : -1;
+    mbl_status whole, one, view;
+    if (jac) {
+        CHECK_EQ_INT(mblx_fwdjac_eval(J, r->t, sv, vals, NULL, w, &whole), MBL_EDOMAIN);
+        CHECK_EQ_INT(mblx_fwdjac_eval(J1, t1, sv, vals, NULL, w, &one), MBL_EDOMAIN);
+        CHECK_EQ_INT(mblx__fwdjac_eval_rows(J, s, outpos, sv, vals, w, &view), MBL_EDOMAIN);
+    } else {
+        CHECK_EQ_INT(mblx_tape_eval(r->t, sv, out, w, &whole), MBL_EDOMAIN);
+        CHECK_EQ_INT(mblx_tape_eval(t1, sv, out, w, &one), MBL_EDOMAIN);
+        CHECK_EQ_INT(mblx_tape_eval(mblx__subtape_tape(s), sv, out, w, &view), MBL_EDOMAIN);
+    }
+    CHECK_MSG(!strcmp(view.msg, one.msg), "the view's \"%s\", its row's \"%s\"", view.msg, one.msg);
+    CHECK_MSG(strcmp(whole.msg, one.msg) != 0, "the whole tape's \"%s\"", whole.msg);
+    free(w), free(vals);
+    mblx__subtape_free(s);
+    mblx_fwdjac_free(J), mblx_fwdjac_free(J1);
+    mblx_tape_free(t1);
+}
+
+TEST(view_names_its_own_rows)
+{
+    rig r;
+    rig_make(&r);
+    if (!r.t) return;
+    double sv[N + 1];
+    for (int i = 0; i < N; i++) sv[i] = -0.75; /* log(x_i + 0.5) of every h_i not finite */
+    sv[N] = 0.3, sv[5] = -0.9;
+    check_own_message(&r, 2 * N + 5, sv, 0);
+    for (int i = 0; i < N; i++) sv[i] = 0.0; /* atan2(x_i, x_i+1) of every h_i: its derivative not finite */
+    check_own_message(&r, 2 * N + 5, sv, 1);
+    rig_free(&r);
+}
+
 int main(void)
 {
     RUN(views_of_outputs);
     RUN(view_fails_only_on_its_rows);
     RUN(jacobian_rows_from_the_view);
+    RUN(view_names_its_own_rows);
     return test_summary("expr_subtape");
 }
