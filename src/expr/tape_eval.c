@@ -261,30 +261,35 @@ void mblx__subtape_free(mblx__subtape *s)
 
 const mblx_tape *mblx__subtape_tape(const mblx__subtape *s) { return s ? s->view : NULL; }
 
-/* The view's run of instruction i (keep: t's instructions kept): its opcode, or MBLX__RUN_GAP. */
-static inline unsigned view_run_op(const mblx_tape *t, const unsigned char *keep, size_t i)
+/* The end of the stretch from instruction i of those kept as i is (keep), at most end: eight at
+ * a time (the kept come in long stretches). */
+static size_t keep_stretch_end(const unsigned char *keep, size_t i, size_t end)
 {
-    return keep[i] ? t->ins[i].op : MBLX__RUN_GAP;
+    const uint64_t same = keep[i] ? 0x0101010101010101ull : 0;
+    const unsigned char k = keep[i];
+    for (uint64_t word; i + 8 <= end; i += 8) {
+        memcpy(&word, keep + i, sizeof word);
+        if (word != same) break;
+    }
+    while (i < end && keep[i] == k) i++;
+    return i;
 }
 
-/* v's runs over t's instructions, those of keep (1) and the gaps between them; -1 when out of
- * memory. */
-static int view_runs(const mblx_tape *t, const unsigned char *keep, mblx_tape *v)
+/* The view's runs over t's instructions (keep: those kept, 1; the others gaps), each an opcode's
+ * stretch of kept instructions or a gap, into start[] and op[] when not NULL; returns their count. */
+static size_t view_runs(const mblx_tape *t, const unsigned char *keep, uint32_t *start, uint8_t *op)
 {
-    size_t nrun = 0;
-    for (size_t i = 0; i < t->nins; i++) nrun += !i || view_run_op(t, keep, i) != view_run_op(t, keep, i - 1);
-    v->run_start = mbl_alloc_array(nrun + 1, sizeof *v->run_start);
-    v->run_op = mbl_alloc_array(nrun, sizeof *v->run_op);
-    if (!v->run_start || !v->run_op) return -1;
-    nrun = 0;
-    for (size_t i = 0; i < t->nins; i++)
-        if (!i || view_run_op(t, keep, i) != view_run_op(t, keep, i - 1)) {
-            v->run_start[nrun] = (uint32_t)i;
-            v->run_op[nrun++] = (uint8_t)view_run_op(t, keep, i);
+    size_t n = 0;
+    unsigned last = UINT32_MAX; /* the last run's opcode */
+    for (size_t r = 0; r < t->nrun; r++)
+        for (size_t i = t->run_start[r], e = t->run_start[r + 1]; i < e; i = keep_stretch_end(keep, i, e)) {
+            unsigned o = keep[i] ? t->run_op[r] : MBLX__RUN_GAP;
+            if (o == last) continue;
+            if (start) start[n] = (uint32_t)i, op[n] = (uint8_t)o;
+            n++, last = o;
         }
-    v->run_start[nrun] = (uint32_t)t->nins;
-    v->nrun = nrun;
-    return 0;
+    if (start) start[n] = (uint32_t)t->nins;
+    return n;
 }
 
 mblx__subtape *mblx__subtape_new(const mblx_tape *t, size_t nsel, const uint32_t *sel)
@@ -310,14 +315,17 @@ mblx__subtape *mblx__subtape_new(const mblx_tape *t, size_t nsel, const uint32_t
     if (v) {
         *v = *t;
         v->fwdjac = NULL, v->nins = nkeep, v->nout = nsel;
-        v->run_start = NULL, v->run_op = NULL;
         v->outreg = mbl_alloc_array(nsel ? nsel : 1, sizeof *v->outreg);
+        v->nrun = view_runs(t, keep, NULL, NULL);
+        v->run_start = mbl_alloc_array(v->nrun + 1, sizeof *v->run_start);
+        v->run_op = mbl_alloc_array(v->nrun, sizeof *v->run_op);
     }
-    if (!v || !v->outreg || view_runs(t, keep, v)) {
+    if (!v || !v->outreg || !v->run_start || !v->run_op) {
         mblx__subtape_free(s);
         s = NULL;
         goto out;
     }
+    view_runs(t, keep, v->run_start, v->run_op);
     for (size_t k = 0; k < nsel; k++) v->outreg[k] = t->outreg[sel[k]];
 out:
     mbl_free(need), mbl_free(keep);
