@@ -40,14 +40,8 @@ static mblx_id total_der(mbl_model *md, mblx_id e, mblx_id *terms, size_t *nt)
             return MBLX_NONE;
         }
     }
-    /* copy the dependence set first: it may move when the graph grows (on the stack when small) */
-    uint32_t stack_dep[16];
-    uint32_t *dep = nd <= 16 ? stack_dep : mbl_alloc_array(nd, sizeof *dep);
-    if (!dep) {
-        if (syms != stack_syms) mbl_free(syms), mbl_free(d);
-        return MBLX_NONE;
-    }
-    if (nd) memcpy(dep, deps, nd * sizeof *dep); /* deps may be NULL when empty */
+    /* the dependence set is read before the graph grows (it may move then): no copy of it */
+    const uint32_t *dep = deps;
     size_t ns = 0;
     int has_t = 0;
     /* seed_of with the blocks' starts found once */
@@ -63,7 +57,6 @@ static mblx_id total_der(mbl_model *md, mblx_id e, mblx_id *terms, size_t *nt)
         else if (u >= j_x && u < j_x + md->nX)
             syms[ns] = md->X[u - j_x], d[ns++] = md->Xd[u - j_x];
     }
-    if (dep != stack_dep) mbl_free(dep);
     mblx_id time = has_t ? md->t : MBLX_NONE, r;
     if (!terms)
         r = mblx_total_der(md->g, e, ns, syms, d, time);
