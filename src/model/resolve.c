@@ -342,14 +342,18 @@ int model_parse_item(loader *L, const mbl_src_item *it, int scope, const char *w
  * As parse.c's decimal_parts reads them. */
 static int read_digits(const char *t, size_t *j, uint64_t *v, int *nd, int *e, int frac)
 {
-    int n = 0;
-    for (; t[*j] >= '0' && t[*j] <= '9'; (*j)++, n++) {
-        *e -= frac;
-        if (*v == 0 && t[*j] == '0') continue;
-        if (++*nd > 19) return -1;
-        *v = 10 * *v + (uint64_t)(t[*j] - '0');
+    size_t k = *j;
+    uint64_t x = *v;
+    int n = *nd, ex = *e; /* in registers: 17 digits an initial value */
+    for (; t[k] >= '0' && t[k] <= '9'; k++) {
+        ex -= frac;
+        if (x == 0 && t[k] == '0') continue;
+        if (++n > 19) return -1;
+        x = 10 * x + (uint64_t)(t[k] - '0');
     }
-    return n;
+    int read = (int)(k - *j);
+    *j = k, *v = x, *nd = n, *e = ex;
+    return read;
 }
 
 /* (number_node.h) 20,003 initial values at N = 10^4: about 1,180 instructions each through the
