@@ -20,17 +20,49 @@ static const char *join3(char *buf, size_t len, const char *a, const char *b, si
     return buf;
 }
 
-/* v > 0 in decimal (buf: 12 characters) */
-static const char *count_text(char *buf, int v)
+/* v > 0 in decimal (buf: 12 characters): its length */
+static size_t count_text(char *buf, int v)
 {
     char t[12];
     int k = 0;
     unsigned u = (unsigned)v;
     do t[k++] = (char)('0' + u % 10); while ((u /= 10) && k < 11);
-    int o = 0;
+    size_t o = 0;
     while (k) buf[o++] = t[--k];
     buf[o] = '\0';
-    return buf;
+    return o;
+}
+
+/* The symbols der(nm) in *v and (a not NULL) der(der(nm)) in *a, made in this order. The text
+ * "der(der(nm))" is built once in buf; der(nm) is its part from offset 4 (without the last ')'),
+ * given with its length (no join3, no strlen: 80,010 names at N = 10^4). A name too long for buf
+ * is cut as join3 cuts it. */
+static void der_symbols(mblx_graph *g, char *buf, size_t size, const char *nm, mblx_id *v, mblx_id *a)
+{
+    size_t n = strlen(nm);
+    if (n + 11 > size) {
+        *v = mblx_symbol(g, join3(buf, size, "der(", nm, SIZE_MAX, ")"));
+        if (a) *a = mblx_symbol(g, join3(buf, size, "der(der(", nm, SIZE_MAX, "))"));
+        return;
+    }
+    memcpy(buf, "der(der(", 8);
+    memcpy(buf + 8, nm, n);
+    buf[n + 8] = buf[n + 9] = ')';
+    buf[n + 10] = '\0';
+    *v = mblx_symbol_n(g, buf + 4, n + 5);
+    if (a) *a = mblx_symbol_n(g, buf, n + 10);
+}
+
+/* prefix, k > 0 in decimal and suffix in buf (room for them: at least the prefix and 16
+ * characters): its length (the text of join3(prefix, count_text(k), suffix), without strlen) */
+static size_t indexed_text(char *buf, const char *prefix, int k, char suffix)
+{
+    size_t o = strlen(prefix);
+    memcpy(buf, prefix, o);
+    o += count_text(buf + o, k);
+    if (suffix) buf[o++] = suffix;
+    buf[o] = '\0';
+    return o;
 }
 
 int model_create_symbols(loader *L)
@@ -62,7 +94,7 @@ int model_create_symbols(loader *L)
     /* the table of names sized once for the symbols below (the unknowns, the parameters and t);
      * a failure leaves it to grow as they are made */
     (void)mblx__symbol_reserve(g, mblx_symbol_count(g) + (size_t)md->nunk + (size_t)md->np + 1);
-    char buf[512], num[12];
+    char buf[512];
     for (int i = 0; i < md->np; i++) {
         md->p[i] = mblx_symbol(g, s->parameters.items[i].key);
         md->pname[i] = model_str_dup(s->parameters.items[i].key);
@@ -73,21 +105,20 @@ int model_create_symbols(loader *L)
     for (int i = 0; i < md->n; i++) {
         const char *nm = s->coordinates.items[i].key;
         md->q[i] = mblx_symbol(g, nm);
-        md->v[i] = mblx_symbol(g, join3(buf, sizeof buf, "der(", nm, SIZE_MAX, ")"));
-        md->a[i] = mblx_symbol(g, join3(buf, sizeof buf, "der(der(", nm, SIZE_MAX, "))"));
+        der_symbols(g, buf, sizeof buf, nm, &md->v[i], &md->a[i]);
         md->qname[i] = model_str_dup(nm);
         if (!md->qname[i]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
     for (int j = 0; j < md->m; j++) {
-        md->lam[j] = mblx_symbol(g, join3(buf, sizeof buf, "lambda[", count_text(num, j + 1), SIZE_MAX, "]"));
+        md->lam[j] = mblx_symbol_n(g, buf, indexed_text(buf, "lambda[", j + 1, ']'));
     }
     for (int j = 0; j < md->k; j++) {
-        md->mu[j] = mblx_symbol(g, join3(buf, sizeof buf, "mu[", count_text(num, j + 1), SIZE_MAX, "]"));
+        md->mu[j] = mblx_symbol_n(g, buf, indexed_text(buf, "mu[", j + 1, ']'));
     }
     for (int j = 0; j < md->nX; j++) {
         const char *nm = s->ode_states.items[j].key;
         md->X[j] = mblx_symbol(g, nm);
-        md->Xd[j] = mblx_symbol(g, join3(buf, sizeof buf, "der(", nm, SIZE_MAX, ")"));
+        der_symbols(g, buf, sizeof buf, nm, &md->Xd[j], NULL);
         md->xname[j] = model_str_dup(nm);
         if (!md->xname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
@@ -118,7 +149,7 @@ int model_create_symbols(loader *L)
         if (named)
             join3(cbuf, sizeof cbuf, kind, it->key, 140, "");
         else if (!it->key)
-            join3(cbuf, sizeof cbuf, kind, count_text(num, (nh ? j - md->m : j) + 1), SIZE_MAX, "");
+            indexed_text(cbuf, kind, (nh ? j - md->m : j) + 1, '\0');
         md->cname[j] = model_str_dup(it->key && !named ? it->key : cbuf);
         if (!md->cname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
