@@ -50,22 +50,6 @@ static const char *block_word(int b)
     }
 }
 
-/* "prefix N" into what (size bytes, at least 16): an item's label for messages, made for every
- * item of a large model (snprintf took 15 M instructions for the 10^4-loop four-bar's 20,000
- * constraints) */
-static void item_label(char *what, size_t size, const char *prefix, int n)
-{
-    char digits[12];
-    int nd = 0;
-    unsigned u = (unsigned)n;
-    do digits[nd++] = (char)('0' + u % 10); while ((u /= 10) && nd < (int)sizeof digits);
-    size_t lp = strlen(prefix);
-    if (lp > size - 1 - (size_t)nd) lp = size - 1 - (size_t)nd;
-    memcpy(what, prefix, lp);
-    for (int i = 0; i < nd; i++) what[lp + (size_t)i] = digits[nd - 1 - i];
-    what[lp + (size_t)nd] = '\0';
-}
-
 static int check_deps(loader *L, mblx_id e, unsigned mask, const mbl_src_item *it, const char *what,
                       const char *hint)
 {
@@ -267,7 +251,7 @@ static int formulate_constraints(loader *L, mblx_id zero, mblx_id *Phi, mblx_id 
             Phi[j] = zero;
             continue;
         }
-        item_label(what, sizeof what, "constraint ", j + 1);
+        model_indexed_text(what, "constraint ", j + 1, '\0');
         rc = model_parse_equation(L, it, what, &Phi[j]);
         if (rc) return rc;
         rc = check_deps(L, Phi[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_V) | BIT(MBL_BLK_R) | BIT_EXT | BIT(MBL_BLK_X), it, what,
@@ -282,7 +266,7 @@ static int formulate_constraints(loader *L, mblx_id zero, mblx_id *Phi, mblx_id 
     for (int j = 0; j < k; j++) {
         const mbl_src_item *it = &s->nonholonomic.items[j];
         char what[64];
-        item_label(what, sizeof what, "non-holonomic constraint ", j + 1);
+        model_indexed_text(what, "non-holonomic constraint ", j + 1, '\0');
         rc = model_parse_equation(L, it, what, &nh[j]);
         if (rc) return rc;
         rc = check_deps(L, nh[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_R) | BIT_EXT | BIT(MBL_BLK_X), it, what, NULL);

@@ -55,7 +55,7 @@ static void der_symbols(mblx_graph *g, char *buf, size_t size, const char *nm, m
 
 /* prefix, k > 0 in decimal and suffix in buf (room for them: at least the prefix and 16
  * characters): its length (the text of join3(prefix, count_text(k), suffix), without strlen) */
-static size_t indexed_text(char *buf, const char *prefix, int k, char suffix)
+size_t model_indexed_text(char *buf, const char *prefix, int k, char suffix)
 {
     size_t o = strlen(prefix);
     memcpy(buf, prefix, o);
@@ -110,10 +110,10 @@ int model_create_symbols(loader *L)
         if (!md->qname[i]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
     for (int j = 0; j < md->m; j++) {
-        md->lam[j] = mblx_symbol_n(g, buf, indexed_text(buf, "lambda[", j + 1, ']'));
+        md->lam[j] = mblx_symbol_n(g, buf, model_indexed_text(buf, "lambda[", j + 1, ']'));
     }
     for (int j = 0; j < md->k; j++) {
-        md->mu[j] = mblx_symbol_n(g, buf, indexed_text(buf, "mu[", j + 1, ']'));
+        md->mu[j] = mblx_symbol_n(g, buf, model_indexed_text(buf, "mu[", j + 1, ']'));
     }
     for (int j = 0; j < md->nX; j++) {
         const char *nm = s->ode_states.items[j].key;
@@ -149,7 +149,7 @@ int model_create_symbols(loader *L)
         if (named)
             join3(cbuf, sizeof cbuf, kind, it->key, 140, "");
         else if (!it->key)
-            indexed_text(cbuf, kind, (nh ? j - md->m : j) + 1, '\0');
+            model_indexed_text(cbuf, kind, (nh ? j - md->m : j) + 1, '\0');
         md->cname[j] = model_str_dup(it->key && !named ? it->key : cbuf);
         if (!md->cname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
