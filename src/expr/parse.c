@@ -10,6 +10,7 @@
 
 #include "core/numfmt.h"
 #include "expr/expr_internal.h"
+#include "expr/number_node.h"
 
 enum { INIT_CAP = 32, LOCAL_NUM = 64, WHY_MAX = 256 };
 
@@ -268,6 +269,36 @@ static int decimal_parts(const char *t, size_t n, uint64_t *d, int *e)
     *d = v;
     *e = exp10;
     return 0;
+}
+
+/* (number_node.h) the whole text a number as scan_number reads one, with at most one leading
+ * '-': the constant, then its negation, as the parser makes them (20,003 initial values of the
+ * 10^4-loop four-bar: about 550 instructions each instead of 1,180 through the parser) */
+int mblx__number_node(mblx_graph *g, const char *t, mblx_id *out)
+{
+    int neg = t[0] == '-';
+    const char *s = t + neg;
+    size_t k = 0, nd = 0;
+    while (is_digit(s[k])) k++, nd++;
+    if (s[k] == '.')
+        for (k++; is_digit(s[k]); k++) nd++;
+    if (nd == 0) return 0;
+    if (s[k] == 'e' || s[k] == 'E') {
+        size_t e = k + 1;
+        if (s[e] == '+' || s[e] == '-') e++;
+        if (!is_digit(s[e])) return 0;
+        while (is_digit(s[e])) e++;
+        k = e;
+    }
+    uint64_t d;
+    int e;
+    double v;
+    if (s[k] != '\0' || decimal_parts(s, k, &d, &e) || core_decimal_value(d, e, &v)) return 0;
+    mblx_id c = mblx_const(g, v);
+    if (c != XNONE && neg) c = mblx_neg(g, c);
+    if (c == XNONE) return 0; /* out of memory: the parser's message */
+    *out = c;
+    return 1;
 }
 
 /* Scan a number at p->i; on success *out is the constant node. */

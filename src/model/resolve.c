@@ -2,8 +2,8 @@
  * variable, a constraint's name) into a node, and the parsing of one item. */
 #include "expr/gradient_terms.h"
 #include "core/numfmt.h"
+#include "expr/number_node.h"
 #include "model/formulate.h"
-#include "model/number_node.h"
 #include "model/symbols_index.h"
 
 /* The seed of symbol index s in a total derivative (s is not t): q_j -> v_j, v_j -> a_j,
@@ -337,54 +337,6 @@ int model_parse_item(loader *L, const mbl_src_item *it, int scope, const char *w
     return rc;
 }
 
-/* digits of t from *j into the significand *v (leading zeros skipped; *nd significant digits, *e
- * down by one for each when frac): the number of digits read, -1 beyond 19 significant ones.
- * As parse.c's decimal_parts reads them. */
-static int read_digits(const char *t, size_t *j, uint64_t *v, int *nd, int *e, int frac)
-{
-    size_t k = *j;
-    uint64_t x = *v;
-    int n = *nd, ex = *e; /* in registers: 17 digits an initial value */
-    for (; t[k] >= '0' && t[k] <= '9'; k++) {
-        ex -= frac;
-        if (x == 0 && t[k] == '0') continue;
-        if (++n > 19) return -1;
-        x = 10 * x + (uint64_t)(t[k] - '0');
-    }
-    int read = (int)(k - *j);
-    *j = k, *v = x, *nd = n, *e = ex;
-    return read;
-}
-
-/* (number_node.h) 20,003 initial values at N = 10^4: about 1,180 instructions each through the
- * parser, of which the constant, its value and its negation are about 630 */
-int model_number_node(mblx_graph *g, const char *t, mblx_id *out)
-{
-    int neg = t[0] == '-', nd = 0, e10 = 0, ni, nf = 0;
-    size_t j = (size_t)neg;
-    uint64_t v = 0;
-    if ((ni = read_digits(t, &j, &v, &nd, &e10, 0)) < 0) return 0;
-    if (t[j] == '.' && (j++, (nf = read_digits(t, &j, &v, &nd, &e10, 1)) < 0)) return 0;
-    if (ni + nf == 0) return 0;
-    if (t[j] == 'e' || t[j] == 'E') {
-        int eneg = t[++j] == '-', x = 0, ne = 0;
-        if (t[j] == '-' || t[j] == '+') j++;
-        for (; t[j] >= '0' && t[j] <= '9'; j++, ne++) {
-            if (x > 1000) return 0;
-            x = 10 * x + (t[j] - '0');
-        }
-        if (ne == 0) return 0;
-        e10 += eneg ? -x : x;
-    }
-    double val;
-    if (t[j] != '\0' || core_decimal_value(v, e10, &val)) return 0;
-    mblx_id c = mblx_const(g, val);
-    if (c != MBLX_NONE && neg) c = mblx_neg(g, c);
-    if (c == MBLX_NONE) return 0; /* out of memory: the parser's message */
-    *out = c;
-    return 1;
-}
-
 int model_parse_item_text(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out)
 {
     L->scope = scope;
@@ -398,7 +350,7 @@ int model_parse_item_text(loader *L, const mbl_src_item *it, int scope, const ch
     po.col = it->col;
     mbl_status st;
     mbl_status_clear(&st);
-    int rc = model_number_node(L->md->g, it->text, out)
+    int rc = mblx__number_node(L->md->g, it->text, out)
                  ? 0
                  : mblx_parse(L->md->g, it->text, strlen(it->text), &po, out, &st);
     if (rc && (L->oom || mblx_graph_status(L->md->g, NULL) == MBL_ENOMEM))

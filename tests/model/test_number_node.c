@@ -1,5 +1,5 @@
-/* A plain number's node without the parser (src/model/resolve.c model_number_node) against the
- * parser it shortcuts: on generated literals (signs, leading zeros, up to 25 digits before and
+/* A plain number's node without the parser's frames (src/expr/parse.c mblx__number_node, which
+ * src/model/resolve.c calls for a value's text) against the parser it shortcuts: on generated literals (signs, leading zeros, up to 25 digits before and
  * after the point, exponents with and without signs and digits, trailing text, blanks), two graphs
  * fed the same texts, one through the short path where it applies and one through mblx_parse
  * always, give the same node for every text, the same node count after each (the graph node for
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "mblin/mblin.h"
-#include "model/number_node.h"
+#include "expr/number_node.h"
 #include "test.h"
 
 static uint64_t rng = 88172645463325252ull;
@@ -59,7 +59,7 @@ TEST(numbers_as_the_parser)
         literal(text);
         mblx_id a = MBLX_NONE, b = MBLX_NONE;
         mbl_status st;
-        int used = model_number_node(ga, text, &a);
+        int used = mblx__number_node(ga, text, &a);
         int rca = used ? 0 : mblx_parse(ga, text, strlen(text), NULL, &a, &st);
         int rcb = mblx_parse(gb, text, strlen(text), NULL, &b, &st);
         shortcut += used, general += !used;
@@ -96,13 +96,13 @@ TEST(fixed_numbers)
     for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
         mblx_id a = MBLX_NONE, b = MBLX_NONE;
         mbl_status st;
-        CHECK_MSG(model_number_node(g, yes[i], &a) == 1, "'%s'", yes[i]);
+        CHECK_MSG(mblx__number_node(g, yes[i], &a) == 1, "'%s'", yes[i]);
         CHECK_MSG(mblx_parse(h, yes[i], strlen(yes[i]), NULL, &b, &st) == 0 && a == b, "'%s'", yes[i]);
     }
     for (size_t i = 0; i < sizeof no / sizeof *no; i++) {
         mblx_id a = 7;
         size_t n = mblx_node_count(g);
-        CHECK_MSG(model_number_node(g, no[i], &a) == 0 && a == 7 && mblx_node_count(g) == n, "'%s'", no[i]);
+        CHECK_MSG(mblx__number_node(g, no[i], &a) == 0 && a == 7 && mblx_node_count(g) == n, "'%s'", no[i]);
     }
     mblx_graph_free(g);
     mblx_graph_free(h);

@@ -8,7 +8,7 @@ mblin_add_test(test_names ${CMAKE_CURRENT_SOURCE_DIR}/model/test_names.c)
 mblin_add_test(test_symbol_guess ${CMAKE_CURRENT_SOURCE_DIR}/model/test_symbol_guess.c)
 # the loader's symbol names (der(q), der(der(q)), lambda[j], mu[j]) against snprintf's, every name length
 mblin_add_test(test_symbol_names ${CMAKE_CURRENT_SOURCE_DIR}/model/test_symbol_names.c)
-# a plain number's node without the parser (model_number_node) against mblx_parse, node for node
+# a plain number's node without the parser (mblx__number_node) against mblx_parse, node for node
 mblin_add_test(test_number_node ${CMAKE_CURRENT_SOURCE_DIR}/model/test_number_node.c)
 
 # The flexible double pendulum of source 001 Sec. 4.2 (examples/flexible_pendulum.py): every exact

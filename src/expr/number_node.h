@@ -1,7 +1,7 @@
-/* A plain number's node without the parser (model/resolve.c): nearly every parameter and initial
- * value of a large model is one ("-0.41614683654714241", "25"). */
-#ifndef MBLIN_MODEL_NUMBER_NODE_H
-#define MBLIN_MODEL_NUMBER_NODE_H
+/* A plain number's node without the parser's frames (expr/parse.c, its own number reader): nearly
+ * every parameter and initial value of a large model is one ("-0.41614683654714241", "25"). */
+#ifndef MBLIN_EXPR_NUMBER_NODE_H
+#define MBLIN_EXPR_NUMBER_NODE_H
 
 #include "mblin/expr.h"
 
@@ -10,6 +10,6 @@
  * graph node for node: the constant, then its negation); 0 (the graph and *out untouched) for
  * any other text, and for a number whose value the parser does not read with core_decimal_value
  * (more than 19 significant digits, a large exponent: strtod's) */
-int model_number_node(mblx_graph *g, const char *text, mblx_id *out);
+int mblx__number_node(mblx_graph *g, const char *text, mblx_id *out);
 
 #endif
