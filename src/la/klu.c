@@ -442,7 +442,7 @@ int mbla_klu_new(const mbla_csc *A, const mbla_klu_opts *opts, mbla_klu **out, m
 
 int la_klu_new_unscaled(const mbla_csc *A, const mbla_klu_opts *opts, mbla_klu **out, mbl_status *st)
 {
-    return create(A, A ? A->x : NULL, 0, opts, 1, out, st, "mbla_klu_new");
+    return create(A, A ? A->x : NULL, 0, opts, 1, out, st, "la_klu_new_unscaled");
 }
 
 /* The one-shot path (mbla_klu_new_taken): A's arrays are taken over as the pattern and values

@@ -31,7 +31,7 @@ void opoint_note_linear(mbl_point *pt, const char *what, int it, const opoint_ne
     if (!strncmp(what, "the ", 4)) what += 4;
     char buf[300];
     /* the error the rate leaves: ratio / (1 - ratio) times the last step (the steps to come summed) */
-    snprintf(buf, sizeof buf, "%s (%d iterations, each step %.2g of the last): the Jacobian is singular at the "
+    snprintf(buf, sizeof buf, "%s (%d iterations in its last solve, each step %.2g of the last): the Jacobian is singular at the "
              "solution, a degenerate %s; the point is accurate to about %.1g", head, it, nr->ratio, what,
              nr->ds * nr->ratio / (1 - nr->ratio));
     opoint_note_add(pt, buf);
