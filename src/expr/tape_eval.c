@@ -232,23 +232,14 @@ int mblx_eval(const mblx_graph *g, mblx_id e, const double *symvals, double *val
 
 /* ---- a view of some outputs (tape_subset.h) ------------------------------------------------- */
 
-/* The opcodes that read two registers, a and b (exec1's); TI_STEP reads five (ext), TI_LDC and
- * TI_LDS none, the others a. */
-#define TWO_OPERANDS                                                                              \
-    ((1ull << TI_ADD) | (1ull << TI_ADD2C) | (1ull << TI_MUL) | (1ull << TI_MUL2C) | (1ull << TI_POW) |   \
-     (1ull << TI_ATAN2) | (1ull << TI_MIN) | (1ull << TI_MAX) | (1ull << TI_DATA))
-
 /* The registers instruction in reads into need. */
 static inline void mark_operands(const mblx_tape *t, const tins *in, unsigned char *need)
 {
-    uint32_t op = in->op;
-    if (op == TI_LDC || op == TI_LDS) return;
-    if (op == TI_STEP) {
+    unsigned rd = mblx__ti_reads(in->op);
+    if (rd & TI_READS_A) need[in->a] = 1;
+    if (rd & TI_READS_B) need[in->b] = 1;
+    if (rd & TI_READS_EXT)
         for (int j = 0; j < 5; j++) need[t->ext[in->a + (uint32_t)j]] = 1;
-        return;
-    }
-    need[in->a] = 1;
-    if (TWO_OPERANDS >> op & 1) need[in->b] = 1;
 }
 
 void mblx__subtape_free(mblx__subtape *s)

@@ -254,14 +254,14 @@ static void mask_update(const mblx_tape *t, const tins *in, const fwd_seed *sd)
             if (k >= 0 && (size_t)k < sd->np) r = lane_bit((size_t)k);
         }
         break;
-    case TI_STEP:
-        for (int j = 0; j < 5; j++) r |= m[t->ext[in->a + (uint32_t)j]];
+    default: {
+        unsigned rd = mblx__ti_reads(in->op);
+        if (rd & TI_READS_A) r |= m[in->a];
+        if (rd & TI_READS_B) r |= m[in->b];
+        if (rd & TI_READS_EXT)
+            for (int j = 0; j < 5; j++) r |= m[t->ext[in->a + (uint32_t)j]];
         break;
-    case TI_ADD: case TI_ADD2C: case TI_MUL: case TI_MUL2C: case TI_POW: case TI_ATAN2: case TI_MIN: case TI_MAX:
-    case TI_DATA:
-        r = m[in->a] | m[in->b];
-        break;
-    default: r = m[in->a]; break;
+    }
     }
     m[in->dst] = r;
 }

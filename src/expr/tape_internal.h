@@ -19,8 +19,26 @@ enum {
     TI_LDC, TI_LDS, TI_ADD, TI_ADDC, TI_MUL, TI_MULC, TI_SQR, TI_CUBE, TI_RECIP, TI_RSQR,
     TI_SQRTP, TI_POWC, TI_POW, TI_SQRT, TI_SIN, TI_COS, TI_TAN, TI_ASIN, TI_ACOS, TI_ATAN,
     TI_ATAN2, TI_SINH, TI_COSH, TI_TANH, TI_EXP, TI_LOG, TI_ABS, TI_SIGN, TI_MIN, TI_MAX,
-    TI_STEP, TI_DATA, TI_ADD2C, TI_MUL2C
+    TI_STEP, TI_DATA, TI_ADD2C, TI_MUL2C,
+    TI_NOP /* the number of opcodes */
 };
+_Static_assert(TI_NOP <= 64, "the opcode sets below are 64-bit masks");
+
+/* The registers an opcode reads, said once here for the scheduler (tape_schedule.c), the forward
+ * sweep's lane masks (tape_forward.c) and the rows view (tape_eval.c): TI_READS_A register a,
+ * TI_READS_B register b, TI_READS_EXT the five registers ext[a .. a + 4] (TI_STEP). TI_LDC and
+ * TI_LDS read none (a is a constant's or a symbol's index). */
+enum { TI_READS_A = 1, TI_READS_B = 2, TI_READS_EXT = 4 };
+#define TI_SET(op_) (1ull << (op_))
+#define TI_READ_NO_REGISTER (TI_SET(TI_LDC) | TI_SET(TI_LDS) | TI_SET(TI_STEP))
+#define TI_READ_TWO_REGISTERS                                                                      \
+    (TI_SET(TI_ADD) | TI_SET(TI_ADD2C) | TI_SET(TI_MUL) | TI_SET(TI_MUL2C) | TI_SET(TI_POW) |      \
+     TI_SET(TI_ATAN2) | TI_SET(TI_MIN) | TI_SET(TI_MAX) | TI_SET(TI_DATA))
+static inline unsigned mblx__ti_reads(uint32_t op)
+{
+    return (unsigned)(~TI_READ_NO_REGISTER >> op & 1) * TI_READS_A |
+           (unsigned)(TI_READ_TWO_REGISTERS >> op & 1) * TI_READS_B | (unsigned)(op == TI_STEP) * TI_READS_EXT;
+}
 
 typedef struct tins {
     uint32_t op, dst, a, b;

@@ -14,17 +14,8 @@
  * instruction that computed it, tape.c emit_instructions). Instructions of one level are independent, so each window becomes a few runs of one
  * opcode each, evaluated by a tight loop. The values are the same bits: every instruction
  * computes the same operation on the same operands. */
-enum { SCHED_WINDOW = 16384, SCHED_NOP = TI_MUL2C + 1 };
+enum { SCHED_WINDOW = 16384, SCHED_NOP = TI_NOP };
 
-/* The operands an opcode reads from registers: bit 1 a, bit 2 b (a step reads its five from ext). */
-static const unsigned char reads[SCHED_NOP] = {
-    [TI_LDC] = 0,   [TI_LDS] = 0,   [TI_ADD] = 3,   [TI_ADDC] = 1,  [TI_MUL] = 3,   [TI_MULC] = 1,
-    [TI_SQR] = 1,   [TI_CUBE] = 1,  [TI_RECIP] = 1, [TI_RSQR] = 1,  [TI_SQRTP] = 1, [TI_POWC] = 1,
-    [TI_POW] = 3,   [TI_SQRT] = 1,  [TI_SIN] = 1,   [TI_COS] = 1,   [TI_TAN] = 1,   [TI_ASIN] = 1,
-    [TI_ACOS] = 1,  [TI_ATAN] = 1,  [TI_ATAN2] = 3, [TI_SINH] = 1,  [TI_COSH] = 1,  [TI_TANH] = 1,
-    [TI_EXP] = 1,   [TI_LOG] = 1,   [TI_ABS] = 1,   [TI_SIGN] = 1,  [TI_MIN] = 3,   [TI_MAX] = 3,
-    [TI_STEP] = 0,  [TI_DATA] = 3,  [TI_ADD2C] = 3, [TI_MUL2C] = 3,
-};
 
 int mblx__schedule_runs(mblx_tape *t)
 {
@@ -58,7 +49,7 @@ int mblx__schedule_runs(mblx_tape *t)
         uint64_t present = 0;
         for (size_t i = w0; i < w1; i++) {
             const tins *p = &t->ins[i];
-            unsigned rd = reads[p->op];
+            unsigned rd = mblx__ti_reads(p->op);
             uint32_t L = 0;
 #define LEVEL_OF(s_)                                                                          \
     do {                                                                                      \
@@ -66,9 +57,9 @@ int mblx__schedule_runs(mblx_tape *t)
         uses[s__]++;                                                                          \
         if (s__ >= w0 && lev[s__] + 1 > L) L = lev[s__] + 1;                                  \
     } while (0)
-            if (rd & 1) LEVEL_OF(p->a);
-            if (rd & 2) LEVEL_OF(p->b);
-            if (p->op == TI_STEP)
+            if (rd & TI_READS_A) LEVEL_OF(p->a);
+            if (rd & TI_READS_B) LEVEL_OF(p->b);
+            if (rd & TI_READS_EXT)
                 for (int k = 0; k < 5; k++) LEVEL_OF(t->ext[p->a + (uint32_t)k]);
 #undef LEVEL_OF
             lev[i] = L;
@@ -122,7 +113,7 @@ int mblx__schedule_runs(mblx_tape *t)
         }
         uint32_t i = order[k];
         tins q = wins[i - w0]; /* (in SSA form: its operands are the producers' indices) */
-        unsigned rd = reads[q.op];
+        unsigned rd = mblx__ti_reads(q.op);
         uint32_t sa = q.a, sb = q.b;
         /* the operands' registers; those whose last use this is freed, in the order a, b, the
          * step's five */
@@ -131,11 +122,11 @@ int mblx__schedule_runs(mblx_tape *t)
         uint32_t s__ = (s_);                                                                  \
         if (--uses[s__] == 0) freel[nfree++] = nreg_of[s__];                                  \
     } while (0)
-        if (rd & 1) q.a = nreg_of[sa];
-        if (rd & 2) q.b = nreg_of[sb];
-        if (rd & 1) FREE_AT(sa);
-        if (rd & 2) FREE_AT(sb);
-        if (q.op == TI_STEP) {
+        if (rd & TI_READS_A) q.a = nreg_of[sa];
+        if (rd & TI_READS_B) q.b = nreg_of[sb];
+        if (rd & TI_READS_A) FREE_AT(sa);
+        if (rd & TI_READS_B) FREE_AT(sb);
+        if (rd & TI_READS_EXT) {
             uint32_t *e = t->ext + sa, es[5];
             for (int j = 0; j < 5; j++) es[j] = e[j];
             for (int j = 0; j < 5; j++) e[j] = nreg_of[es[j]];
