@@ -278,9 +278,10 @@ static int saddle_setup(mbla_klu *k, const mbla_klu_opts *o, const double *x, mb
     }
     k->uperm = mbl_alloc_array((size_t)n + 1, sizeof *k->uperm);
     if (!k->uperm) r = mbl_error(st, MBL_ENOMEM, "mbla_klu: out of memory (n = %d)", n);
-    if (!r) r = la_klu_saddle_order(n, kp(k), ki(k), bx, k->cplx, k->uperm, &k->ulnz, &npairs, st);
+    double lnz_max = MBLA_KLU_SADDLE_FILL_MAX * (double)k->nz;
+    if (!r) r = la_klu_saddle_order(n, kp(k), ki(k), bx, k->cplx, lnz_max, k->uperm, &k->ulnz, &npairs, st);
     mbl_free(gx);
-    if (!r && k->ulnz > MBLA_KLU_SADDLE_FILL_MAX * (double)k->nz) npairs = 0; /* KLU's own order */
+    if (!r && k->ulnz > lnz_max) npairs = 0; /* KLU's own order */
     if (r || npairs == 0) {
         mbl_free(k->uperm);
         k->uperm = NULL;

@@ -15,7 +15,9 @@
  * and the order is expanded group by group, coordinates first. KLU (no BTF, this order as its
  * user ordering) then factors each group as one block: wherever its threshold pivoting takes a
  * pivot inside the group, the rows stay inside the group's merged pattern, so the fill stays that
- * of the groups' AMD order. */
+ * of the groups' AMD order. Where the groups' dense blocks alone pass the caller's limit on the
+ * estimate (lnz_max: klu.c declines such an order), the grouping stops there and no order is
+ * made (the chains of the N-loop four-bar's Newton matrix). */
 #include "la/la_internal.h"
 
 #include <amd.h>
@@ -54,12 +56,16 @@ static int root(int *up, int j)
 /* The groups: up (n) a union-find forest whose roots have size[] columns. Each column z without
  * a diagonal entry joins its candidates c (a diagonal entry, A(c, z) and A(z, c) both present):
  * first the one of largest |A(c, z)|, then the others while the group stays within
- * MBLA_KLU_SADDLE_GROUP_MAX columns. *npairs: the columns z that found a candidate. hasdiag (n). */
-static void group_columns(int n, const int *p, const int *i, const double *x, int cplx, int *up, int *size,
-                          int *hasdiag, int *npairs)
+ * MBLA_KLU_SADDLE_GROUP_MAX columns. *npairs: the columns z that found a candidate. hasdiag (n).
+ * *dense: the groups' dense blocks, sum of s (s - 1) / 2 (a merge of groups of sizes a and b adds
+ * a b). Returns 1, the grouping left unfinished, as soon as dense + n exceeds lnz_max (> 0): the
+ * order's estimate of nnz(L) is at least that (la_klu_saddle_order), so it is declined already. */
+static int group_columns(int n, const int *p, const int *i, const double *x, int cplx, int *up, int *size,
+                         int *hasdiag, int *npairs, double lnz_max, double *dense)
 {
     for (int j = 0; j < n; j++) up[j] = j, size[j] = 1, hasdiag[j] = find_row(p, i, j, j) >= 0;
     *npairs = 0;
+    *dense = 0.0;
     for (int z = 0; z < n; z++) {
         if (hasdiag[z]) continue;
         int best = -1;
@@ -79,12 +85,15 @@ static void group_columns(int n, const int *p, const int *i, const double *x, in
                 int a = root(up, z), b = root(up, c);
                 if (a == b || (pass == 1 && size[a] + size[b] > MBLA_KLU_SADDLE_GROUP_MAX)) continue;
                 if (size[a] < size[b]) a ^= b, b ^= a, a ^= b;
+                *dense += (double)size[a] * size[b];
                 up[b] = a, size[a] += size[b];
+                if (lnz_max > 0 && *dense + n > lnz_max) return 1;
             }
     }
+    return 0;
 }
 
-int la_klu_saddle_order(int n, const int *p, const int *i, const double *x, int cplx, int *perm,
+int la_klu_saddle_order(int n, const int *p, const int *i, const double *x, int cplx, double lnz_max, int *perm,
                         double *lnz, int *npairs, mbl_status *st)
 {
     const char *fn = "mbla_klu (saddle order)";
@@ -103,7 +112,11 @@ int la_klu_saddle_order(int n, const int *p, const int *i, const double *x, int 
         r = mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d, nnz = %d)", fn, n, nz);
         goto done;
     }
-    group_columns(n, p, i, x, cplx, up, size, hasdiag, npairs);
+    double dense = 0.0;
+    if (group_columns(n, p, i, x, cplx, up, size, hasdiag, npairs, lnz_max, &dense)) {
+        *lnz = dense + n; /* above lnz_max: declined, perm not made */
+        goto done;
+    }
     /* merged nodes, numbered in the order of their first column */
     int nc = 0;
     for (int j = 0; j < n; j++) node[j] = -1;
@@ -138,7 +151,7 @@ int la_klu_saddle_order(int n, const int *p, const int *i, const double *x, int 
     /* expand; nnz(L) estimated from the merged order's: its columns scaled by the mean node size,
      * plus each node's own dense block */
     int k = 0;
-    double dense = 0.0;
+    dense = 0.0;
     for (int t = 0; t < nc; t++) {
         int a = pc[t], s0 = a ? head[a] : 0, s1 = head[a + 1];
         for (int u = s0; u < s1; u++) perm[k++] = mem[u];
