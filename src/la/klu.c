@@ -30,6 +30,9 @@
  * threshold pivoting does no harm there); the spatial beams and flexible pendulums it is made
  * for predict 0.3-1.2 times. */
 #define MBLA_KLU_SADDLE_FILL_MAX 4.0
+/* klu_analyze keeps the natural order inside BTF blocks of at most this many rows (its
+ * analyze_worker) and orders larger ones by AMD or COLAMD */
+#define KLU_NATURAL_BLOCK_MAX 3
 
 struct mbla_klu {
     int n, nz, cplx;
@@ -53,6 +56,8 @@ struct mbla_klu {
     double pivot_tol, pivot_tol_try;
     int nfactor, nrefactor, nfallback;
     int solve_only; /* mbla_klu_solve_only: p, i, bp, bi, bsrc, bx, eabs, sx freed */
+    int matched;    /* permute_to_matching found a perfect matching: B's diagonal is zero-free */
+    int small;      /* the analysis from BTF's components alone (analyze) */
 };
 
 void mbla_klu_opts_default(mbla_klu_opts *opts)
@@ -334,6 +339,7 @@ static int permute_to_matching(mbla_klu *k, const mbla_csc *A, mbl_status *st)
         mbl_free(rm);
         return r;
     }
+    k->matched = 1;
     int ident = 1;
     for (int i = 0; i < n && ident; i++) ident = rm[i] == i;
     if (ident) { /* already a zero-free diagonal */
@@ -375,9 +381,32 @@ static mbla_klu *klu_alloc(int n, int nz, int cplx, const mbla_klu_opts *o)
     return k;
 }
 
-/* unscaled: KLU's own row scaling off from the first factorization (common.scale -1, as
- * mbla_klu_set_row_scale(k, 0)) */
-static int create(const mbla_csc *A, const double *x, int cplx, const mbla_klu_opts *opts, int unscaled,
+/* KLU's analysis of the pattern it sees (kp, ki). small: the caller expects the block triangular
+ * form in blocks of at most KLU_NATURAL_BLOCK_MAX rows. On B with a zero-free diagonal
+ * (permute_to_matching), klu_analyze's maximum transversal is the identity (its cheap pass takes
+ * each column's first unmatched row: the diagonal, rows sorted), and blocks that small keep their
+ * natural order; klu_analyze_given without orders (BTF's strongly connected components alone)
+ * then makes the same P, Q and blocks, without the transversal and the blocks' copies. Kept where
+ * every block is that small (the factors of klu_analyze's analysis, bit for bit); otherwise
+ * klu_analyze. */
+static klu_symbolic *analyze(mbla_klu *k, int small)
+{
+    if (small && k->matched && k->common.btf && k->n > 0) {
+        klu_symbolic *s = klu_analyze_given(k->n, (int *)kp(k), (int *)ki(k), NULL, NULL, &k->common);
+        if (s && s->maxblock <= KLU_NATURAL_BLOCK_MAX) {
+            k->small = 1;
+            return s;
+        }
+        if (s) klu_free_symbolic(&s, &k->common);
+    }
+    return klu_analyze(k->n, (int *)kp(k), (int *)ki(k), &k->common);
+}
+
+int la_klu_small_blocks(const mbla_klu *k) { return k ? k->small : 0; }
+
+/* flags: LA_KLU_UNSCALED, KLU's own row scaling off from the first factorization (common.scale
+ * -1, as mbla_klu_set_row_scale(k, 0)); LA_KLU_SMALL, small blocks expected (analyze) */
+static int create(const mbla_csc *A, const double *x, int cplx, const mbla_klu_opts *opts, int flags,
                   mbla_klu **out, mbl_status *st, const char *fn)
 {
     if (!out) return mbl_error(st, MBL_EARG, "%s: out is NULL", fn);
@@ -391,7 +420,7 @@ static int create(const mbla_csc *A, const double *x, int cplx, const mbla_klu_o
     int n = A->n, nz = A->p[n];
     mbla_klu *k = klu_alloc(n, nz, cplx, &o);
     if (!k) return mbl_error(st, MBL_ENOMEM, "%s: out of memory", fn);
-    if (unscaled) k->common.scale = -1;
+    if (flags & LA_KLU_UNSCALED) k->common.scale = -1;
     k->p = mbl_alloc_array((size_t)n + 1, sizeof *k->p);
     k->i = mbl_alloc_array((size_t)nz, sizeof *k->i);
     if (k->eq) {
@@ -419,7 +448,7 @@ static int create(const mbla_csc *A, const double *x, int cplx, const mbla_klu_o
         mbla_klu_free(k);
         return r;
     }
-    k->sym = klu_analyze(n, (int *)kp(k), (int *)ki(k), &k->common);
+    k->sym = analyze(k, (flags & LA_KLU_SMALL) != 0);
     if (!k->sym) {
         r = k->common.status == KLU_INVALID
                 ? mbl_error(st, MBL_EDIM, "%s: KLU rejected the matrix structure (unsorted, "
@@ -443,14 +472,19 @@ int mbla_klu_new(const mbla_csc *A, const mbla_klu_opts *opts, mbla_klu **out, m
 
 int la_klu_new_unscaled(const mbla_csc *A, const mbla_klu_opts *opts, mbla_klu **out, mbl_status *st)
 {
-    return create(A, A ? A->x : NULL, 0, opts, 1, out, st, "la_klu_new_unscaled");
+    return create(A, A ? A->x : NULL, 0, opts, LA_KLU_UNSCALED, out, st, "la_klu_new_unscaled");
+}
+
+int la_klu_new_small(const mbla_csc *A, int flags, mbla_klu **out, mbl_status *st)
+{
+    return create(A, A ? A->x : NULL, 0, NULL, flags | LA_KLU_SMALL, out, st, "la_klu_new_small");
 }
 
 /* The one-shot path (mbla_klu_new_taken): A's arrays are taken over as the pattern and values
  * KLU sees (A itself, or B = A Q gathered once, after which A is freed before the factors are
  * made: about 20 bytes per nonzero less at the factorization's peak than mbla_klu_new, the
  * copies of the pattern and the values' positions). The same analysis, factors and estimate. */
-static int take_factor(mbla_klu *k, mbla_csc **Ap, double *condest, mbl_status *st, const char *fn)
+static int take_factor(mbla_klu *k, mbla_csc **Ap, double *condest, int small, mbl_status *st, const char *fn)
 {
     mbla_csc *A = *Ap;
     int r = permute_to_matching(k, A, st);
@@ -462,7 +496,7 @@ static int take_factor(mbla_klu *k, mbla_csc **Ap, double *condest, mbl_status *
         k->p = k->i = NULL;
         mbla_csc_free(A), *Ap = A = NULL;
     }
-    if (!r && !(k->sym = klu_analyze(k->n, (int *)kp(k), (int *)ki(k), &k->common)))
+    if (!r && !(k->sym = analyze(k, small)))
         r = k->common.status == KLU_INVALID ? mbl_error(st, MBL_EDIM, "%s: KLU rejected the matrix structure", fn)
                                             : klu_fail(k, st, fn, "analyze");
     if (!r) r = factor(k, x, st, fn);
@@ -472,9 +506,8 @@ static int take_factor(mbla_klu *k, mbla_csc **Ap, double *condest, mbl_status *
     return r;
 }
 
-int mbla_klu_new_taken(mbla_csc *A, double *condest, mbla_klu **out, mbl_status *st)
+static int new_taken(mbla_csc *A, double *condest, int small, mbla_klu **out, mbl_status *st, const char *fn)
 {
-    const char *fn = "mbla_klu_new_taken";
     if (!out) {
         mbla_csc_free(A);
         return mbl_error(st, MBL_EARG, "%s: out is NULL", fn);
@@ -492,7 +525,7 @@ int mbla_klu_new_taken(mbla_csc *A, double *condest, mbla_klu **out, mbl_status 
     if (k->n == 0) {
         if (condest) *condest = 1.0;
     } else {
-        r = take_factor(k, &A, condest, st, fn);
+        r = take_factor(k, &A, condest, small, st, fn);
     }
     k->p = k->i = NULL;
     mbla_csc_free(A);
@@ -503,6 +536,16 @@ int mbla_klu_new_taken(mbla_csc *A, double *condest, mbla_klu **out, mbl_status 
     mbla_klu_solve_only(k);
     *out = k; /* factored; r != 0: its estimate failed */
     return r;
+}
+
+int mbla_klu_new_taken(mbla_csc *A, double *condest, mbla_klu **out, mbl_status *st)
+{
+    return new_taken(A, condest, 0, out, st, "mbla_klu_new_taken");
+}
+
+int la_klu_new_taken_small(mbla_csc *A, double *condest, mbla_klu **out, mbl_status *st)
+{
+    return new_taken(A, condest, 1, out, st, "la_klu_new_taken_small");
 }
 
 int mbla_kluz_new(const mbla_csc *A, const double *az, const mbla_klu_opts *opts,
