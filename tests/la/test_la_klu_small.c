@@ -100,6 +100,10 @@ TEST(klu_small_blocks_analysis)
         free(x0), free(x1);
         mbla_klu_free(k0), mbla_klu_free(k1), mbla_csc_free(A);
     }
+    mbla_csc *A = small_blocks_matrix(31, 0, 0);
+    mbla_klu *k = NULL;
+    ALLOC_FAIL_LOOP(la_klu_new_small(A, LA_KLU_UNSCALED, &k, NULL), (mbla_klu_free(k), k = NULL));
+    mbla_csc_free(A);
     mbla_csc *S = small_blocks_matrix(31, 0, 1);
     mbla_klu *k0 = NULL, *k1 = NULL;
     int r0 = la_klu_new_unscaled(S, NULL, &k0, NULL), r1 = la_klu_new_small(S, LA_KLU_UNSCALED, &k1, NULL);
