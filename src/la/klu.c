@@ -254,15 +254,15 @@ static int user_order(int n, int *Ap, int *Ai, int *perm, klu_common *common)
 }
 
 /* opts->saddle: the saddle-point order (klu_saddle.c) as KLU's ordering, without BTF or the
- * transversal, on A or on B = A Q with Q = opts->saddle_cols; a matrix whose every column has a
- * diagonal entry keeps the default path. */
+ * transversal, on A or on B = A Q with Q = opts->saddle_cols (read in place; B formed only where
+ * the order is taken); a matrix whose every column has a diagonal entry keeps the default path. */
 static int saddle_setup(mbla_klu *k, const mbla_klu_opts *o, const double *x, mbl_status *st)
 {
     int n = k->n, npairs = 0, r = 0;
-    const double *bx = x;
-    double *gx = NULL;
+    int *q = NULL;
     if (o->saddle_cols) {
-        int *q = mbl_alloc_array((size_t)n + 1, sizeof *q), *seen = mbl_calloc((size_t)n + 1, sizeof *seen);
+        int *seen = mbl_calloc((size_t)n + 1, sizeof *seen);
+        q = mbl_alloc_array((size_t)n + 1, sizeof *q);
         if (!q || !seen) r = mbl_error(st, MBL_ENOMEM, "mbla_klu: out of memory (n = %d)", n);
         for (int j = 0; !r && j < n; j++) {
             int c = o->saddle_cols[j];
@@ -274,29 +274,18 @@ static int saddle_setup(mbla_klu *k, const mbla_klu_opts *o, const double *x, mb
             mbl_free(q);
             return r;
         }
-        if ((r = permute_columns(k, q, st))) return r;
-        int w = k->cplx ? 2 : 1;
-        gx = mbl_alloc_array((size_t)k->nz * w + 1, sizeof *gx);
-        if (!gx) return mbl_error(st, MBL_ENOMEM, "mbla_klu: out of memory (nnz = %d)", k->nz);
-        for (int t = 0; t < k->nz * w; t++) gx[t] = x[(size_t)k->bsrc[t / w] * w + t % w];
-        bx = gx;
     }
     k->uperm = mbl_alloc_array((size_t)n + 1, sizeof *k->uperm);
     if (!k->uperm) r = mbl_error(st, MBL_ENOMEM, "mbla_klu: out of memory (n = %d)", n);
     double lnz_max = MBLA_KLU_SADDLE_FILL_MAX * (double)k->nz;
-    if (!r) r = la_klu_saddle_order(n, kp(k), ki(k), bx, k->cplx, lnz_max, k->uperm, &k->ulnz, &npairs, st);
-    mbl_free(gx);
-    if (!r && k->ulnz > lnz_max) npairs = 0; /* KLU's own order */
+    if (!r) r = la_klu_saddle_order(n, k->p, k->i, x, k->cplx, q, lnz_max, k->uperm, &k->ulnz, &npairs, st);
+    if (!r && k->ulnz > lnz_max) npairs = 0; /* KLU's own order, on A itself */
     if (r || npairs == 0) {
-        mbl_free(k->uperm);
+        mbl_free(k->uperm), mbl_free(q);
         k->uperm = NULL;
-        if (k->q) { /* back to A itself */
-            mbl_free(k->q), mbl_free(k->bp), mbl_free(k->bi), mbl_free(k->bsrc), mbl_free(k->bx), mbl_free(k->perm);
-            k->q = k->bp = k->bi = k->bsrc = NULL;
-            k->bx = k->perm = NULL;
-        }
         return r;
     }
+    if (q && (r = permute_columns(k, q, st))) return r; /* q is k's now */
     k->common.btf = 0;
     k->common.ordering = 3;
     k->common.user_order = user_order;

@@ -27,10 +27,20 @@
 /* Largest group of columns merged around the multiplier columns (documented in la.h). */
 #define MBLA_KLU_SADDLE_GROUP_MAX 64
 
-/* position of row r in column j (rows sorted), -1 if absent */
-static int find_row(const int *p, const int *i, int j, int r)
+/* The matrix ordered: B = A Q, column j of B column q[j] of A (q NULL: B = A), its columns read
+ * in place. */
+typedef struct {
+    const int *p, *i, *q;
+} bview;
+
+static inline int bcol(const bview *b, int j) { return b->q ? b->q[j] : j; }
+
+/* position in A's arrays of row r in column j of B (rows sorted), -1 if absent */
+static int find_row(const bview *b, int j, int r)
 {
-    int lo = p[j], hi = p[j + 1] - 1;
+    const int *i = b->i;
+    j = bcol(b, j);
+    int lo = b->p[j], hi = b->p[j + 1] - 1;
     while (lo <= hi) {
         int mid = lo + (hi - lo) / 2;
         if (i[mid] == r) return mid;
@@ -60,28 +70,30 @@ static int root(int *up, int j)
  * *dense: the groups' dense blocks, sum of s (s - 1) / 2 (a merge of groups of sizes a and b adds
  * a b). Returns 1, the grouping left unfinished, as soon as dense + n exceeds lnz_max (> 0): the
  * order's estimate of nnz(L) is at least that (la_klu_saddle_order), so it is declined already. */
-static int group_columns(int n, const int *p, const int *i, const double *x, int cplx, int *up, int *size,
-                         int *hasdiag, int *npairs, double lnz_max, double *dense)
+static int group_columns(int n, const bview *b, const double *x, int cplx, int *up, int *size, int *hasdiag,
+                         int *npairs, double lnz_max, double *dense)
 {
-    for (int j = 0; j < n; j++) up[j] = j, size[j] = 1, hasdiag[j] = find_row(p, i, j, j) >= 0;
+    const int *p = b->p, *i = b->i;
+    for (int j = 0; j < n; j++) up[j] = j, size[j] = 1, hasdiag[j] = find_row(b, j, j) >= 0;
     *npairs = 0;
     *dense = 0.0;
     for (int z = 0; z < n; z++) {
         if (hasdiag[z]) continue;
         int best = -1;
         double bv = -1.0;
-        for (int t = p[z]; t < p[z + 1]; t++) {
+        int az = bcol(b, z);
+        for (int t = p[az]; t < p[az + 1]; t++) {
             int c = i[t];
-            if (!hasdiag[c] || find_row(p, i, c, z) < 0) continue;
+            if (!hasdiag[c] || find_row(b, c, z) < 0) continue;
             double v = mag(x, cplx, t);
             if (v > bv) bv = v, best = c;
         }
         if (best < 0) continue;
         (*npairs)++;
         for (int pass = 0; pass < 2; pass++)
-            for (int t = p[z]; t < p[z + 1]; t++) {
+            for (int t = p[az]; t < p[az + 1]; t++) {
                 int c = i[t];
-                if ((pass == 0) != (c == best) || !hasdiag[c] || find_row(p, i, c, z) < 0) continue;
+                if ((pass == 0) != (c == best) || !hasdiag[c] || find_row(b, c, z) < 0) continue;
                 int a = root(up, z), b = root(up, c);
                 if (a == b || (pass == 1 && size[a] + size[b] > MBLA_KLU_SADDLE_GROUP_MAX)) continue;
                 if (size[a] < size[b]) a ^= b, b ^= a, a ^= b;
@@ -93,9 +105,10 @@ static int group_columns(int n, const int *p, const int *i, const double *x, int
     return 0;
 }
 
-int la_klu_saddle_order(int n, const int *p, const int *i, const double *x, int cplx, double lnz_max, int *perm,
-                        double *lnz, int *npairs, mbl_status *st)
+int la_klu_saddle_order(int n, const int *p, const int *i, const double *x, int cplx, const int *q, double lnz_max,
+                        int *perm, double *lnz, int *npairs, mbl_status *st)
 {
+    const bview b = {p, i, q};
     const char *fn = "mbla_klu (saddle order)";
     int nz = p[n];
     int *up = mbl_alloc_array((size_t)n + 1, sizeof *up);
@@ -113,7 +126,7 @@ int la_klu_saddle_order(int n, const int *p, const int *i, const double *x, int 
         goto done;
     }
     double dense = 0.0;
-    if (group_columns(n, p, i, x, cplx, up, size, hasdiag, npairs, lnz_max, &dense)) {
+    if (group_columns(n, &b, x, cplx, up, size, hasdiag, npairs, lnz_max, &dense)) {
         *lnz = dense + n; /* above lnz_max: declined, perm not made */
         goto done;
     }
@@ -134,10 +147,10 @@ int la_klu_saddle_order(int n, const int *p, const int *i, const double *x, int 
             if (hasdiag[j] == !pass) mem[head[node[j] + 1]++] = j;
     /* the merged pattern (duplicates allowed: AMD sorts and merges them) */
     memset(cp, 0, ((size_t)nc + 2) * sizeof *cp);
-    for (int j = 0; j < n; j++) cp[node[j] + 2] += p[j + 1] - p[j];
+    for (int j = 0; j < n; j++) cp[node[j] + 2] += p[bcol(&b, j) + 1] - p[bcol(&b, j)];
     for (int k = 0; k < nc; k++) cp[k + 2] += cp[k + 1];
     for (int j = 0; j < n; j++)
-        for (int t = p[j]; t < p[j + 1]; t++) ci[cp[node[j] + 1]++] = node[i[t]];
+        for (int t = p[bcol(&b, j)]; t < p[bcol(&b, j) + 1]; t++) ci[cp[node[j] + 1]++] = node[i[t]];
     double info[AMD_INFO];
     int ar = amd_order(nc, cp, ci, pc, NULL, info);
     if (ar == AMD_OUT_OF_MEMORY) {

@@ -612,26 +612,36 @@ TEST(klu_saddle_declined_on_chains)
 /* la_klu_saddle_order's early decline (lnz_max): on the chain above the groups' dense blocks alone
  * pass 4 nnz(A), so the grouping stops there with a lower bound of the full estimate that is above
  * the limit already (the same decision, made earlier); a limit above the full estimate, and the
- * small saddle matrix whose order is taken, give the full order's perm and estimate unchanged. */
+ * small saddle matrix whose order is taken, give the full order's perm and estimate unchanged,
+ * also where its columns are read through a column map (q). */
 TEST(klu_saddle_order_declined_early)
 {
     mbla_csc *A = chain_saddle_matrix();
     int n = A->n, np0 = 0, np1 = 0, np2 = 0;
     double lim = 4.0 * A->p[n], full = 0, early = 0, loose = 0;
     int *p0 = malloc(n * sizeof *p0), *p1 = malloc(n * sizeof *p1);
-    CHECK_EQ_INT(la_klu_saddle_order(n, A->p, A->i, A->x, 0, 0.0, p0, &full, &np0, NULL), 0);
-    CHECK_EQ_INT(la_klu_saddle_order(n, A->p, A->i, A->x, 0, lim, p1, &early, &np1, NULL), 0);
+    CHECK_EQ_INT(la_klu_saddle_order(n, A->p, A->i, A->x, 0, NULL, 0.0, p0, &full, &np0, NULL), 0);
+    CHECK_EQ_INT(la_klu_saddle_order(n, A->p, A->i, A->x, 0, NULL, lim, p1, &early, &np1, NULL), 0);
     printf("  chain: nnz(L) estimate %.0f, stopped at %.0f, limit %.0f\n", full, early, lim);
     CHECK(full > lim && early > lim && early < full);
-    CHECK_EQ_INT(la_klu_saddle_order(n, A->p, A->i, A->x, 0, 2.0 * full, p1, &loose, &np2, NULL), 0);
+    CHECK_EQ_INT(la_klu_saddle_order(n, A->p, A->i, A->x, 0, NULL, 2.0 * full, p1, &loose, &np2, NULL), 0);
     CHECK(loose == full && np2 == np0 && !memcmp(p0, p1, n * sizeof *p0));
     mbla_csc_free(A);
     A = saddle_matrix(0, NULL);
     n = A->n;
     lim = 4.0 * A->p[n];
-    CHECK_EQ_INT(la_klu_saddle_order(n, A->p, A->i, A->x, 0, 0.0, p0, &full, &np0, NULL), 0);
-    CHECK_EQ_INT(la_klu_saddle_order(n, A->p, A->i, A->x, 0, lim, p1, &early, &np1, NULL), 0);
+    CHECK_EQ_INT(la_klu_saddle_order(n, A->p, A->i, A->x, 0, NULL, 0.0, p0, &full, &np0, NULL), 0);
+    CHECK_EQ_INT(la_klu_saddle_order(n, A->p, A->i, A->x, 0, NULL, lim, p1, &early, &np1, NULL), 0);
     CHECK(full <= lim && early == full && np0 == 2 && np1 == 2 && !memcmp(p0, p1, n * sizeof *p0));
+    /* the same matrix stored with its columns [multipliers, coordinates] and read through the
+     * column map (B = P Q is A, not formed): the same order */
+    enum { NQ = 12, MQ = 2 };
+    mbla_csc *P = saddle_matrix(1, NULL);
+    int cols[NQ + MQ];
+    for (int j = 0; j < NQ + MQ; j++) cols[j] = j < NQ ? j + MQ : j - NQ;
+    CHECK_EQ_INT(la_klu_saddle_order(n, P->p, P->i, P->x, 0, cols, lim, p1, &early, &np1, NULL), 0);
+    CHECK(early == full && np1 == np0 && !memcmp(p0, p1, n * sizeof *p0));
+    mbla_csc_free(P);
     mbla_csc_free(A);
     free(p0), free(p1);
 }
