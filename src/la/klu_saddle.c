@@ -66,34 +66,36 @@ static int root(int *up, int j)
 /* The groups: up (n) a union-find forest whose roots have size[] columns. Each column z without
  * a diagonal entry joins its candidates c (a diagonal entry, A(c, z) and A(z, c) both present):
  * first the one of largest |A(c, z)|, then the others while the group stays within
- * MBLA_KLU_SADDLE_GROUP_MAX columns. *npairs: the columns z that found a candidate. hasdiag (n).
+ * MBLA_KLU_SADDLE_GROUP_MAX columns. *npairs: the columns z that found a candidate. hasdiag,
+ * cand (n): scratch.
  * *dense: the groups' dense blocks, sum of s (s - 1) / 2 (a merge of groups of sizes a and b adds
  * a b). Returns 1, the grouping left unfinished, as soon as dense + n exceeds lnz_max (> 0): the
  * order's estimate of nnz(L) is at least that (la_klu_saddle_order), so it is declined already. */
-static int group_columns(int n, const bview *b, const double *x, int cplx, int *up, int *size, int *hasdiag,
-                         int *npairs, double lnz_max, double *dense)
+static int group_columns(int n, const bview *B, const double *x, int cplx, int *up, int *size, int *hasdiag,
+                         int *cand, int *npairs, double lnz_max, double *dense)
 {
-    const int *p = b->p, *i = b->i;
-    for (int j = 0; j < n; j++) up[j] = j, size[j] = 1, hasdiag[j] = find_row(b, j, j) >= 0;
+    const int *p = B->p, *i = B->i;
+    for (int j = 0; j < n; j++) up[j] = j, size[j] = 1, hasdiag[j] = find_row(B, j, j) >= 0;
     *npairs = 0;
     *dense = 0.0;
     for (int z = 0; z < n; z++) {
         if (hasdiag[z]) continue;
-        int best = -1;
+        int best = -1, nc = 0; /* cand[0..nc): z's candidates, in column order */
         double bv = -1.0;
-        int az = bcol(b, z);
+        int az = bcol(B, z);
         for (int t = p[az]; t < p[az + 1]; t++) {
             int c = i[t];
-            if (!hasdiag[c] || find_row(b, c, z) < 0) continue;
+            if (!hasdiag[c] || find_row(B, c, z) < 0) continue;
+            cand[nc++] = c;
             double v = mag(x, cplx, t);
             if (v > bv) bv = v, best = c;
         }
         if (best < 0) continue;
         (*npairs)++;
         for (int pass = 0; pass < 2; pass++)
-            for (int t = p[az]; t < p[az + 1]; t++) {
-                int c = i[t];
-                if ((pass == 0) != (c == best) || !hasdiag[c] || find_row(b, c, z) < 0) continue;
+            for (int u = 0; u < nc; u++) {
+                int c = cand[u];
+                if ((pass == 0) != (c == best)) continue;
                 int a = root(up, z), b = root(up, c);
                 if (a == b || (pass == 1 && size[a] + size[b] > MBLA_KLU_SADDLE_GROUP_MAX)) continue;
                 if (size[a] < size[b]) a ^= b, b ^= a, a ^= b;
@@ -126,7 +128,7 @@ int la_klu_saddle_order(int n, const int *p, const int *i, const double *x, int 
         goto done;
     }
     double dense = 0.0;
-    if (group_columns(n, &b, x, cplx, up, size, hasdiag, npairs, lnz_max, &dense)) {
+    if (group_columns(n, &b, x, cplx, up, size, hasdiag, mem, npairs, lnz_max, &dense)) { /* mem: its scratch */
         *lnz = dense + n; /* above lnz_max: declined, perm not made */
         goto done;
     }
