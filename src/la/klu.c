@@ -30,6 +30,9 @@
  * threshold pivoting does no harm there); the spatial beams and flexible pendulums it is made
  * for predict 0.3-1.2 times. */
 #define MBLA_KLU_SADDLE_FILL_MAX 4.0
+/* klu_analyze keeps the natural order inside BTF blocks of at most this many rows (its
+ * analyze_worker) and orders larger ones by AMD or COLAMD */
+#define KLU_NATURAL_BLOCK_MAX 3
 
 struct mbla_klu {
     int n, nz, cplx;
@@ -53,6 +56,8 @@ struct mbla_klu {
     double pivot_tol, pivot_tol_try;
     int nfactor, nrefactor, nfallback;
     int solve_only; /* mbla_klu_solve_only: p, i, bp, bi, bsrc, bx, eabs, sx freed */
+    int matched;    /* permute_to_matching found a perfect matching: B's diagonal is zero-free */
+    int small;      /* the analysis from BTF's components alone (analyze) */
 };
 
 void mbla_klu_opts_default(mbla_klu_opts *opts)
@@ -249,15 +254,15 @@ static int user_order(int n, int *Ap, int *Ai, int *perm, klu_common *common)
 }
 
 /* opts->saddle: the saddle-point order (klu_saddle.c) as KLU's ordering, without BTF or the
- * transversal, on A or on B = A Q with Q = opts->saddle_cols; a matrix whose every column has a
- * diagonal entry keeps the default path. */
+ * transversal, on A or on B = A Q with Q = opts->saddle_cols (read in place; B formed only where
+ * the order is taken); a matrix whose every column has a diagonal entry keeps the default path. */
 static int saddle_setup(mbla_klu *k, const mbla_klu_opts *o, const double *x, mbl_status *st)
 {
     int n = k->n, npairs = 0, r = 0;
-    const double *bx = x;
-    double *gx = NULL;
+    int *q = NULL;
     if (o->saddle_cols) {
-        int *q = mbl_alloc_array((size_t)n + 1, sizeof *q), *seen = mbl_calloc((size_t)n + 1, sizeof *seen);
+        int *seen = mbl_calloc((size_t)n + 1, sizeof *seen);
+        q = mbl_alloc_array((size_t)n + 1, sizeof *q);
         if (!q || !seen) r = mbl_error(st, MBL_ENOMEM, "mbla_klu: out of memory (n = %d)", n);
         for (int j = 0; !r && j < n; j++) {
             int c = o->saddle_cols[j];
@@ -269,28 +274,18 @@ static int saddle_setup(mbla_klu *k, const mbla_klu_opts *o, const double *x, mb
             mbl_free(q);
             return r;
         }
-        if ((r = permute_columns(k, q, st))) return r;
-        int w = k->cplx ? 2 : 1;
-        gx = mbl_alloc_array((size_t)k->nz * w + 1, sizeof *gx);
-        if (!gx) return mbl_error(st, MBL_ENOMEM, "mbla_klu: out of memory (nnz = %d)", k->nz);
-        for (int t = 0; t < k->nz * w; t++) gx[t] = x[(size_t)k->bsrc[t / w] * w + t % w];
-        bx = gx;
     }
     k->uperm = mbl_alloc_array((size_t)n + 1, sizeof *k->uperm);
     if (!k->uperm) r = mbl_error(st, MBL_ENOMEM, "mbla_klu: out of memory (n = %d)", n);
-    if (!r) r = la_klu_saddle_order(n, kp(k), ki(k), bx, k->cplx, k->uperm, &k->ulnz, &npairs, st);
-    mbl_free(gx);
-    if (!r && k->ulnz > MBLA_KLU_SADDLE_FILL_MAX * (double)k->nz) npairs = 0; /* KLU's own order */
+    double lnz_max = MBLA_KLU_SADDLE_FILL_MAX * (double)k->nz;
+    if (!r) r = la_klu_saddle_order(n, k->p, k->i, x, k->cplx, q, lnz_max, k->uperm, &k->ulnz, &npairs, st);
+    if (!r && k->ulnz > lnz_max) npairs = 0; /* KLU's own order, on A itself */
     if (r || npairs == 0) {
-        mbl_free(k->uperm);
+        mbl_free(k->uperm), mbl_free(q);
         k->uperm = NULL;
-        if (k->q) { /* back to A itself */
-            mbl_free(k->q), mbl_free(k->bp), mbl_free(k->bi), mbl_free(k->bsrc), mbl_free(k->bx), mbl_free(k->perm);
-            k->q = k->bp = k->bi = k->bsrc = NULL;
-            k->bx = k->perm = NULL;
-        }
         return r;
     }
+    if (q && (r = permute_columns(k, q, st))) return r; /* q is k's now */
     k->common.btf = 0;
     k->common.ordering = 3;
     k->common.user_order = user_order;
@@ -333,6 +328,7 @@ static int permute_to_matching(mbla_klu *k, const mbla_csc *A, mbl_status *st)
         mbl_free(rm);
         return r;
     }
+    k->matched = 1;
     int ident = 1;
     for (int i = 0; i < n && ident; i++) ident = rm[i] == i;
     if (ident) { /* already a zero-free diagonal */
@@ -374,9 +370,32 @@ static mbla_klu *klu_alloc(int n, int nz, int cplx, const mbla_klu_opts *o)
     return k;
 }
 
-/* unscaled: KLU's own row scaling off from the first factorization (common.scale -1, as
- * mbla_klu_set_row_scale(k, 0)) */
-static int create(const mbla_csc *A, const double *x, int cplx, const mbla_klu_opts *opts, int unscaled,
+/* KLU's analysis of the pattern it sees (kp, ki). small: the caller expects the block triangular
+ * form in blocks of at most KLU_NATURAL_BLOCK_MAX rows. On B with a zero-free diagonal
+ * (permute_to_matching), klu_analyze's maximum transversal is the identity (its cheap pass takes
+ * each column's first unmatched row: the diagonal, rows sorted), and blocks that small keep their
+ * natural order; klu_analyze_given without orders (BTF's strongly connected components alone)
+ * then makes the same P, Q and blocks, without the transversal and the blocks' copies. Kept where
+ * every block is that small (the factors of klu_analyze's analysis, bit for bit); otherwise
+ * klu_analyze. */
+static klu_symbolic *analyze(mbla_klu *k, int small)
+{
+    if (small && k->matched && k->common.btf && k->n > 0) {
+        klu_symbolic *s = klu_analyze_given(k->n, (int *)kp(k), (int *)ki(k), NULL, NULL, &k->common);
+        if (s && s->maxblock <= KLU_NATURAL_BLOCK_MAX) {
+            k->small = 1;
+            return s;
+        }
+        if (s) klu_free_symbolic(&s, &k->common);
+    }
+    return klu_analyze(k->n, (int *)kp(k), (int *)ki(k), &k->common);
+}
+
+int la_klu_small_blocks(const mbla_klu *k) { return k ? k->small : 0; }
+
+/* flags: LA_KLU_UNSCALED, KLU's own row scaling off from the first factorization (common.scale
+ * -1, as mbla_klu_set_row_scale(k, 0)); LA_KLU_SMALL, small blocks expected (analyze) */
+static int create(const mbla_csc *A, const double *x, int cplx, const mbla_klu_opts *opts, int flags,
                   mbla_klu **out, mbl_status *st, const char *fn)
 {
     if (!out) return mbl_error(st, MBL_EARG, "%s: out is NULL", fn);
@@ -390,7 +409,7 @@ static int create(const mbla_csc *A, const double *x, int cplx, const mbla_klu_o
     int n = A->n, nz = A->p[n];
     mbla_klu *k = klu_alloc(n, nz, cplx, &o);
     if (!k) return mbl_error(st, MBL_ENOMEM, "%s: out of memory", fn);
-    if (unscaled) k->common.scale = -1;
+    if (flags & LA_KLU_UNSCALED) k->common.scale = -1;
     k->p = mbl_alloc_array((size_t)n + 1, sizeof *k->p);
     k->i = mbl_alloc_array((size_t)nz, sizeof *k->i);
     if (k->eq) {
@@ -418,7 +437,7 @@ static int create(const mbla_csc *A, const double *x, int cplx, const mbla_klu_o
         mbla_klu_free(k);
         return r;
     }
-    k->sym = klu_analyze(n, (int *)kp(k), (int *)ki(k), &k->common);
+    k->sym = analyze(k, (flags & LA_KLU_SMALL) != 0);
     if (!k->sym) {
         r = k->common.status == KLU_INVALID
                 ? mbl_error(st, MBL_EDIM, "%s: KLU rejected the matrix structure (unsorted, "
@@ -442,14 +461,19 @@ int mbla_klu_new(const mbla_csc *A, const mbla_klu_opts *opts, mbla_klu **out, m
 
 int la_klu_new_unscaled(const mbla_csc *A, const mbla_klu_opts *opts, mbla_klu **out, mbl_status *st)
 {
-    return create(A, A ? A->x : NULL, 0, opts, 1, out, st, "la_klu_new_unscaled");
+    return create(A, A ? A->x : NULL, 0, opts, LA_KLU_UNSCALED, out, st, "la_klu_new_unscaled");
+}
+
+int la_klu_new_small(const mbla_csc *A, int flags, mbla_klu **out, mbl_status *st)
+{
+    return create(A, A ? A->x : NULL, 0, NULL, flags | LA_KLU_SMALL, out, st, "la_klu_new_small");
 }
 
 /* The one-shot path (mbla_klu_new_taken): A's arrays are taken over as the pattern and values
  * KLU sees (A itself, or B = A Q gathered once, after which A is freed before the factors are
  * made: about 20 bytes per nonzero less at the factorization's peak than mbla_klu_new, the
  * copies of the pattern and the values' positions). The same analysis, factors and estimate. */
-static int take_factor(mbla_klu *k, mbla_csc **Ap, double *condest, mbl_status *st, const char *fn)
+static int take_factor(mbla_klu *k, mbla_csc **Ap, double *condest, int small, mbl_status *st, const char *fn)
 {
     mbla_csc *A = *Ap;
     int r = permute_to_matching(k, A, st);
@@ -461,7 +485,7 @@ static int take_factor(mbla_klu *k, mbla_csc **Ap, double *condest, mbl_status *
         k->p = k->i = NULL;
         mbla_csc_free(A), *Ap = A = NULL;
     }
-    if (!r && !(k->sym = klu_analyze(k->n, (int *)kp(k), (int *)ki(k), &k->common)))
+    if (!r && !(k->sym = analyze(k, small)))
         r = k->common.status == KLU_INVALID ? mbl_error(st, MBL_EDIM, "%s: KLU rejected the matrix structure", fn)
                                             : klu_fail(k, st, fn, "analyze");
     if (!r) r = factor(k, x, st, fn);
@@ -471,9 +495,8 @@ static int take_factor(mbla_klu *k, mbla_csc **Ap, double *condest, mbl_status *
     return r;
 }
 
-int mbla_klu_new_taken(mbla_csc *A, double *condest, mbla_klu **out, mbl_status *st)
+static int new_taken(mbla_csc *A, double *condest, int small, mbla_klu **out, mbl_status *st, const char *fn)
 {
-    const char *fn = "mbla_klu_new_taken";
     if (!out) {
         mbla_csc_free(A);
         return mbl_error(st, MBL_EARG, "%s: out is NULL", fn);
@@ -491,7 +514,7 @@ int mbla_klu_new_taken(mbla_csc *A, double *condest, mbla_klu **out, mbl_status 
     if (k->n == 0) {
         if (condest) *condest = 1.0;
     } else {
-        r = take_factor(k, &A, condest, st, fn);
+        r = take_factor(k, &A, condest, small, st, fn);
     }
     k->p = k->i = NULL;
     mbla_csc_free(A);
@@ -502,6 +525,16 @@ int mbla_klu_new_taken(mbla_csc *A, double *condest, mbla_klu **out, mbl_status 
     mbla_klu_solve_only(k);
     *out = k; /* factored; r != 0: its estimate failed */
     return r;
+}
+
+int mbla_klu_new_taken(mbla_csc *A, double *condest, mbla_klu **out, mbl_status *st)
+{
+    return new_taken(A, condest, 0, out, st, "mbla_klu_new_taken");
+}
+
+int la_klu_new_taken_small(mbla_csc *A, double *condest, mbla_klu **out, mbl_status *st)
+{
+    return new_taken(A, condest, 1, out, st, "la_klu_new_taken_small");
 }
 
 int mbla_kluz_new(const mbla_csc *A, const double *az, const mbla_klu_opts *opts,

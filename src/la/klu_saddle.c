@@ -15,7 +15,9 @@
  * and the order is expanded group by group, coordinates first. KLU (no BTF, this order as its
  * user ordering) then factors each group as one block: wherever its threshold pivoting takes a
  * pivot inside the group, the rows stay inside the group's merged pattern, so the fill stays that
- * of the groups' AMD order. */
+ * of the groups' AMD order. Where the groups' dense blocks alone pass the caller's limit on the
+ * estimate (lnz_max: klu.c declines such an order), the grouping stops there and no order is
+ * made (the chains of the N-loop four-bar's Newton matrix). */
 #include "la/la_internal.h"
 
 #include <amd.h>
@@ -25,10 +27,20 @@
 /* Largest group of columns merged around the multiplier columns (documented in la.h). */
 #define MBLA_KLU_SADDLE_GROUP_MAX 64
 
-/* position of row r in column j (rows sorted), -1 if absent */
-static int find_row(const int *p, const int *i, int j, int r)
+/* The matrix ordered: B = A Q, column j of B column q[j] of A (q NULL: B = A), its columns read
+ * in place. */
+typedef struct {
+    const int *p, *i, *q;
+} bview;
+
+static inline int bcol(const bview *b, int j) { return b->q ? b->q[j] : j; }
+
+/* position in A's arrays of row r in column j of B (rows sorted), -1 if absent */
+static int find_row(const bview *b, int j, int r)
 {
-    int lo = p[j], hi = p[j + 1] - 1;
+    const int *i = b->i;
+    j = bcol(b, j);
+    int lo = b->p[j], hi = b->p[j + 1] - 1;
     while (lo <= hi) {
         int mid = lo + (hi - lo) / 2;
         if (i[mid] == r) return mid;
@@ -54,39 +66,51 @@ static int root(int *up, int j)
 /* The groups: up (n) a union-find forest whose roots have size[] columns. Each column z without
  * a diagonal entry joins its candidates c (a diagonal entry, A(c, z) and A(z, c) both present):
  * first the one of largest |A(c, z)|, then the others while the group stays within
- * MBLA_KLU_SADDLE_GROUP_MAX columns. *npairs: the columns z that found a candidate. hasdiag (n). */
-static void group_columns(int n, const int *p, const int *i, const double *x, int cplx, int *up, int *size,
-                          int *hasdiag, int *npairs)
+ * MBLA_KLU_SADDLE_GROUP_MAX columns. *npairs: the columns z that found a candidate. hasdiag,
+ * cand (n): scratch.
+ * *dense: the groups' dense blocks, sum of s (s - 1) / 2 (a merge of groups of sizes a and b adds
+ * a b). Returns 1, the grouping left unfinished, as soon as dense + n exceeds lnz_max (> 0): the
+ * order's estimate of nnz(L) is at least that (la_klu_saddle_order), so it is declined already. */
+static int group_columns(int n, const bview *B, const double *x, int cplx, int *up, int *size, int *hasdiag,
+                         int *cand, int *npairs, double lnz_max, double *dense)
 {
-    for (int j = 0; j < n; j++) up[j] = j, size[j] = 1, hasdiag[j] = find_row(p, i, j, j) >= 0;
+    const int *p = B->p, *i = B->i;
+    for (int j = 0; j < n; j++) up[j] = j, size[j] = 1, hasdiag[j] = find_row(B, j, j) >= 0;
     *npairs = 0;
+    *dense = 0.0;
     for (int z = 0; z < n; z++) {
         if (hasdiag[z]) continue;
-        int best = -1;
+        int best = -1, nc = 0; /* cand[0..nc): z's candidates, in column order */
         double bv = -1.0;
-        for (int t = p[z]; t < p[z + 1]; t++) {
+        int az = bcol(B, z);
+        for (int t = p[az]; t < p[az + 1]; t++) {
             int c = i[t];
-            if (!hasdiag[c] || find_row(p, i, c, z) < 0) continue;
+            if (!hasdiag[c] || find_row(B, c, z) < 0) continue;
+            cand[nc++] = c;
             double v = mag(x, cplx, t);
             if (v > bv) bv = v, best = c;
         }
         if (best < 0) continue;
         (*npairs)++;
         for (int pass = 0; pass < 2; pass++)
-            for (int t = p[z]; t < p[z + 1]; t++) {
-                int c = i[t];
-                if ((pass == 0) != (c == best) || !hasdiag[c] || find_row(p, i, c, z) < 0) continue;
+            for (int u = 0; u < nc; u++) {
+                int c = cand[u];
+                if ((pass == 0) != (c == best)) continue;
                 int a = root(up, z), b = root(up, c);
                 if (a == b || (pass == 1 && size[a] + size[b] > MBLA_KLU_SADDLE_GROUP_MAX)) continue;
                 if (size[a] < size[b]) a ^= b, b ^= a, a ^= b;
+                *dense += (double)size[a] * size[b];
                 up[b] = a, size[a] += size[b];
+                if (lnz_max > 0 && *dense + n > lnz_max) return 1;
             }
     }
+    return 0;
 }
 
-int la_klu_saddle_order(int n, const int *p, const int *i, const double *x, int cplx, int *perm,
-                        double *lnz, int *npairs, mbl_status *st)
+int la_klu_saddle_order(int n, const int *p, const int *i, const double *x, int cplx, const int *q, double lnz_max,
+                        int *perm, double *lnz, int *npairs, mbl_status *st)
 {
+    const bview b = {p, i, q};
     const char *fn = "mbla_klu (saddle order)";
     int nz = p[n];
     int *up = mbl_alloc_array((size_t)n + 1, sizeof *up);
@@ -103,7 +127,11 @@ int la_klu_saddle_order(int n, const int *p, const int *i, const double *x, int 
         r = mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d, nnz = %d)", fn, n, nz);
         goto done;
     }
-    group_columns(n, p, i, x, cplx, up, size, hasdiag, npairs);
+    double dense = 0.0;
+    if (group_columns(n, &b, x, cplx, up, size, hasdiag, mem, npairs, lnz_max, &dense)) { /* mem: its scratch */
+        *lnz = dense + n; /* above lnz_max: declined, perm not made */
+        goto done;
+    }
     /* merged nodes, numbered in the order of their first column */
     int nc = 0;
     for (int j = 0; j < n; j++) node[j] = -1;
@@ -121,10 +149,10 @@ int la_klu_saddle_order(int n, const int *p, const int *i, const double *x, int 
             if (hasdiag[j] == !pass) mem[head[node[j] + 1]++] = j;
     /* the merged pattern (duplicates allowed: AMD sorts and merges them) */
     memset(cp, 0, ((size_t)nc + 2) * sizeof *cp);
-    for (int j = 0; j < n; j++) cp[node[j] + 2] += p[j + 1] - p[j];
+    for (int j = 0; j < n; j++) cp[node[j] + 2] += p[bcol(&b, j) + 1] - p[bcol(&b, j)];
     for (int k = 0; k < nc; k++) cp[k + 2] += cp[k + 1];
     for (int j = 0; j < n; j++)
-        for (int t = p[j]; t < p[j + 1]; t++) ci[cp[node[j] + 1]++] = node[i[t]];
+        for (int t = p[bcol(&b, j)]; t < p[bcol(&b, j) + 1]; t++) ci[cp[node[j] + 1]++] = node[i[t]];
     double info[AMD_INFO];
     int ar = amd_order(nc, cp, ci, pc, NULL, info);
     if (ar == AMD_OUT_OF_MEMORY) {
@@ -138,7 +166,7 @@ int la_klu_saddle_order(int n, const int *p, const int *i, const double *x, int 
     /* expand; nnz(L) estimated from the merged order's: its columns scaled by the mean node size,
      * plus each node's own dense block */
     int k = 0;
-    double dense = 0.0;
+    dense = 0.0;
     for (int t = 0; t < nc; t++) {
         int a = pc[t], s0 = a ? head[a] : 0, s1 = head[a + 1];
         for (int u = s0; u < s1; u++) perm[k++] = mem[u];

@@ -18,4 +18,16 @@ int la_csc_equilibrate_ws(mbla_csc *A, int maxiter, int warm, double *r, double 
  * Pivots, rcond and condest are those of the matrix as given. */
 int la_klu_new_unscaled(const mbla_csc *A, const mbla_klu_opts *opts, mbla_klu **out, mbl_status *st);
 
+/* mbla_klu_new (default options; flags LA_KLU_UNSCALED: as la_klu_new_unscaled) and
+ * mbla_klu_new_taken for a matrix whose block triangular form its caller expects in blocks of at
+ * most 3 rows (a kinematic system's levels, a constraint Jacobian with its states' rows): where
+ * KLU's own analysis would keep every block in its natural order, the blocks are found without
+ * its maximum transversal and ordering pass (klu_analyze_given). The same factors, pivots, rcond,
+ * condest and solutions bit for bit; any other matrix is analysed as by mbla_klu_new.
+ * la_klu_small_blocks: 1 where the short analysis was taken. */
+enum { LA_KLU_UNSCALED = 1, LA_KLU_SMALL = 2 };
+int la_klu_new_small(const mbla_csc *A, int flags, mbla_klu **out, mbl_status *st);
+int la_klu_new_taken_small(mbla_csc *A, double *condest, mbla_klu **out, mbl_status *st);
+int la_klu_small_blocks(const mbla_klu *k);
+
 #endif

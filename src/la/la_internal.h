@@ -36,12 +36,15 @@ int la_lapacke_error(mbl_status *st, const char *fn, int info);
 /* Validate a CSC argument cheaply (non-NULL, sizes, arrays present). */
 int la_csc_arg(const mbla_csc *A, const char *fn, const char *name, mbl_status *st);
 
-/* The saddle-point order of klu_saddle.c for the n x n pattern p, i (rows sorted) with values x
- * (real, or interleaved complex when cplx; NULL: pattern only): perm (n) and KLU's estimate of
+/* The saddle-point order of klu_saddle.c for B = A Q, A the n x n pattern p, i (rows sorted) with
+ * values x (real, or interleaved complex when cplx; NULL: pattern only), column j of B column
+ * q[j] of A (q NULL: B = A; B is not formed): perm (n, of B's columns) and KLU's estimate of
  * nnz(L) (lnz); npairs the multiplier columns paired with a coordinate (0: perm is plain AMD on
- * A + A^T). Errors: MBL_ENOMEM, MBL_ELIB. */
-int la_klu_saddle_order(int n, const int *p, const int *i, const double *x, int cplx, int *perm,
-                        double *lnz, int *npairs, mbl_status *st);
+ * B + B^T). lnz_max > 0: an order whose estimate would exceed it is not made where its groups'
+ * dense blocks exceed it already (lnz then a lower bound above lnz_max, perm not written).
+ * Errors: MBL_ENOMEM, MBL_ELIB. */
+int la_klu_saddle_order(int n, const int *p, const int *i, const double *x, int cplx, const int *q, double lnz_max,
+                        int *perm, double *lnz, int *npairs, mbl_status *st);
 
 /* s + c += a b in doubled precision (Ogita, Rump and Oishi 2005, Dot2: the rounding errors of the
  * product (fma) and of the sum (TwoSum) are accumulated in c) */

@@ -673,11 +673,12 @@ static int kin_factor(mbl_lin_work *w, const mbl_lin_options *opt, double *condk
         aug_alloc_release(&w->ka, &w->ktsrc), aug_alloc_release(&w->ka, &w->ktx);
     }
     if (!rc) la_csc_equilibrate_ws(w->Kin, MBLA_EQUILIBRATE_MAXITER_DEFAULT, 0, w->kr, w->kc, w->kwork);
+    /* block lower triangular by levels, each level's blocks small (la_klu_new_small) */
     if (!rc && w->sweep) {
-        rc = mbla_klu_new(w->Kin, NULL, &w->klu_k, st);
+        rc = la_klu_new_small(w->Kin, 0, &w->klu_k, st);
         if (!rc) rc = mbla_klu_condest(w->klu_k, w->Kin, condk, st);
     } else if (!rc) { /* a one-shot's: the matrix taken over, only its factors kept for the solves */
-        rc = mbla_klu_new_taken(w->Kin, condk, &w->klu_k, st);
+        rc = la_klu_new_taken_small(w->Kin, condk, &w->klu_k, st);
         w->Kin = NULL;
         aug_alloc_release(&w->ka, &w->kwork);
     }

@@ -154,7 +154,8 @@ static int given_states_pass_sparse(const mbla_csc *C, int ncand, const double *
     }
     A->p[n] = t;
     mbl_status st2;
-    int frc = la_klu_new_unscaled(A, NULL, &lu, &st2); /* every row's max-norm 1 already: KLU's scaling off */
+    /* every row's max-norm 1 already: KLU's scaling off; its blocks those of C's loops */
+    int frc = la_klu_new_small(A, LA_KLU_UNSCALED, &lu, &st2);
     if (frc == MBL_ENOMEM) rc = mbl_error(st, MBL_ENOMEM, "out of memory in the state selection");
     if (frc) goto done; /* singular (or KLU failed): the full selection decides */
     double cond = 0;

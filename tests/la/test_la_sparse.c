@@ -1,4 +1,5 @@
 /* Tests of the CSC utilities and of the KLU wrapper of src/la. */
+#include "la/la_internal.h"
 #include "la_test_util.h"
 
 /* random sparse n x n matrix with a dominant diagonal (well conditioned) */
@@ -544,7 +545,7 @@ TEST(klu_saddle_order)
  * into coarse blocks (it predicts 19 times nnz(A) on the four-bar itself), where KLU's own order
  * fills little: mbla_klu_new keeps its own order then (MBLA_KLU_SADDLE_FILL_MAX), and the factor
  * is no larger with saddle asked than without. */
-TEST(klu_saddle_declined_on_chains)
+static mbla_csc *chain_saddle_matrix(void)
 {
     enum { NP = 1500, NC = 2 * NP, NM = 2 * NP - 1, NA = NC + NM, CAP = 40 * NA };
     int *ti = malloc(CAP * sizeof *ti), *tj = malloc(CAP * sizeof *tj), nt = 0;
@@ -571,6 +572,14 @@ TEST(klu_saddle_declined_on_chains)
     CHECK(nt <= CAP);
     mbla_csc *A = NULL;
     CHECK_EQ_INT(mbla_csc_from_triplets(NA, NA, nt, ti, tj, tx, NULL, &A, NULL), 0);
+    free(ti), free(tj), free(tx);
+    return A;
+}
+
+TEST(klu_saddle_declined_on_chains)
+{
+    mbla_csc *A = chain_saddle_matrix();
+    int NA = A->n, NP = (NA + 1) / 4;
     mbla_klu_opts o;
     mbla_klu_opts_default(&o);
     mbla_klu *k0 = NULL, *k1 = NULL;
@@ -597,7 +606,44 @@ TEST(klu_saddle_declined_on_chains)
     CHECK_MSG(rn <= 1e-13 * an * xn, "backward error %g", rn / (an * xn));
     free(x), free(r);
     mbla_klu_free(k0), mbla_klu_free(k1), mbla_csc_free(A);
-    free(ti), free(tj), free(tx), free(b);
+    free(b);
+}
+
+/* la_klu_saddle_order's early decline (lnz_max): on the chain above the groups' dense blocks alone
+ * pass 4 nnz(A), so the grouping stops there with a lower bound of the full estimate that is above
+ * the limit already (the same decision, made earlier); a limit above the full estimate, and the
+ * small saddle matrix whose order is taken, give the full order's perm and estimate unchanged,
+ * also where its columns are read through a column map (q). */
+TEST(klu_saddle_order_declined_early)
+{
+    mbla_csc *A = chain_saddle_matrix();
+    int n = A->n, np0 = 0, np1 = 0, np2 = 0;
+    double lim = 4.0 * A->p[n], full = 0, early = 0, loose = 0;
+    int *p0 = malloc(n * sizeof *p0), *p1 = malloc(n * sizeof *p1);
+    CHECK_EQ_INT(la_klu_saddle_order(n, A->p, A->i, A->x, 0, NULL, 0.0, p0, &full, &np0, NULL), 0);
+    CHECK_EQ_INT(la_klu_saddle_order(n, A->p, A->i, A->x, 0, NULL, lim, p1, &early, &np1, NULL), 0);
+    printf("  chain: nnz(L) estimate %.0f, stopped at %.0f, limit %.0f\n", full, early, lim);
+    CHECK(full > lim && early > lim && early < full);
+    CHECK_EQ_INT(la_klu_saddle_order(n, A->p, A->i, A->x, 0, NULL, 2.0 * full, p1, &loose, &np2, NULL), 0);
+    CHECK(loose == full && np2 == np0 && !memcmp(p0, p1, n * sizeof *p0));
+    mbla_csc_free(A);
+    A = saddle_matrix(0, NULL);
+    n = A->n;
+    lim = 4.0 * A->p[n];
+    CHECK_EQ_INT(la_klu_saddle_order(n, A->p, A->i, A->x, 0, NULL, 0.0, p0, &full, &np0, NULL), 0);
+    CHECK_EQ_INT(la_klu_saddle_order(n, A->p, A->i, A->x, 0, NULL, lim, p1, &early, &np1, NULL), 0);
+    CHECK(full <= lim && early == full && np0 == 2 && np1 == 2 && !memcmp(p0, p1, n * sizeof *p0));
+    /* the same matrix stored with its columns [multipliers, coordinates] and read through the
+     * column map (B = P Q is A, not formed): the same order */
+    enum { NQ = 12, MQ = 2 };
+    mbla_csc *P = saddle_matrix(1, NULL);
+    int cols[NQ + MQ];
+    for (int j = 0; j < NQ + MQ; j++) cols[j] = j < NQ ? j + MQ : j - NQ;
+    CHECK_EQ_INT(la_klu_saddle_order(n, P->p, P->i, P->x, 0, cols, lim, p1, &early, &np1, NULL), 0);
+    CHECK(early == full && np1 == np0 && !memcmp(p0, p1, n * sizeof *p0));
+    mbla_csc_free(P);
+    mbla_csc_free(A);
+    free(p0), free(p1);
 }
 
 TEST(sparse_allocation_failures)
@@ -884,6 +930,7 @@ int main(void)
     RUN(klu_empty_matrix);
     RUN(klu_saddle_order);
     RUN(klu_saddle_declined_on_chains);
+    RUN(klu_saddle_order_declined_early);
     RUN(sparse_allocation_failures);
     RUN(klu_solve_only);
     RUN(klu_new_taken);

@@ -9,3 +9,4 @@ mblin_add_test(test_la_eigs_quad ${CMAKE_CURRENT_SOURCE_DIR}/la/test_la_eigs_qua
 mblin_add_test(test_la_tridiag ${CMAKE_CURRENT_SOURCE_DIR}/la/test_la_tridiag.c)
 mblin_add_test(test_la_rcond ${CMAKE_CURRENT_SOURCE_DIR}/la/test_la_rcond.c)
 mblin_add_test(test_la_spqr_keep ${CMAKE_CURRENT_SOURCE_DIR}/la/test_la_spqr_keep.c)
+mblin_add_test(test_la_klu_small ${CMAKE_CURRENT_SOURCE_DIR}/la/test_la_klu_small.c)
