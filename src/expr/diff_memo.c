@@ -272,9 +272,9 @@ enum { MONO_MAX = 64, MONO_ARGS = 16 };
 /* Is o, an operand of a root whose seeds are tds, known to the memo k, a seed symbol, or a product
  * whose one operand with a seed is a seed symbol (c x v_j, x free of seeds: dT/dv_i's terms where
  * the mass matrix is constant)? 0 for any other form. */
-static int mono_form(const mblx_graph *g, mblx_id o, const uint32_t *tds, const mblx__memo_ref *k)
+static int mono_form(mblx_graph *g, mblx_id o, const uint32_t *tds, const mblx__memo_ref *k)
 {
-    if (mblx__keep_get((mblx_graph *)g, k, o) || g->nd[o].op == MBLX_OP_SYMBOL) return 1;
+    if (mblx__keep_get(g, k, o) || g->nd[o].op == MBLX_OP_SYMBOL) return 1;
     if (g->nd[o].op != MBLX_OP_MUL || g->nd[o].na > MONO_ARGS) return 0;
     int nrel = 0;
     for (uint32_t i = 0; i < g->nd[o].na; i++) {
