@@ -354,7 +354,8 @@ static int structural_degree_within(loader *L, mblx_id T, int maxd)
     mblx_graph *g = md->g;
     size_t nn = mblx_node_count(g), ns = 0, cap = 64;
     /* the degrees found so far, kept from call to call (L->vdeg, grown with the graph): -1 not yet,
-     * 0-2 the degree, 3 more or not polynomial */
+     * 0-2 the degree, 3 more or not polynomial; -2 while a node's operands are on the stack above
+     * it (its class found and its operands pushed once: its next visit takes their degrees) */
     if (L->nvdeg < nn + 1) {
         signed char *x = mbl_realloc_array(L->vdeg, nn + 1, 1);
         if (x) memset(x + L->nvdeg, -1, nn + 1 - L->nvdeg), L->vdeg = x, L->nvdeg = nn + 1;
@@ -371,24 +372,27 @@ static int structural_degree_within(loader *L, mblx_id T, int maxd)
             continue;
         }
         mblx_op op = mblx_node_op(g, e);
-        int dv = 0; /* model_depends_on_block(md, e, MBL_BLK_V), the block's bounds found once */
-        size_t nd = 0;
-        const uint32_t *deps = mblx_node_deps(g, e, &nd);
-        for (size_t i = 0; i < nd && !dv; i++) {
-            int u = (int)deps[i] < md->nsym ? md->unknown_of_sym[deps[i]] : -1;
-            dv = u >= jv0 && u < jv1;
-        }
-        if (!dv) deg[e] = 0;
-        else if (op == MBLX_OP_SYMBOL) deg[e] = 1;
-        else if (op != MBLX_OP_ADD && op != MBLX_OP_MUL && op != MBLX_OP_POW && op != MBLX_OP_LET) deg[e] = 3;
-        if (deg[e] >= 0) {
-            ns--;
-            continue;
+        int first = deg[e] == -1;
+        if (first) {
+            int dv = 0; /* model_depends_on_block(md, e, MBL_BLK_V), the block's bounds found once */
+            size_t nd = 0;
+            const uint32_t *deps = mblx_node_deps(g, e, &nd);
+            for (size_t i = 0; i < nd && !dv; i++) {
+                int u = (int)deps[i] < md->nsym ? md->unknown_of_sym[deps[i]] : -1;
+                dv = u >= jv0 && u < jv1;
+            }
+            if (!dv) deg[e] = 0;
+            else if (op == MBLX_OP_SYMBOL) deg[e] = 1;
+            else if (op != MBLX_OP_ADD && op != MBLX_OP_MUL && op != MBLX_OP_POW && op != MBLX_OP_LET) deg[e] = 3;
+            if (deg[e] >= 0) {
+                ns--;
+                continue;
+            }
         }
         size_t na;
         const mblx_id *args = mblx_node_args(g, e, &na);
         int pending = 0, d = 0;
-        for (size_t a = 0; a < na && ok; a++) {
+        for (size_t a = 0; a < na && ok && first; a++) {
             mblx_id c = args[a];
             if (deg[c] >= 0) continue;
             if (ns == cap) {
@@ -398,6 +402,7 @@ static int structural_degree_within(loader *L, mblx_id T, int maxd)
             }
             if (ok) stk[ns++] = c, pending = 1;
         }
+        deg[e] = -2;
         if (!ok || pending) continue;
         if (op == MBLX_OP_POW) {
             mblx_id x = args[1];
@@ -413,6 +418,8 @@ static int structural_degree_within(loader *L, mblx_id T, int maxd)
         ns--;
     }
     int within = ok && deg[T] <= maxd;
+    for (size_t i = 0; i < ns; i++) /* out of memory: the nodes left on the stack not yet known */
+        if (deg[stk[i]] == -2) deg[stk[i]] = -1;
     mbl_free(stk);
     return within;
 }
