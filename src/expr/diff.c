@@ -64,16 +64,7 @@ static void args_free(argcopy *c)
 /* ---- seed sets: sorted (symbol index -> node) ------------------------------------------------ */
 
 typedef mblx__seed seed;
-
-/* pos (optional, see seeds_index): symbol index -> position in s + 1 (0: not a seed), npos long;
- * tds (optional): symbol index -> seed node + 2, 1 not a seed, for each symbol the root has */
-typedef struct seedset {
-    seed *s;
-    size_t n;
-    uint32_t *pos, *tds;
-    uint32_t npos;
-    int borrowed; /* s is the caller's storage (seeds_make_buf's buf): not freed */
-} seedset;
+typedef mblx__seedset seedset; /* diff_memo.h */
 
 #define LESS_SEED(x, y) ((x)->sym < (y)->sym)
 MBLX__STABLE_SORT(sort_seeds, seed, LESS_SEED)
@@ -518,6 +509,11 @@ mblx_id mblx__total_der_held(mblx_graph *g, mblx_id e, size_t n, const mblx_id *
     if (s != ls && s != syms) mbl_free(s);
     if (d != ld && d != dsyms) mbl_free(d);
     return r;
+}
+
+mblx_id mblx__total_der_walk(mblx_graph *g, mblx_id e, const seedset *S, const mblx__memo_ref *k, mblx__deferred *D)
+{
+    return traverse_memo(g, e, S, MODE_DIFF, NULL, 1, k, D);
 }
 
 mblx_id mblx_subst(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, const mblx_id *repl)

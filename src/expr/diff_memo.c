@@ -105,7 +105,10 @@ static int grow_zero(uint32_t **p, size_t *n, size_t need)
     return 0;
 }
 
-uint32_t *mblx__tdmemo_for(mblx_graph *g, mblx_id e, const mblx__seed *S, size_t nS, uint32_t **seeds)
+/* mblx__tdmemo_for's and mblx__tdmemo_map's: the seeds S (sorted by symbol, merged with e's), or
+ * map (nmap long) where it is not NULL */
+static uint32_t *tdmemo_seeds(mblx_graph *g, mblx_id e, const mblx__seed *S, size_t nS, const uint32_t *map,
+                              size_t nmap, uint32_t **seeds)
 {
     mblx__tdmemo *m = g->tdmemo;
     if (!m && !(m = g->tdmemo = mbl_calloc(1, sizeof *m))) return NULL;
@@ -117,8 +120,13 @@ uint32_t *mblx__tdmemo_for(mblx_graph *g, mblx_id e, const mblx__seed *S, size_t
         int clash = 0;
         size_t i = 0; /* both sorted by symbol: merged */
         for (uint32_t k = 0; k < g->nd[e].dcnt && !clash; k++) {
-            while (i < nS && S[i].sym < d[k]) i++;
-            uint32_t want = i < nS && S[i].sym == d[k] ? S[i].node + 2 : 1;
+            uint32_t want;
+            if (map) {
+                want = d[k] < nmap ? map[d[k]] : 1;
+            } else {
+                while (i < nS && S[i].sym < d[k]) i++;
+                want = i < nS && S[i].sym == d[k] ? S[i].node + 2 : 1;
+            }
             if (!m->seed[d[k]]) m->seed[d[k]] = want;
             clash = m->seed[d[k]] != want;
         }
@@ -127,6 +135,16 @@ uint32_t *mblx__tdmemo_for(mblx_graph *g, mblx_id e, const mblx__seed *S, size_t
         memset(m->seed, 0, (size_t)m->nseed * sizeof *m->seed);
     }
     return NULL; /* not reached: a cleared memo takes any seeds */
+}
+
+uint32_t *mblx__tdmemo_for(mblx_graph *g, mblx_id e, const mblx__seed *S, size_t nS, uint32_t **seeds)
+{
+    return tdmemo_seeds(g, e, S, nS, NULL, 0, seeds);
+}
+
+uint32_t *mblx__tdmemo_map(mblx_graph *g, mblx_id e, const uint32_t *map, size_t nmap, uint32_t **seeds)
+{
+    return tdmemo_seeds(g, e, NULL, 0, map, nmap, seeds);
 }
 
 /* The n seeds s sorted by symbol through a map of the graph's symbols (the order sort_seeds gives
@@ -227,6 +245,18 @@ mblx_id mblx_total_der(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, 
     return r;
 }
 
+/* the root's derivative r (held in D where it is held as terms) into out: its terms, or the node
+ * (count 1); the count, 0 when r failed */
+static size_t held_out(mblx__deferred *D, mblx_id r, mblx_id *out)
+{
+    size_t k = 1;
+    const uint32_t *t = &r;
+    if (r != XNONE && mblx__is_deferred(r)) t = mblx__defer_terms(D, r, &k);
+    memcpy(out, t, k * sizeof *t);
+    mblx__defer_free(D);
+    return r == XNONE ? 0 : k;
+}
+
 /* (gradient_terms.h) */
 size_t mblx__total_der_terms(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, const mblx_id *dsyms,
                              mblx_id time_sym, mblx_id *terms)
@@ -234,11 +264,86 @@ size_t mblx__total_der_terms(mblx_graph *g, mblx_id e, size_t n, const mblx_id *
     mblx__deferred D;
     mblx__defer_init(&D);
     D.root = 1;
-    size_t k = 1;
-    mblx_id r = mblx__total_der_held(g, e, n, syms, dsyms, time_sym, &D);
-    const uint32_t *t = &r;
-    if (r != XNONE && mblx__is_deferred(r)) t = mblx__defer_terms(&D, r, &k);
-    memcpy(terms, t, k * sizeof *t);
-    mblx__defer_free(&D);
-    return r == XNONE ? 0 : k;
+    return held_out(&D, mblx__total_der_held(g, e, n, syms, dsyms, time_sym, &D), terms);
+}
+
+enum { MONO_MAX = 64, MONO_ARGS = 16 };
+
+/* Is o, an operand of a root whose seeds are tds, known to the memo k, a seed symbol, or a product
+ * whose one operand with a seed is a seed symbol (c x v_j, x free of seeds: dT/dv_i's terms where
+ * the mass matrix is constant)? 0 for any other form. */
+static int mono_form(mblx_graph *g, mblx_id o, const uint32_t *tds, const mblx__memo_ref *k)
+{
+    if (mblx__keep_get(g, k, o) || g->nd[o].op == MBLX_OP_SYMBOL) return 1;
+    if (g->nd[o].op != MBLX_OP_MUL || g->nd[o].na > MONO_ARGS) return 0;
+    int nrel = 0;
+    for (uint32_t i = 0; i < g->nd[o].na; i++) {
+        mblx_id c = mblx__args(g, o)[i];
+        if (!mblx__tds_any(tds, g->deps + g->nd[c].doff, g->nd[c].dcnt)) continue;
+        if (g->nd[c].op != MBLX_OP_SYMBOL || nrel++) return 0;
+    }
+    return nrel == 1;
+}
+
+/* The total derivative of a sum e of such operands (mono_form) without the traversal: each
+ * operand's derivative, the last operand's first, as the traversal makes it (a product's: compute's
+ * one term, mul_others, kept in the memo; a symbol's: its seed), then e's (compute_linear: held as
+ * terms where D->root and 2 to MBLX_FLATTEN_MAX of them, else their sum, kept). XPENDING where e
+ * is not of that form (the traversal then), XNONE out of memory. */
+static mblx_id monomials_der(mblx_graph *g, mblx_id e, const uint32_t *tds, const mblx__memo_ref *k, mblx__deferred *D)
+{
+    uint32_t kv = mblx__keep_get(g, k, e);
+    if (kv) return kv - 1;
+    size_t n = g->nd[e].na, nt = 0;
+    if (g->nd[e].op != MBLX_OP_ADD || n > MONO_MAX) return XPENDING;
+    mblx_id a[MONO_MAX], d[MONO_MAX], t[MONO_MAX];
+    for (size_t i = 0; i < n; i++) {
+        mblx_id o = a[i] = mblx__args(g, e)[i];
+        d[i] = mblx__tds_any(tds, g->deps + g->nd[o].doff, g->nd[o].dcnt) ? XPENDING : g->zero;
+        if (d[i] == XPENDING && !mono_form(g, o, tds, k)) return XPENDING;
+    }
+    for (size_t i = n; i-- > 0;) {
+        mblx_id o = a[i];
+        if (d[i] != XPENDING) continue;
+        if ((kv = mblx__keep_get(g, k, o))) {
+            d[i] = kv - 1;
+        } else if (g->nd[o].op == MBLX_OP_SYMBOL) {
+            d[i] = tds[(uint32_t)g->nd[o].val] - 2;
+        } else {
+            uint32_t f[MONO_ARGS];
+            size_t nf = g->nd[o].na, j = 0;
+            memcpy(f, mblx__args(g, o), nf * sizeof *f);
+            while (g->nd[f[j]].op != MBLX_OP_SYMBOL || tds[(uint32_t)g->nd[f[j]].val] < 2) j++;
+            mblx_id c = mblx__const(g, g->nd[o].val);
+            d[i] = c == XNONE ? XNONE : mblx__product_others(g, c, f, nf, j, tds[(uint32_t)g->nd[f[j]].val] - 2);
+            if (d[i] == XNONE) return XNONE;
+            mblx__keep_put(g, k, o, d[i]);
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        if (d[i] != g->zero) t[nt++] = d[i];
+    mblx_id r = D->root && nt >= 2 && nt <= MBLX_FLATTEN_MAX ? mblx__defer_put(g, D, nt, t) : XNONE;
+    if (r == XNONE && (r = mblx_sum(g, nt, t)) != XNONE) mblx__keep_put(g, k, e, r);
+    return r;
+}
+
+/* (gradient_terms.h) The seed set of e's seeds from map: the traversal reads them from the memo's
+ * map (tds), which agrees with map on every symbol below e, so s holds one of them, the one a
+ * traversal of a single seed reads (the wide nodes' index). */
+size_t mblx__total_der_map(mblx_graph *g, mblx_id e, const uint32_t *map, size_t nmap, int as_terms, mblx_id *out)
+{
+    if (!g || !mblx__valid(g, e) || !map) return 0;
+    mblx__seed one = {0, XNONE};
+    mblx__seedset S = {&one, 0, NULL, NULL, 0, 1};
+    const uint32_t *dep = g->deps + g->nd[e].doff;
+    for (uint32_t k = 0; k < g->nd[e].dcnt; k++)
+        if (dep[k] < nmap && map[dep[k]] > 1) one = (mblx__seed){dep[k], map[dep[k]] - 2}, S.n++;
+    if (!S.n || g->nd[e].op == MBLX_OP_SYMBOL) /* constant in time, or a symbol: its seed, no memo */
+        return *out = S.n ? one.node : g->zero, 1;
+    mblx__deferred D;
+    mblx__defer_init(&D);
+    D.root = as_terms;
+    mblx__memo_ref k = {mblx__tdmemo_map(g, e, map, nmap, &S.tds), 0};
+    mblx_id r = !k.arr ? mblx__oom(g) : S.n > 1 ? monomials_der(g, e, S.tds, &k, &D) : XPENDING;
+    return held_out(&D, r == XPENDING ? mblx__total_der_walk(g, e, &S, &k, &D) : r, out);
 }

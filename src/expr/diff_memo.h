@@ -21,6 +21,18 @@ int mblx__seeds_by_symbol(const mblx_graph *g, mblx__seed *s, size_t n);
  * P returned (diff_rules.c) */
 mblx_id mblx__partial_parts(mblx_graph *g, mblx_id v, const uint32_t *a, size_t i, double *c);
 
+/* A traversal's seed set (diff.c): the seeds s[0 .. n) sorted by symbol index; pos (optional):
+ * symbol index -> position in s + 1 (0: not a seed), npos long; tds (optional): symbol index ->
+ * seed node + 2, 1 not a seed, for each symbol the root has (with tds, a traversal of two or more
+ * seeds reads no seed from s: the relevance test and a symbol's seed come from tds). */
+typedef struct mblx__seedset {
+    mblx__seed *s;
+    size_t n;
+    uint32_t *pos, *tds;
+    uint32_t npos;
+    int borrowed; /* s is the caller's storage (seeds_make_buf's buf): not freed */
+} mblx__seedset;
+
 /* where a traversal keeps and finds derivatives: by node in arr (derivative + 1, 0 not known),
  * or, arr NULL, in the graph's map of (node, symbol sym) */
 typedef struct mblx__memo_ref {
@@ -33,6 +45,9 @@ typedef struct mblx__memo_ref {
  * the memo's seeds by symbol index (seed node + 2, 1 not a seed), set for every symbol e depends
  * on, and so for those of every node below e. */
 uint32_t *mblx__tdmemo_for(mblx_graph *g, mblx_id e, const mblx__seed *S, size_t nS, uint32_t **seeds);
+/* mblx__tdmemo_for with the seeds given by symbol: map[s] (s < nmap) as in *seeds, any other
+ * symbol not a seed (mblx__total_der_map) */
+uint32_t *mblx__tdmemo_map(mblx_graph *g, mblx_id e, const uint32_t *map, size_t nmap, uint32_t **seeds);
 /* Does a node whose symbols are d[0..cnt) (all set in seeds, as above) depend on a seed? One load
  * a symbol, where the seed set's merge walked both lists (the traversals' relevance test). */
 static inline int mblx__tds_any(const uint32_t *seeds, const uint32_t *d, uint32_t cnt)
@@ -118,5 +133,9 @@ void mblx__defer_free(mblx__deferred *D);
  * derivative too where it is a sum of 2 to MBLX_FLATTEN_MAX terms (a memo value held as terms) */
 mblx_id mblx__total_der_held(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, const mblx_id *dsyms,
                              mblx_id time_sym, mblx__deferred *D);
+
+/* mblx_total_der's traversal of e under the seed set S (its tds set) with the memo k (diff.c) */
+mblx_id mblx__total_der_walk(mblx_graph *g, mblx_id e, const mblx__seedset *S, const mblx__memo_ref *k,
+                             mblx__deferred *D);
 
 #endif

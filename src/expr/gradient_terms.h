@@ -6,6 +6,7 @@
 #define MBLIN_EXPR_GRADIENT_TERMS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "mblin/expr.h"
 
@@ -31,6 +32,15 @@ mblx_id mblx__sum_minus_terms(mblx_graph *g, size_t n, const mblx_id *t, size_t 
  * count, 0 on failure. */
 size_t mblx__total_der_terms(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, const mblx_id *dsyms,
                              mblx_id time_sym, mblx_id *terms);
+
+/* mblx_total_der (as_terms: mblx__total_der_terms) of e under the seeds given by symbol index,
+ * map[s] = the node symbol s's derivative is + 2, 1 for a symbol constant in time (s < nmap; any
+ * other symbol is constant): the seeds of e's own symbols, found without a seed set of its own
+ * (a caller that differentiates many expressions under the same seeds makes map once). A symbol
+ * gives its seed (0 where it is constant) without a traversal. The same nodes, made in the same
+ * order, as mblx_total_der (mblx__total_der_terms) with e's seeds; the count into out (1: the
+ * node), 0 on failure. */
+size_t mblx__total_der_map(mblx_graph *g, mblx_id e, const uint32_t *map, size_t nmap, int as_terms, mblx_id *out);
 
 /* Would mblx_sum add each of the n terms t as itself, so that the sum of a larger sum with the sum
  * of the t in it flattened and with the t in its place are the same node (up to the rounding of

@@ -9,6 +9,7 @@
 #include "expr/gradient_terms.h"
 #include "model/formulate.h"
 #include "model/terms/term.h"
+#include "model/total_der_seeds.h"
 
 /* Does e depend on block blk as the inlined expression does? In a let-first load (L->let_first) a
  * let keeps its operand's dependences, which the inlined expression may cancel across variables
@@ -129,20 +130,36 @@ static int formulate_equation(loader *L, int is_ode, int j, mblx_id *out)
     return 0;
 }
 
+/* model_total_der(md, e), or (terms not NULL) model_total_der_terms(md, e, terms) with the count in
+ * *nt, under seeds (model_total_der_seeds: the same nodes; NULL: out of memory, each call makes its
+ * own) */
+static mblx_id der_by(mbl_model *md, const uint32_t *seeds, mblx_id e, mblx_id *terms, size_t *nt)
+{
+    mblx_id r = MBLX_NONE, *out = terms ? terms : &r;
+    size_t k;
+    if (seeds) k = mblx__total_der_map(md->g, e, seeds, (size_t)md->nsym, terms != NULL, out);
+    else if (terms) k = model_total_der_terms(md, e, terms);
+    else k = (r = model_total_der(md, e)) != MBLX_NONE;
+    if (nt) *nt = k;
+    return k ? out[0] : MBLX_NONE;
+}
+
 /* The constraint row groups of a residual vector F: Phi (m) with its first and second time
- * derivatives, and the non-holonomic rows nh (k) with their first. */
+ * derivatives, and the non-holonomic rows nh (k) with their first, under one map of the seeds. */
 void model_constraint_rows(mbl_model *md, int m, const mblx_id *Phi, int k, const mblx_id *nh, mblx_id *F)
 {
+    uint32_t *seeds = model_total_der_seeds(md);
     for (int j = 0; j < m; j++) {
-        mblx_id pd = model_total_der(md, Phi[j]);
+        mblx_id pd = der_by(md, seeds, Phi[j], NULL, NULL);
         F[md->row0[MBL_ROW_PHID] + j] = pd;
-        F[md->row0[MBL_ROW_PHIDD] + j] = model_total_der(md, pd);
+        F[md->row0[MBL_ROW_PHIDD] + j] = der_by(md, seeds, pd, NULL, NULL);
         F[md->row0[MBL_ROW_PHI] + j] = Phi[j];
     }
     for (int j = 0; j < k; j++) {
         F[md->row0[MBL_ROW_NH] + j] = nh[j];
-        F[md->row0[MBL_ROW_NHD] + j] = model_total_der(md, nh[j]);
+        F[md->row0[MBL_ROW_NHD] + j] = der_by(md, seeds, nh[j], NULL, NULL);
     }
+    mbl_free(seeds);
 }
 
 /* The kinetic energy T (or the mass matrix turned into one), the potential energy V and the
@@ -337,7 +354,8 @@ static int structural_degree_within(loader *L, mblx_id T, int maxd)
     mblx_graph *g = md->g;
     size_t nn = mblx_node_count(g), ns = 0, cap = 64;
     /* the degrees found so far, kept from call to call (L->vdeg, grown with the graph): -1 not yet,
-     * 0-2 the degree, 3 more or not polynomial */
+     * 0-2 the degree, 3 more or not polynomial; -2 while a node's operands are on the stack above
+     * it (its class found and its operands pushed once: its next visit takes their degrees) */
     if (L->nvdeg < nn + 1) {
         signed char *x = mbl_realloc_array(L->vdeg, nn + 1, 1);
         if (x) memset(x + L->nvdeg, -1, nn + 1 - L->nvdeg), L->vdeg = x, L->nvdeg = nn + 1;
@@ -354,24 +372,27 @@ static int structural_degree_within(loader *L, mblx_id T, int maxd)
             continue;
         }
         mblx_op op = mblx_node_op(g, e);
-        int dv = 0; /* model_depends_on_block(md, e, MBL_BLK_V), the block's bounds found once */
-        size_t nd = 0;
-        const uint32_t *deps = mblx_node_deps(g, e, &nd);
-        for (size_t i = 0; i < nd && !dv; i++) {
-            int u = (int)deps[i] < md->nsym ? md->unknown_of_sym[deps[i]] : -1;
-            dv = u >= jv0 && u < jv1;
-        }
-        if (!dv) deg[e] = 0;
-        else if (op == MBLX_OP_SYMBOL) deg[e] = 1;
-        else if (op != MBLX_OP_ADD && op != MBLX_OP_MUL && op != MBLX_OP_POW && op != MBLX_OP_LET) deg[e] = 3;
-        if (deg[e] >= 0) {
-            ns--;
-            continue;
+        int first = deg[e] == -1;
+        if (first) {
+            int dv = 0; /* model_depends_on_block(md, e, MBL_BLK_V), the block's bounds found once */
+            size_t nd = 0;
+            const uint32_t *deps = mblx_node_deps(g, e, &nd);
+            for (size_t i = 0; i < nd && !dv; i++) {
+                int u = (int)deps[i] < md->nsym ? md->unknown_of_sym[deps[i]] : -1;
+                dv = u >= jv0 && u < jv1;
+            }
+            if (!dv) deg[e] = 0;
+            else if (op == MBLX_OP_SYMBOL) deg[e] = 1;
+            else if (op != MBLX_OP_ADD && op != MBLX_OP_MUL && op != MBLX_OP_POW && op != MBLX_OP_LET) deg[e] = 3;
+            if (deg[e] >= 0) {
+                ns--;
+                continue;
+            }
         }
         size_t na;
         const mblx_id *args = mblx_node_args(g, e, &na);
         int pending = 0, d = 0;
-        for (size_t a = 0; a < na && ok; a++) {
+        for (size_t a = 0; a < na && ok && first; a++) {
             mblx_id c = args[a];
             if (deg[c] >= 0) continue;
             if (ns == cap) {
@@ -381,6 +402,7 @@ static int structural_degree_within(loader *L, mblx_id T, int maxd)
             }
             if (ok) stk[ns++] = c, pending = 1;
         }
+        deg[e] = -2;
         if (!ok || pending) continue;
         if (op == MBLX_OP_POW) {
             mblx_id x = args[1];
@@ -396,6 +418,8 @@ static int structural_degree_within(loader *L, mblx_id T, int maxd)
         ns--;
     }
     int within = ok && deg[T] <= maxd;
+    for (size_t i = 0; i < ns; i++) /* out of memory: the nodes left on the stack not yet known */
+        if (deg[stk[i]] == -2) deg[stk[i]] = -1;
     mbl_free(stk);
     return within;
 }
@@ -716,14 +740,16 @@ static size_t add_unless_zero(const mblx_graph *g, mblx_id *t, size_t n, mblx_id
 static void eom_rows(mbl_model *md, const mblx_id *pv, const size_t *g1p, const mblx_id *g1t, const mblx_id *g2,
                      const mblx_id *Fgen)
 {
+    uint32_t *seeds = model_total_der_seeds(md);
     for (int i = 0; i < md->n; i++) {
         mblx_id t[MBLX_FLATTEN_MAX + 2];
-        size_t nd = model_total_der_terms(md, pv[i], t);
-        if (!nd) t[0] = MBLX_NONE, nd = 1; /* failed: the row fails */
+        size_t nd;
+        if (der_by(md, seeds, pv[i], t, &nd) == MBLX_NONE) t[0] = MBLX_NONE, nd = 1; /* failed: the row fails */
         if (nd > 1 && !mblx__terms_by_themselves(md->g, nd, t)) t[0] = mblx_sum(md->g, nd, t), nd = 1;
         size_t nt = add_unless_zero(md->g, t, add_unless_zero(md->g, t, nd, g2[i]), mblx_neg(md->g, Fgen[i]));
         md->F[i] = mblx__sum_minus_terms(md->g, nt, t, nd, g1p[i + 1] - g1p[i], g1t + g1p[i]);
     }
+    mbl_free(seeds);
 }
 
 /* md->F's EOM rows d/dt(dT/dv) - d(T - V - lambda.Phi)/dq + d(D + mu.c)/dv - F and its constraint

@@ -5,16 +5,23 @@
 #include "expr/number_node.h"
 #include "model/formulate.h"
 #include "model/symbols_index.h"
+#include "model/total_der_seeds.h"
+
+/* The first unknowns of the blocks that have seeds: q, v, X (seed_of's b, found once a caller). */
+static void seed_blocks(const mbl_model *md, int *b)
+{
+    b[0] = model_blk0_inline(md, MBL_BLK_Q), b[1] = model_blk0_inline(md, MBL_BLK_V), b[2] = model_blk0_inline(md, MBL_BLK_X);
+}
 
 /* The seed of symbol index s in a total derivative (s is not t): q_j -> v_j, v_j -> a_j,
- * X_j -> Xdot_j (*sym its symbol node, *d its derivative); 0 for a symbol that is constant in time. */
-static int seed_of(const mbl_model *md, int s, mblx_id *sym, mblx_id *d)
+ * X_j -> Xdot_j (*sym its symbol node, *d its derivative); 0 for a symbol that is constant in time.
+ * b: seed_blocks'. */
+static inline int seed_of(const mbl_model *md, const int *b, int s, mblx_id *sym, mblx_id *d)
 {
     int u = s >= 0 && s < md->nsym ? md->unknown_of_sym[s] : -1;
-    int j_v = model_blk0_inline(md, MBL_BLK_V), j_q = model_blk0_inline(md, MBL_BLK_Q), j_x = model_blk0_inline(md, MBL_BLK_X);
-    if (u >= j_q && u < j_q + md->n) return *sym = md->q[u - j_q], *d = md->v[u - j_q], 1;
-    if (u >= j_v && u < j_v + md->n) return *sym = md->v[u - j_v], *d = md->a[u - j_v], 1;
-    if (u >= j_x && u < j_x + md->nX) return *sym = md->X[u - j_x], *d = md->Xd[u - j_x], 1;
+    if (u >= b[0] && u < b[0] + md->n) return *sym = md->q[u - b[0]], *d = md->v[u - b[0]], 1;
+    if (u >= b[1] && u < b[1] + md->n) return *sym = md->v[u - b[1]], *d = md->a[u - b[1]], 1;
+    if (u >= b[2] && u < b[2] + md->nX) return *sym = md->X[u - b[2]], *d = md->Xd[u - b[2]], 1;
     return 0;
 }
 
@@ -22,11 +29,13 @@ static int seed_of(const mbl_model *md, int s, mblx_id *sym, mblx_id *d)
  * (not NULL): as mblx__total_der_terms' terms, *nt of them (else 1: the node returned) */
 static mblx_id total_der(mbl_model *md, mblx_id e, mblx_id *terms, size_t *nt)
 {
+    int b[3];
+    seed_blocks(md, b);
     if (mblx_node_op(md->g, e) == MBLX_OP_SYMBOL) { /* der(x) of a symbol: its seed, as the traversal gives it */
         int s = (int)mblx_symbol_index(md->g, e);
         mblx_id sym, d;
         if (s == md->sym_t) return mblx_const(md->g, 1.0);
-        return seed_of(md, s, &sym, &d) ? d : mblx_const(md->g, 0.0);
+        return seed_of(md, b, s, &sym, &d) ? d : mblx_const(md->g, 0.0);
     }
     size_t nd = 0;
     const uint32_t *deps = mblx_node_deps(md->g, e, &nd);
@@ -43,21 +52,12 @@ static mblx_id total_der(mbl_model *md, mblx_id e, mblx_id *terms, size_t *nt)
         }
     }
     /* the dependence set is read before the graph grows (it may move then): no copy of it */
-    const uint32_t *dep = deps;
     size_t ns = 0;
     int has_t = 0;
-    /* seed_of with the blocks' starts found once */
-    int j_v = model_blk0_inline(md, MBL_BLK_V), j_q = model_blk0_inline(md, MBL_BLK_Q), j_x = model_blk0_inline(md, MBL_BLK_X);
     for (size_t i = 0; i < nd; i++) {
-        int s = (int)dep[i], u = s < md->nsym ? md->unknown_of_sym[s] : -1;
-        if (s == md->sym_t)
-            has_t = 1;
-        else if (u >= j_q && u < j_q + md->n)
-            syms[ns] = md->q[u - j_q], d[ns++] = md->v[u - j_q];
-        else if (u >= j_v && u < j_v + md->n)
-            syms[ns] = md->v[u - j_v], d[ns++] = md->a[u - j_v];
-        else if (u >= j_x && u < j_x + md->nX)
-            syms[ns] = md->X[u - j_x], d[ns++] = md->Xd[u - j_x];
+        int s = (int)deps[i];
+        if (s == md->sym_t) has_t = 1;
+        else ns += seed_of(md, b, s, &syms[ns], &d[ns]);
     }
     mblx_id time = has_t ? md->t : MBLX_NONE, r;
     if (!terms)
@@ -80,6 +80,17 @@ size_t model_total_der_terms(mbl_model *md, mblx_id e, mblx_id *terms)
     if (r == MBLX_NONE) return 0;
     terms[0] = nt == 1 ? r : terms[0]; /* the node of a symbol's or a constant's der() */
     return nt;
+}
+
+uint32_t *model_total_der_seeds(mbl_model *md)
+{
+    uint32_t *map = mbl_alloc_array(md->nsym > 0 ? (size_t)md->nsym : 1, sizeof *map);
+    mblx_id sym, d, one = mblx_const(md->g, 1.0);
+    int b[3];
+    seed_blocks(md, b);
+    for (int s = 0; map && s < md->nsym; s++)
+        map[s] = s == md->sym_t ? one + 2 : seed_of(md, b, s, &sym, &d) ? d + 2 : 1;
+    return map;
 }
 
 int model_depends_on_block(const mbl_model *md, mblx_id e, int blk)
