@@ -582,27 +582,48 @@ static int tape_arrays(compiler *c, size_t n)
  * of a sum's or product's chain so far), and so are the outputs (outreg) and a step's operands
  * (ext). The scheduler (tape_schedule.c) reorders them and allocates the registers; the tape it
  * makes depends on the instructions' order and operands only, so registers allocated here would
- * be dropped there. */
-static void emit_instructions(compiler *c)
+ * be dropped there. s not NULL: the instructions go to the scheduler a window at a time (noted as
+ * they are emitted, each window sorted into the tape when full: the tape is never written in SSA
+ * order, nor read again for its levels); NULL: into the tape in SSA order. -1 when out of memory. */
+static int emit_instructions(compiler *c, mblx__sched *s)
 {
     mblx_tape *t = c->t;
     const uint32_t *ev = c->ev;
     const unsigned char *seen = c->seen;
-    uint32_t *reg = c->reg, *owner = c->owner, *ins_node = t->ins_node;
+    uint32_t *reg = c->reg, *owner = c->owner;
+    uint32_t *ins_node = s ? s->wnode : t->ins_node;
     const uint32_t *largs = t->largs;
     mblx__node *lnd = t->lnd;
-    tins *ins = t->ins;
-    size_t ni = 0, kext = 0, nev = c->nev;
+    tins *ins = s ? s->wins : t->ins; /* instruction ni at ni - w0 */
+    size_t ni = 0, kext = 0, nev = c->nev, w0 = 0;
+    const size_t wend = s ? SCHED_WINDOW : SIZE_MAX;
     const int fuse = c->fuse;
-#define EMIT(op_, a_, b_, c_)                                                             \
+/* nr_: the registers it reads, a_ and b_ (2), a_ (1), none (0), the step's five at ext[a_] (5), or
+ * as its opcode says (-1) */
+#define EMIT(nr_, op_, a_, b_, c_)                                                        \
     do {                                                                                  \
-        ins[ni].op = (op_);                                                               \
-        ins[ni].dst = (uint32_t)ni;                                                       \
-        ins[ni].a = (a_);                                                                 \
-        ins[ni].b = (b_);                                                                 \
-        ins[ni].c = (c_);                                                                 \
-        ins_node[ni] = owner[l];                                                          \
+        tins *q_ = &ins[ni - w0];                                                         \
+        q_->op = (op_);                                                                   \
+        q_->dst = (uint32_t)ni;                                                           \
+        q_->a = (a_);                                                                     \
+        q_->b = (b_);                                                                     \
+        q_->c = (c_);                                                                     \
+        ins_node[ni - w0] = owner[l];                                                     \
+        if (s && (nr_) < 0) {                                                             \
+            mblx__sched_note(s, w0, ni, q_);                                              \
+        } else if (s) {                                                                   \
+            uint32_t L_ = 0;                                                              \
+            if ((nr_) == 1 || (nr_) == 2) L_ = mblx__sched_read(s, w0, q_->a, L_);        \
+            if ((nr_) == 2) L_ = mblx__sched_read(s, w0, q_->b, L_);                      \
+            for (uint32_t k_ = 0; (nr_) == 5 && k_ < 5; k_++)                             \
+                L_ = mblx__sched_read(s, w0, t->ext[q_->a + k_], L_);                     \
+            mblx__sched_put(s, ni, L_, q_->op);                                           \
+        }                                                                                 \
         reg[l] = (uint32_t)ni++;                                                          \
+        if (ni - w0 == wend) {                                                            \
+            if (mblx__sched_window(s, w0, ni)) return -1;                                 \
+            w0 = ni;                                                                      \
+        }                                                                                 \
     } while (0)
     for (size_t p = 0; p < nev; p++) {
         uint32_t l = ev[p] & ~EV_ACC;
@@ -615,46 +636,42 @@ static void emit_instructions(compiler *c)
             uint32_t i = ++lnd[l].dcnt; /* (0 in the compile arrays) */
             if (i == 1) {
                 if (na == 2 && val != (add ? 0.0 : 1.0)) /* the node's constant, fused */
-                    EMIT(add ? TI_ADD2C : TI_MUL2C, reg[a[0]], reg[a[1]], val);
+                    EMIT(2, add ? TI_ADD2C : TI_MUL2C, reg[a[0]], reg[a[1]], val);
                 else
-                    EMIT(add ? TI_ADD : TI_MUL, reg[a[0]], reg[a[1]], 0.0);
+                    EMIT(2, add ? TI_ADD : TI_MUL, reg[a[0]], reg[a[1]], 0.0);
             } else if (fuse && i == na - 1 && val != (add ? 0.0 : 1.0)) { /* as the chains' last link */
-                EMIT(add ? TI_ADD2C : TI_MUL2C, reg[l], reg[a[i]], val);
+                EMIT(2, add ? TI_ADD2C : TI_MUL2C, reg[l], reg[a[i]], val);
             } else {
-                EMIT(add ? TI_ADD : TI_MUL, reg[l], reg[a[i]], 0.0);
+                EMIT(2, add ? TI_ADD : TI_MUL, reg[l], reg[a[i]], 0.0);
             }
             continue;
         }
         if (!(seen[l] & READ)) continue; /* only used as an immediate */
         if ((op == MBLX_OP_ADD || op == MBLX_OP_MUL) && na >= 2) {
-            if (na > 2 && val != (add ? 0.0 : 1.0)) EMIT(add ? TI_ADDC : TI_MULC, reg[l], 0, val);
+            if (na > 2 && val != (add ? 0.0 : 1.0)) EMIT(1, add ? TI_ADDC : TI_MULC, reg[l], 0, val);
             continue;
         }
         switch (op) {
-        case MBLX_OP_CONST: EMIT(TI_LDC, 0, 0, val); break;
-        case MBLX_OP_SYMBOL: EMIT(TI_LDS, (uint32_t)val, 0, 0.0); break;
-        case MBLX_OP_ADD: EMIT(TI_ADDC, reg[a[0]], 0, val); break;
-        case MBLX_OP_MUL: EMIT(TI_MULC, reg[a[0]], 0, val); break;
+        case MBLX_OP_CONST: EMIT(0, TI_LDC, 0, 0, val); break;
+        case MBLX_OP_SYMBOL: EMIT(0, TI_LDS, (uint32_t)val, 0, 0.0); break;
+        case MBLX_OP_ADD: EMIT(1, TI_ADDC, reg[a[0]], 0, val); break;
+        case MBLX_OP_MUL: EMIT(1, TI_MULC, reg[a[0]], 0, val); break;
         case MBLX_OP_POW:
             if (lnd[a[1]].op == MBLX_OP_CONST) {
                 double e = lnd[a[1]].val;
-                uint32_t b = reg[a[0]];
-                if (e == 2.0) EMIT(TI_SQR, b, 0, e);
-                else if (e == 3.0) EMIT(TI_CUBE, b, 0, e);
-                else if (e == -1.0) EMIT(TI_RECIP, b, 0, e);
-                else if (e == -2.0) EMIT(TI_RSQR, b, 0, e);
-                else if (e == 0.5) EMIT(TI_SQRTP, b, 0, e);
-                else EMIT(TI_POWC, b, 0, e);
+                unsigned pop = e == 2.0 ? TI_SQR : e == 3.0 ? TI_CUBE : e == -1.0 ? TI_RECIP : e == -2.0 ? TI_RSQR
+                               : e == 0.5 ? TI_SQRTP : TI_POWC;
+                EMIT(1, pop, reg[a[0]], 0, e);
             } else {
-                EMIT(TI_POW, reg[a[0]], reg[a[1]], 0.0);
+                EMIT(2, TI_POW, reg[a[0]], reg[a[1]], 0.0);
             }
             break;
         case MBLX_OP_STEP:
             for (int i = 0; i < 5; i++) t->ext[5 * kext + (size_t)i] = reg[a[i]]; /* (before EMIT sets reg[l]) */
-            EMIT(TI_STEP, (uint32_t)(5 * kext), 0, 0.0);
+            EMIT(5, TI_STEP, (uint32_t)(5 * kext), 0, 0.0);
             kext++;
             break;
-        case MBLX_OP_DATA: EMIT(TI_DATA, reg[a[0]], reg[a[na > 1 ? 1 : 0]], val); break;
+        case MBLX_OP_DATA: EMIT(2, TI_DATA, reg[a[0]], reg[a[na > 1 ? 1 : 0]], val); break;
         default: {
             static const unsigned map1[MBLX_OP_COUNT_] = {
                 [MBLX_OP_SIN] = TI_SIN,   [MBLX_OP_COS] = TI_COS,   [MBLX_OP_TAN] = TI_TAN,
@@ -664,14 +681,16 @@ static void emit_instructions(compiler *c)
                 [MBLX_OP_SQRT] = TI_SQRT, [MBLX_OP_ABS] = TI_ABS,   [MBLX_OP_SIGN] = TI_SIGN,
                 [MBLX_OP_MIN] = TI_MIN,   [MBLX_OP_MAX] = TI_MAX,
             };
-            EMIT(map1[op], reg[a[0]], na > 1 ? reg[a[1]] : 0, 0.0);
+            EMIT(-1, map1[op], reg[a[0]], na > 1 ? reg[a[1]] : 0, 0.0);
             break;
         }
         }
     }
 #undef EMIT
+    if (s && ni > w0 && mblx__sched_window(s, w0, ni)) return -1; /* the last window */
     t->nins = ni; /* (c->nev, less the constants only read as immediates) */
     t->nreg = 0;  /* (the scheduler's) */
+    return 0;
 }
 
 /* The outputs' registers; the private copy, which the tape keeps as the graph has it (the
@@ -723,6 +742,11 @@ static int ssa_runs(mblx_tape *t)
     return 0;
 }
 
+/* Tests only (tape_internal.h): the tapes of mblx_compile and mblx_compile_bound emitted in SSA order
+ * and scheduled after (mblx__schedule_runs), not fed to the scheduler as they are emitted. */
+static int sched_after;
+void mblx__schedule_after_mode(int on) { sched_after = on; }
+
 /* mblx_compile (bound 0) and mblx_compile_bound (bound 1: the tape refers to g, lock/ctx). */
 static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs, int bound,
                           void (*lock)(void *ctx, int on), void *ctx, int no_pairs, mbl_status *st)
@@ -737,6 +761,7 @@ static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs,
             return NULL;
         }
     compiler c = {.g = g, .map = {NULL, NULL, 0, 0, NULL}, .no_pairs = no_pairs};
+    mblx__sched s = {0};
     int cancel = 0;
     mblx_tape *t = c.t = mbl_calloc(1, sizeof *t);
     if (!t) goto oom;
@@ -756,11 +781,17 @@ static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs,
     if (TICK_OR(reserve_dense(&c, n, outputs)) || TICK_OR(number_sub_dag(&c, n, outputs))) goto oom;
     ticks = ticks || c.nl >= TICK_MIN_NODES;
     if (TICK_OR(share_and_order(&c, n, outputs)) || TICK_OR(tape_arrays(&c, n))) goto oom;
-    emit_instructions(&c);
+    /* mblx_compile_few's tapes are emitted in SSA order (most are not scheduled); the others
+     * scheduled as they are emitted */
+    int fed = !no_pairs && !sched_after && c.nev;
+    if ((fed && mblx__sched_begin(&s, t, c.nev)) || emit_instructions(&c, fed ? &s : NULL)) goto oom;
     if (TICK_OR(0)) goto oom;
     finish_tape(&c, n);
     compiler_free(&c);
-    if (TICK_OR(no_pairs && t->nins < FEW_SCHED_MIN ? ssa_runs(t) : mblx__schedule_runs(t))) {
+    if (TICK_OR(fed                                      ? mblx__sched_finish(&s)
+                : no_pairs && t->nins < FEW_SCHED_MIN ? ssa_runs(t)
+                                                      : mblx__schedule_runs(t))) {
+        mblx__sched_free(&s); /* (when not finished) */
         mblx_tape_free(t);
         if (cancel) mbl_error(st, MBL_ECANCELLED, "cancelled");
         else mbl_error(st, MBL_ENOMEM, "out of memory while compiling expressions");
@@ -770,6 +801,7 @@ static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs,
     return t;
 oom:
     compiler_free(&c);
+    mblx__sched_free(&s);
     mblx_tape_free(t);
     if (cancel || core_progress_stopped()) mbl_error(st, MBL_ECANCELLED, "cancelled");
     else mbl_error(st, MBL_ENOMEM, "out of memory while compiling expressions");
