@@ -270,6 +270,15 @@ static int reserve_dense(compiler *c, size_t n, const mblx_id *outputs)
             !(c->gid = mbl_alloc_array(maxid + 1, sizeof *c->gid)))
             return -1;
         c->pcap = c->lcap = maxid + 1;
+        /* the events the numbering records (number_sub_dag): at most one a node and one an operand
+         * (see EV_ACC), the graph's operands bounding the sub-DAG's (pages past those written are
+         * never touched, and returned after) */
+        if (c->g->nargs_used <= (SIZE_MAX / sizeof *c->ev) - maxid - 1 &&
+            (c->ev = mbl_alloc_array(maxid + 1 + c->g->nargs_used, sizeof *c->ev)) &&
+            !(c->seen = mbl_calloc(maxid + 1, 1))) {
+            mbl_free(c->ev);
+            c->ev = NULL;
+        }
         mblx__hugepages(c->map.dense, (maxid + 1) * sizeof *c->map.dense);
         memset(c->map.dense, 0xff, (maxid + 1) * sizeof *c->map.dense);
     }
@@ -359,13 +368,30 @@ static int copy_sub_dag(compiler *c)
     return 0;
 }
 
+/* Is operand i of graph node v read from a register (all but a power's constant exponent, as
+ * reg_operands says of the local copy)? */
+static inline int reads_operand(const mblx_graph *g, uint32_t v, uint32_t i)
+{
+    return !(i == 1 && g->nd[v].op == MBLX_OP_POW && g->nd[unlet(g, mblx__args(g, v)[1])].op == MBLX_OP_CONST);
+}
+
 /* 1. traversal: map value = local index, in pre-order from the outputs; then the private copy
- * of the sub-DAG (copy_sub_dag) */
+ * of the sub-DAG (copy_sub_dag). With the events' room reserved (reserve_dense), it records the
+ * events and marks of share_and_order's traversal of the sub-DAG as it is (fused: no NODE event
+ * of a sum or product): that traversal is this one (operands in order, those seen skipped, lets
+ * mapped to their nodes), so the events are those it would record, in its order, for the
+ * compilations whose shared form is the sub-DAG as it is (the N = 10^4 four-bar's residual). A
+ * descent's ACC event is recorded when its user resumes, the operand complete, as that traversal
+ * records it. */
 static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
 {
     const mblx_graph *g = c->g;
     mblx_tape *t = c->t;
     const int pfd = c->map.dense && g->n >= (1u << 18); /* (see below) */
+    const int rec = c->ev != NULL;
+    uint32_t *ev = c->ev;
+    unsigned char *seen = c->seen;
+    size_t nev = 0, nstep = 0;
     for (size_t o = 0; o < n; o++) {
         uint32_t out_o = unlet(g, outputs[o]);
         if (o && !(o & 1023) && core_progress_tick((double)o)) return -1; /* a load's report */
@@ -390,13 +416,22 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
             /* the operands already numbered, in one loop; then the first new one. A let operand is
              * mapped too, to its node's local index (copy_sub_dag reads every operand's without
              * following the lets again) */
+            const int nary = rec && mblx__nary_local(&g->nd[v]);
+            if (nary && i > 1) ev[nev++] = f->l | EV_ACC; /* back from operand i - 1: complete */
             for (; i < na; i++) {
-                uint32_t x = args[i], *cv;
-                if (map_get(&c->map, x, 0)) continue;
-                if ((ch = unlet(g, x)) == x || !(cv = map_get(&c->map, ch, 0))) break;
-                uint32_t lx = *cv, *xv = map_get(&c->map, x, 1);
-                if (!xv) return -1;
-                *xv = lx;
+                uint32_t x = args[i], *cv, lx;
+                if ((cv = map_get(&c->map, x, 0))) {
+                    lx = *cv;
+                } else {
+                    if ((ch = unlet(g, x)) == x || !(cv = map_get(&c->map, ch, 0))) break;
+                    uint32_t *xv = map_get(&c->map, x, 1);
+                    if (!xv) return -1;
+                    *xv = lx = *cv;
+                }
+                if (rec) { /* seen: read (but an immediate exponent), and a sum's ACC */
+                    if (nary || reads_operand(g, v, i)) seen[lx] = SEEN | READ;
+                    if (nary && i) ev[nev++] = f->l | EV_ACC;
+                }
             }
             if (i < na) { /* first visit: descend */
                 f->next = i + 1;
@@ -408,6 +443,7 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
                     if (!xv) return -1;
                     *xv = l;
                 }
+                if (rec && (nary || reads_operand(g, v, i))) seen[l] = SEEN | READ;
                 if (number_node(c, ch)) return -1;
                 GROWV(c->stack, c->sn, c->scap);
                 c->stack[c->sn++] = (dfs_frame){ch, l, 0};
@@ -415,8 +451,14 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
             }
             GROWV(c->post, c->npost, c->pcap);
             c->post[c->npost++] = f->l; /* (complete: its operands numbered) */
+            if (rec && !nary) ev[nev++] = f->l, nstep += g->nd[v].op == MBLX_OP_STEP; /* (a sum's: none, fused) */
             c->sn--;
         }
+    }
+    c->nev = nev, c->nstep = nstep;
+    if (rec) { /* the tail returned (in place; a failed shrink keeps it) */
+        void *q = mbl_realloc_array(ev, nev ? nev : 1, sizeof *ev);
+        if (q) c->ev = q;
     }
     t->nl = c->nl;
     if (c->ka > UINT32_MAX) return -1;
@@ -436,6 +478,17 @@ static void shrink_shared(compiler *c)
     if (q) t->lnd = q;
     q = mbl_realloc_array(t->largs, c->ka ? c->ka : 1, sizeof *t->largs);
     if (q) t->largs = q;
+}
+
+/* Tests only (tape_internal.h): the events always by share_and_order's own traversal; the
+ * compilations that took the numbering's since the last call. */
+static int events_traverse;
+static size_t events_taken;
+size_t mblx__events_mode(int traverse)
+{
+    size_t k = events_taken;
+    events_traverse = traverse, events_taken = 0;
+    return k;
 }
 
 /* 2. share the common parts of sums and products, then order the events: a depth-first
@@ -459,6 +512,7 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
     mbl_free(c->stack); /* the traversal's scratch, before the sharing allocates */
     c->stack = NULL;
     c->sn = c->scap = 0;
+    int as_is = 0; /* the shared form is the sub-DAG as it is */
     if (c->no_pairs && c->nl0 < FEW_SHARE_MIN) { /* a small tape of mblx_compile_few: as written */
         if (!(c->owner = mbl_alloc_array(c->nl0 ? c->nl0 : 1, sizeof *c->owner))) return -1;
         for (size_t l = 0; l < c->nl0; l++) c->owner[l] = t->g ? c->gid[l] : (uint32_t)l;
@@ -490,9 +544,17 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
             t->largs = ca;
         }
         if (cl) shrink_shared(c);
+        as_is = !cl;
     }
     size_t nl = c->nl;
     if (nl >= EV_ACC) return -1; /* the events' node field */
+    if (c->ev && as_is && c->fuse && !events_traverse) { /* the numbering's (number_sub_dag) */
+        events_taken++;
+        for (size_t o = 0; o < n; o++) c->seen[outl[o]] = SEEN | READ;
+        return 0;
+    }
+    mbl_free(c->ev), mbl_free(c->seen);
+    c->ev = NULL, c->seen = NULL;
     c->nev = 0;
     /* one event per operand after the first of a sum or product (and its NODE with a constant to
      * apply), one per other node (see EV_ACC): at most a node's operands or 1, so nl + ka bounds

@@ -141,6 +141,12 @@ typedef struct mblx__sched {
  * same tapes. Not for use while another thread compiles. */
 void mblx__schedule_after_mode(int on);
 
+/* Tests only: nonzero makes every compilation order its events by its own traversal of the shared
+ * form, not take those its numbering recorded where the shared form is the sub-DAG as it is
+ * (tape.c number_sub_dag); the same tapes. Returns the compilations that took the numbering's
+ * since the last call. Not for use while another thread compiles. */
+size_t mblx__events_mode(int traverse);
+
 /* s for up to n instructions of t (n > 0); -1 when out of memory (s then freed). */
 int mblx__sched_begin(mblx__sched *s, mblx_tape *t, size_t n);
 /* Sort the window of instructions w0 .. w1 - 1 (noted, in s->wins) into t->ins; -1 when out of memory. */
