@@ -34,10 +34,18 @@ enum { TI_READS_A = 1, TI_READS_B = 2, TI_READS_EXT = 4 };
 #define TI_READ_TWO_REGISTERS                                                                      \
     (TI_SET(TI_ADD) | TI_SET(TI_ADD2C) | TI_SET(TI_MUL) | TI_SET(TI_MUL2C) | TI_SET(TI_POW) |      \
      TI_SET(TI_ATAN2) | TI_SET(TI_MIN) | TI_SET(TI_MAX) | TI_SET(TI_DATA))
+#define TI_READS_OF(op_)                                                                           \
+    ((unsigned)(~TI_READ_NO_REGISTER >> (op_) & 1) * TI_READS_A |                                  \
+     (unsigned)(TI_READ_TWO_REGISTERS >> (op_) & 1) * TI_READS_B | (unsigned)((op_) == TI_STEP) * TI_READS_EXT)
+/* (one load from a table of the above, not its eight operations: the scheduler's register pass
+ * asks it of every instruction) */
 static inline unsigned mblx__ti_reads(uint32_t op)
 {
-    return (unsigned)(~TI_READ_NO_REGISTER >> op & 1) * TI_READS_A |
-           (unsigned)(TI_READ_TWO_REGISTERS >> op & 1) * TI_READS_B | (unsigned)(op == TI_STEP) * TI_READS_EXT;
+#define R4(o_) TI_READS_OF(o_), TI_READS_OF(o_ + 1), TI_READS_OF(o_ + 2), TI_READS_OF(o_ + 3)
+    static const unsigned char reads[36] = {R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32)};
+#undef R4
+    _Static_assert(TI_NOP <= 36, "the table covers every opcode");
+    return reads[op];
 }
 
 typedef struct tins {

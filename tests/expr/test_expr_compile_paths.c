@@ -16,7 +16,8 @@
  * - a tape of one window and of one instruction;
  * - the residual and Jacobian tapes of examples/fourbar_N300.yaml and the nonlinear bicycle (the
  *   model compile, several tapes, loaded both ways).
- * And the tapes' values against the same recursion evaluated in C. */
+ * And the tapes' values against the same recursion evaluated in C; and the table of the registers
+ * an opcode reads (mblx__ti_reads) against its definition. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,8 +182,20 @@ TEST(models_as_the_passes)
         }
 }
 
+/* The registers an opcode reads, read from mblx__ti_reads' table (session 34), as the definition
+ * says (TI_READS_OF) and, for a few, by hand. */
+TEST(reads_table)
+{
+    for (uint32_t op = 0; op < TI_NOP; op++) CHECK_MSG(mblx__ti_reads(op) == TI_READS_OF(op), "opcode %u", op);
+    CHECK(mblx__ti_reads(TI_LDC) == 0 && mblx__ti_reads(TI_LDS) == 0);
+    CHECK(mblx__ti_reads(TI_ADD) == (TI_READS_A | TI_READS_B) && mblx__ti_reads(TI_MUL2C) == (TI_READS_A | TI_READS_B));
+    CHECK(mblx__ti_reads(TI_SIN) == TI_READS_A && mblx__ti_reads(TI_MULC) == TI_READS_A);
+    CHECK(mblx__ti_reads(TI_STEP) == TI_READS_EXT && mblx__ti_reads(TI_DATA) == (TI_READS_A | TI_READS_B));
+}
+
 int main(void)
 {
+    RUN(reads_table);
     RUN(shortcuts_as_the_passes);
     RUN(models_as_the_passes);
     return test_summary("expr_compile_paths");
