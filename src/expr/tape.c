@@ -270,6 +270,15 @@ static int reserve_dense(compiler *c, size_t n, const mblx_id *outputs)
             !(c->gid = mbl_alloc_array(maxid + 1, sizeof *c->gid)))
             return -1;
         c->pcap = c->lcap = maxid + 1;
+        /* the events the numbering records (number_sub_dag): at most one a node and one an operand
+         * (see EV_ACC), the graph's operands bounding the sub-DAG's (pages past those written are
+         * never touched, and returned after) */
+        if (c->g->nargs_used <= (SIZE_MAX / sizeof *c->ev) - maxid - 1 &&
+            (c->ev = mbl_alloc_array(maxid + 1 + c->g->nargs_used, sizeof *c->ev)) &&
+            !(c->seen = mbl_calloc(maxid + 1, 1))) {
+            mbl_free(c->ev);
+            c->ev = NULL;
+        }
         mblx__hugepages(c->map.dense, (maxid + 1) * sizeof *c->map.dense);
         memset(c->map.dense, 0xff, (maxid + 1) * sizeof *c->map.dense);
     }
@@ -359,13 +368,30 @@ static int copy_sub_dag(compiler *c)
     return 0;
 }
 
+/* Is operand i of graph node v read from a register (all but a power's constant exponent, as
+ * reg_operands says of the local copy)? */
+static inline int reads_operand(const mblx_graph *g, uint32_t v, uint32_t i)
+{
+    return !(i == 1 && g->nd[v].op == MBLX_OP_POW && g->nd[unlet(g, mblx__args(g, v)[1])].op == MBLX_OP_CONST);
+}
+
 /* 1. traversal: map value = local index, in pre-order from the outputs; then the private copy
- * of the sub-DAG (copy_sub_dag) */
+ * of the sub-DAG (copy_sub_dag). With the events' room reserved (reserve_dense), it records the
+ * events and marks of share_and_order's traversal of the sub-DAG as it is (fused: no NODE event
+ * of a sum or product): that traversal is this one (operands in order, those seen skipped, lets
+ * mapped to their nodes), so the events are those it would record, in its order, for the
+ * compilations whose shared form is the sub-DAG as it is (the N = 10^4 four-bar's residual). A
+ * descent's ACC event is recorded when its user resumes, the operand complete, as that traversal
+ * records it. */
 static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
 {
     const mblx_graph *g = c->g;
     mblx_tape *t = c->t;
     const int pfd = c->map.dense && g->n >= (1u << 18); /* (see below) */
+    const int rec = c->ev != NULL;
+    uint32_t *ev = c->ev;
+    unsigned char *seen = c->seen;
+    size_t nev = 0, nstep = 0;
     for (size_t o = 0; o < n; o++) {
         uint32_t out_o = unlet(g, outputs[o]);
         if (o && !(o & 1023) && core_progress_tick((double)o)) return -1; /* a load's report */
@@ -390,13 +416,22 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
             /* the operands already numbered, in one loop; then the first new one. A let operand is
              * mapped too, to its node's local index (copy_sub_dag reads every operand's without
              * following the lets again) */
+            const int nary = rec && mblx__nary_local(&g->nd[v]);
+            if (nary && i > 1) ev[nev++] = f->l | EV_ACC; /* back from operand i - 1: complete */
             for (; i < na; i++) {
-                uint32_t x = args[i], *cv;
-                if (map_get(&c->map, x, 0)) continue;
-                if ((ch = unlet(g, x)) == x || !(cv = map_get(&c->map, ch, 0))) break;
-                uint32_t lx = *cv, *xv = map_get(&c->map, x, 1);
-                if (!xv) return -1;
-                *xv = lx;
+                uint32_t x = args[i], *cv, lx;
+                if ((cv = map_get(&c->map, x, 0))) {
+                    lx = *cv;
+                } else {
+                    if ((ch = unlet(g, x)) == x || !(cv = map_get(&c->map, ch, 0))) break;
+                    uint32_t *xv = map_get(&c->map, x, 1);
+                    if (!xv) return -1;
+                    *xv = lx = *cv;
+                }
+                if (rec) { /* seen: read (but an immediate exponent), and a sum's ACC */
+                    if (nary || reads_operand(g, v, i)) seen[lx] = SEEN | READ;
+                    if (nary && i) ev[nev++] = f->l | EV_ACC;
+                }
             }
             if (i < na) { /* first visit: descend */
                 f->next = i + 1;
@@ -408,6 +443,7 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
                     if (!xv) return -1;
                     *xv = l;
                 }
+                if (rec && (nary || reads_operand(g, v, i))) seen[l] = SEEN | READ;
                 if (number_node(c, ch)) return -1;
                 GROWV(c->stack, c->sn, c->scap);
                 c->stack[c->sn++] = (dfs_frame){ch, l, 0};
@@ -415,8 +451,14 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
             }
             GROWV(c->post, c->npost, c->pcap);
             c->post[c->npost++] = f->l; /* (complete: its operands numbered) */
+            if (rec && !nary) ev[nev++] = f->l, nstep += g->nd[v].op == MBLX_OP_STEP; /* (a sum's: none, fused) */
             c->sn--;
         }
+    }
+    c->nev = nev, c->nstep = nstep;
+    if (rec) { /* the tail returned (in place; a failed shrink keeps it) */
+        void *q = mbl_realloc_array(ev, nev ? nev : 1, sizeof *ev);
+        if (q) c->ev = q;
     }
     t->nl = c->nl;
     if (c->ka > UINT32_MAX) return -1;
@@ -436,6 +478,17 @@ static void shrink_shared(compiler *c)
     if (q) t->lnd = q;
     q = mbl_realloc_array(t->largs, c->ka ? c->ka : 1, sizeof *t->largs);
     if (q) t->largs = q;
+}
+
+/* Tests only (tape_internal.h): the events always by share_and_order's own traversal; the
+ * compilations that took the numbering's since the last call. */
+static int events_traverse;
+static size_t events_taken;
+size_t mblx__events_mode(int traverse)
+{
+    size_t k = events_taken;
+    events_traverse = traverse, events_taken = 0;
+    return k;
 }
 
 /* 2. share the common parts of sums and products, then order the events: a depth-first
@@ -459,6 +512,7 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
     mbl_free(c->stack); /* the traversal's scratch, before the sharing allocates */
     c->stack = NULL;
     c->sn = c->scap = 0;
+    int as_is = 0; /* the shared form is the sub-DAG as it is */
     if (c->no_pairs && c->nl0 < FEW_SHARE_MIN) { /* a small tape of mblx_compile_few: as written */
         if (!(c->owner = mbl_alloc_array(c->nl0 ? c->nl0 : 1, sizeof *c->owner))) return -1;
         for (size_t l = 0; l < c->nl0; l++) c->owner[l] = t->g ? c->gid[l] : (uint32_t)l;
@@ -490,9 +544,17 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
             t->largs = ca;
         }
         if (cl) shrink_shared(c);
+        as_is = !cl;
     }
     size_t nl = c->nl;
     if (nl >= EV_ACC) return -1; /* the events' node field */
+    if (c->ev && as_is && c->fuse && !events_traverse) { /* the numbering's (number_sub_dag) */
+        events_taken++;
+        for (size_t o = 0; o < n; o++) c->seen[outl[o]] = SEEN | READ;
+        return 0;
+    }
+    mbl_free(c->ev), mbl_free(c->seen);
+    c->ev = NULL, c->seen = NULL;
     c->nev = 0;
     /* one event per operand after the first of a sum or product (and its NODE with a constant to
      * apply), one per other node (see EV_ACC): at most a node's operands or 1, so nl + ka bounds
@@ -582,27 +644,48 @@ static int tape_arrays(compiler *c, size_t n)
  * of a sum's or product's chain so far), and so are the outputs (outreg) and a step's operands
  * (ext). The scheduler (tape_schedule.c) reorders them and allocates the registers; the tape it
  * makes depends on the instructions' order and operands only, so registers allocated here would
- * be dropped there. */
-static void emit_instructions(compiler *c)
+ * be dropped there. s not NULL: the instructions go to the scheduler a window at a time (noted as
+ * they are emitted, each window sorted into the tape when full: the tape is never written in SSA
+ * order, nor read again for its levels); NULL: into the tape in SSA order. -1 when out of memory. */
+static int emit_instructions(compiler *c, mblx__sched *s)
 {
     mblx_tape *t = c->t;
     const uint32_t *ev = c->ev;
     const unsigned char *seen = c->seen;
-    uint32_t *reg = c->reg, *owner = c->owner, *ins_node = t->ins_node;
+    uint32_t *reg = c->reg, *owner = c->owner;
+    uint32_t *ins_node = s ? s->wnode : t->ins_node;
     const uint32_t *largs = t->largs;
     mblx__node *lnd = t->lnd;
-    tins *ins = t->ins;
-    size_t ni = 0, kext = 0, nev = c->nev;
+    tins *ins = s ? s->wins : t->ins; /* instruction ni at ni - w0 */
+    size_t ni = 0, kext = 0, nev = c->nev, w0 = 0;
+    const size_t wend = s ? SCHED_WINDOW : SIZE_MAX;
     const int fuse = c->fuse;
-#define EMIT(op_, a_, b_, c_)                                                             \
+/* nr_: the registers it reads, a_ and b_ (2), a_ (1), none (0), the step's five at ext[a_] (5), or
+ * as its opcode says (-1) */
+#define EMIT(nr_, op_, a_, b_, c_)                                                        \
     do {                                                                                  \
-        ins[ni].op = (op_);                                                               \
-        ins[ni].dst = (uint32_t)ni;                                                       \
-        ins[ni].a = (a_);                                                                 \
-        ins[ni].b = (b_);                                                                 \
-        ins[ni].c = (c_);                                                                 \
-        ins_node[ni] = owner[l];                                                          \
+        tins *q_ = &ins[ni - w0];                                                         \
+        q_->op = (op_);                                                                   \
+        q_->dst = (uint32_t)ni;                                                           \
+        q_->a = (a_);                                                                     \
+        q_->b = (b_);                                                                     \
+        q_->c = (c_);                                                                     \
+        ins_node[ni - w0] = owner[l];                                                     \
+        if (s && (nr_) < 0) {                                                             \
+            mblx__sched_note(s, w0, ni, q_);                                              \
+        } else if (s) {                                                                   \
+            uint32_t L_ = 0;                                                              \
+            if ((nr_) == 1 || (nr_) == 2) L_ = mblx__sched_read(s, w0, q_->a, L_);        \
+            if ((nr_) == 2) L_ = mblx__sched_read(s, w0, q_->b, L_);                      \
+            for (uint32_t k_ = 0; (nr_) == 5 && k_ < 5; k_++)                             \
+                L_ = mblx__sched_read(s, w0, t->ext[q_->a + k_], L_);                     \
+            mblx__sched_put(s, ni, L_, q_->op);                                           \
+        }                                                                                 \
         reg[l] = (uint32_t)ni++;                                                          \
+        if (ni - w0 == wend) {                                                            \
+            if (mblx__sched_window(s, w0, ni)) return -1;                                 \
+            w0 = ni;                                                                      \
+        }                                                                                 \
     } while (0)
     for (size_t p = 0; p < nev; p++) {
         uint32_t l = ev[p] & ~EV_ACC;
@@ -615,46 +698,42 @@ static void emit_instructions(compiler *c)
             uint32_t i = ++lnd[l].dcnt; /* (0 in the compile arrays) */
             if (i == 1) {
                 if (na == 2 && val != (add ? 0.0 : 1.0)) /* the node's constant, fused */
-                    EMIT(add ? TI_ADD2C : TI_MUL2C, reg[a[0]], reg[a[1]], val);
+                    EMIT(2, add ? TI_ADD2C : TI_MUL2C, reg[a[0]], reg[a[1]], val);
                 else
-                    EMIT(add ? TI_ADD : TI_MUL, reg[a[0]], reg[a[1]], 0.0);
+                    EMIT(2, add ? TI_ADD : TI_MUL, reg[a[0]], reg[a[1]], 0.0);
             } else if (fuse && i == na - 1 && val != (add ? 0.0 : 1.0)) { /* as the chains' last link */
-                EMIT(add ? TI_ADD2C : TI_MUL2C, reg[l], reg[a[i]], val);
+                EMIT(2, add ? TI_ADD2C : TI_MUL2C, reg[l], reg[a[i]], val);
             } else {
-                EMIT(add ? TI_ADD : TI_MUL, reg[l], reg[a[i]], 0.0);
+                EMIT(2, add ? TI_ADD : TI_MUL, reg[l], reg[a[i]], 0.0);
             }
             continue;
         }
         if (!(seen[l] & READ)) continue; /* only used as an immediate */
         if ((op == MBLX_OP_ADD || op == MBLX_OP_MUL) && na >= 2) {
-            if (na > 2 && val != (add ? 0.0 : 1.0)) EMIT(add ? TI_ADDC : TI_MULC, reg[l], 0, val);
+            if (na > 2 && val != (add ? 0.0 : 1.0)) EMIT(1, add ? TI_ADDC : TI_MULC, reg[l], 0, val);
             continue;
         }
         switch (op) {
-        case MBLX_OP_CONST: EMIT(TI_LDC, 0, 0, val); break;
-        case MBLX_OP_SYMBOL: EMIT(TI_LDS, (uint32_t)val, 0, 0.0); break;
-        case MBLX_OP_ADD: EMIT(TI_ADDC, reg[a[0]], 0, val); break;
-        case MBLX_OP_MUL: EMIT(TI_MULC, reg[a[0]], 0, val); break;
+        case MBLX_OP_CONST: EMIT(0, TI_LDC, 0, 0, val); break;
+        case MBLX_OP_SYMBOL: EMIT(0, TI_LDS, (uint32_t)val, 0, 0.0); break;
+        case MBLX_OP_ADD: EMIT(1, TI_ADDC, reg[a[0]], 0, val); break;
+        case MBLX_OP_MUL: EMIT(1, TI_MULC, reg[a[0]], 0, val); break;
         case MBLX_OP_POW:
             if (lnd[a[1]].op == MBLX_OP_CONST) {
                 double e = lnd[a[1]].val;
-                uint32_t b = reg[a[0]];
-                if (e == 2.0) EMIT(TI_SQR, b, 0, e);
-                else if (e == 3.0) EMIT(TI_CUBE, b, 0, e);
-                else if (e == -1.0) EMIT(TI_RECIP, b, 0, e);
-                else if (e == -2.0) EMIT(TI_RSQR, b, 0, e);
-                else if (e == 0.5) EMIT(TI_SQRTP, b, 0, e);
-                else EMIT(TI_POWC, b, 0, e);
+                unsigned pop = e == 2.0 ? TI_SQR : e == 3.0 ? TI_CUBE : e == -1.0 ? TI_RECIP : e == -2.0 ? TI_RSQR
+                               : e == 0.5 ? TI_SQRTP : TI_POWC;
+                EMIT(1, pop, reg[a[0]], 0, e);
             } else {
-                EMIT(TI_POW, reg[a[0]], reg[a[1]], 0.0);
+                EMIT(2, TI_POW, reg[a[0]], reg[a[1]], 0.0);
             }
             break;
         case MBLX_OP_STEP:
             for (int i = 0; i < 5; i++) t->ext[5 * kext + (size_t)i] = reg[a[i]]; /* (before EMIT sets reg[l]) */
-            EMIT(TI_STEP, (uint32_t)(5 * kext), 0, 0.0);
+            EMIT(5, TI_STEP, (uint32_t)(5 * kext), 0, 0.0);
             kext++;
             break;
-        case MBLX_OP_DATA: EMIT(TI_DATA, reg[a[0]], reg[a[na > 1 ? 1 : 0]], val); break;
+        case MBLX_OP_DATA: EMIT(2, TI_DATA, reg[a[0]], reg[a[na > 1 ? 1 : 0]], val); break;
         default: {
             static const unsigned map1[MBLX_OP_COUNT_] = {
                 [MBLX_OP_SIN] = TI_SIN,   [MBLX_OP_COS] = TI_COS,   [MBLX_OP_TAN] = TI_TAN,
@@ -664,14 +743,16 @@ static void emit_instructions(compiler *c)
                 [MBLX_OP_SQRT] = TI_SQRT, [MBLX_OP_ABS] = TI_ABS,   [MBLX_OP_SIGN] = TI_SIGN,
                 [MBLX_OP_MIN] = TI_MIN,   [MBLX_OP_MAX] = TI_MAX,
             };
-            EMIT(map1[op], reg[a[0]], na > 1 ? reg[a[1]] : 0, 0.0);
+            EMIT(-1, map1[op], reg[a[0]], na > 1 ? reg[a[1]] : 0, 0.0);
             break;
         }
         }
     }
 #undef EMIT
+    if (s && ni > w0 && mblx__sched_window(s, w0, ni)) return -1; /* the last window */
     t->nins = ni; /* (c->nev, less the constants only read as immediates) */
     t->nreg = 0;  /* (the scheduler's) */
+    return 0;
 }
 
 /* The outputs' registers; the private copy, which the tape keeps as the graph has it (the
@@ -723,6 +804,11 @@ static int ssa_runs(mblx_tape *t)
     return 0;
 }
 
+/* Tests only (tape_internal.h): the tapes of mblx_compile and mblx_compile_bound emitted in SSA order
+ * and scheduled after (mblx__schedule_runs), not fed to the scheduler as they are emitted. */
+static int sched_after;
+void mblx__schedule_after_mode(int on) { sched_after = on; }
+
 /* mblx_compile (bound 0) and mblx_compile_bound (bound 1: the tape refers to g, lock/ctx). */
 static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs, int bound,
                           void (*lock)(void *ctx, int on), void *ctx, int no_pairs, mbl_status *st)
@@ -737,6 +823,7 @@ static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs,
             return NULL;
         }
     compiler c = {.g = g, .map = {NULL, NULL, 0, 0, NULL}, .no_pairs = no_pairs};
+    mblx__sched s = {0};
     int cancel = 0;
     mblx_tape *t = c.t = mbl_calloc(1, sizeof *t);
     if (!t) goto oom;
@@ -756,11 +843,17 @@ static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs,
     if (TICK_OR(reserve_dense(&c, n, outputs)) || TICK_OR(number_sub_dag(&c, n, outputs))) goto oom;
     ticks = ticks || c.nl >= TICK_MIN_NODES;
     if (TICK_OR(share_and_order(&c, n, outputs)) || TICK_OR(tape_arrays(&c, n))) goto oom;
-    emit_instructions(&c);
+    /* mblx_compile_few's tapes are emitted in SSA order (most are not scheduled); the others
+     * scheduled as they are emitted */
+    int fed = !no_pairs && !sched_after && c.nev;
+    if ((fed && mblx__sched_begin(&s, t, c.nev)) || emit_instructions(&c, fed ? &s : NULL)) goto oom;
     if (TICK_OR(0)) goto oom;
     finish_tape(&c, n);
     compiler_free(&c);
-    if (TICK_OR(no_pairs && t->nins < FEW_SCHED_MIN ? ssa_runs(t) : mblx__schedule_runs(t))) {
+    if (TICK_OR(fed                                      ? mblx__sched_finish(&s)
+                : no_pairs && t->nins < FEW_SCHED_MIN ? ssa_runs(t)
+                                                      : mblx__schedule_runs(t))) {
+        mblx__sched_free(&s); /* (when not finished) */
         mblx_tape_free(t);
         if (cancel) mbl_error(st, MBL_ECANCELLED, "cancelled");
         else mbl_error(st, MBL_ENOMEM, "out of memory while compiling expressions");
@@ -770,6 +863,7 @@ static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs,
     return t;
 oom:
     compiler_free(&c);
+    mblx__sched_free(&s);
     mblx_tape_free(t);
     if (cancel || core_progress_stopped()) mbl_error(st, MBL_ECANCELLED, "cancelled");
     else mbl_error(st, MBL_ENOMEM, "out of memory while compiling expressions");

@@ -34,10 +34,18 @@ enum { TI_READS_A = 1, TI_READS_B = 2, TI_READS_EXT = 4 };
 #define TI_READ_TWO_REGISTERS                                                                      \
     (TI_SET(TI_ADD) | TI_SET(TI_ADD2C) | TI_SET(TI_MUL) | TI_SET(TI_MUL2C) | TI_SET(TI_POW) |      \
      TI_SET(TI_ATAN2) | TI_SET(TI_MIN) | TI_SET(TI_MAX) | TI_SET(TI_DATA))
+#define TI_READS_OF(op_)                                                                           \
+    ((unsigned)(~TI_READ_NO_REGISTER >> (op_) & 1) * TI_READS_A |                                  \
+     (unsigned)(TI_READ_TWO_REGISTERS >> (op_) & 1) * TI_READS_B | (unsigned)((op_) == TI_STEP) * TI_READS_EXT)
+/* (one load from a table of the above, not its eight operations: the scheduler's register pass
+ * asks it of every instruction) */
 static inline unsigned mblx__ti_reads(uint32_t op)
 {
-    return (unsigned)(~TI_READ_NO_REGISTER >> op & 1) * TI_READS_A |
-           (unsigned)(TI_READ_TWO_REGISTERS >> op & 1) * TI_READS_B | (unsigned)(op == TI_STEP) * TI_READS_EXT;
+#define R4(o_) TI_READS_OF(o_), TI_READS_OF(o_ + 1), TI_READS_OF(o_ + 2), TI_READS_OF(o_ + 3)
+    static const unsigned char reads[36] = {R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32)};
+#undef R4
+    _Static_assert(TI_NOP <= 36, "the table covers every opcode");
+    return reads[op];
 }
 
 typedef struct tins {
@@ -114,6 +122,77 @@ void mblx__share_chains_mode(int mode);
  * of the instruction that computed it), into runs of one opcode and allocate its registers
  * (tape_schedule.c). Returns 0, or -1 when out of memory. */
 int mblx__schedule_runs(mblx_tape *t);
+
+/* The scheduler fed window by window (tape_schedule.c): the instructions of a window of
+ * SCHED_WINDOW, in SSA form, are written into wins and wnode (instruction i at i - w0) and noted
+ * (mblx__sched_note: its level in the window, the reads of its operands, its opcode); a full window
+ * (and the last) is sorted into t->ins and t->ins_node by mblx__sched_window; mblx__sched_finish
+ * then allocates the registers and sets the runs. The compiler's emission feeds it as it emits
+ * (tape.c: the tape is never written in SSA order), mblx__schedule_runs from an SSA tape. */
+enum { SCHED_WINDOW = 16384 };
+typedef struct mblx__sched {
+    mblx_tape *t;
+    tins *wins;       /* the window being filled */
+    uint32_t *wnode;  /* its instructions' nodes */
+    uint32_t *lev;    /* n: an instruction's level within its window (then its key); n more: order */
+    uint32_t *order;  /* n: the instruction (SSA index) placed at each position */
+    uint32_t *uses;   /* n: the reads of each value */
+    uint32_t *rstart; /* the runs so far: their first positions and opcodes (rcap of each) */
+    uint8_t *rop;
+    size_t nrun, rcap;
+    uint64_t present; /* the opcodes of the window being filled */
+    uint32_t maxlev;  /* its largest level */
+} mblx__sched;
+
+/* Tests only: nonzero makes mblx_compile and mblx_compile_bound emit their tapes in SSA order and
+ * schedule them after (mblx__schedule_runs), as before the emission fed the scheduler (tape.c); the
+ * same tapes. Not for use while another thread compiles. */
+void mblx__schedule_after_mode(int on);
+
+/* Tests only: nonzero makes every compilation order its events by its own traversal of the shared
+ * form, not take those its numbering recorded where the shared form is the sub-DAG as it is
+ * (tape.c number_sub_dag); the same tapes. Returns the compilations that took the numbering's
+ * since the last call. Not for use while another thread compiles. */
+size_t mblx__events_mode(int traverse);
+
+/* s for up to n instructions of t (n > 0); -1 when out of memory (s then freed). */
+int mblx__sched_begin(mblx__sched *s, mblx_tape *t, size_t n);
+/* Sort the window of instructions w0 .. w1 - 1 (noted, in s->wins) into t->ins; -1 when out of memory. */
+int mblx__sched_window(mblx__sched *s, size_t w0, size_t w1);
+/* The registers of t's t->nins instructions, every window sorted, its runs (t takes them); frees s.
+ * -1 when out of memory. */
+int mblx__sched_finish(mblx__sched *s);
+void mblx__sched_free(mblx__sched *s);
+
+/* The read of value src by an instruction of the window from w0 whose level is at least L so far:
+ * its count of reads, and the instruction's level at least one more than src's in the window. */
+static inline uint32_t mblx__sched_read(mblx__sched *s, size_t w0, uint32_t src, uint32_t L)
+{
+    s->uses[src]++;
+    uint32_t L1 = src >= w0 ? s->lev[src] + 1 : 0;
+    return L1 > L ? L1 : L;
+}
+
+/* Instruction i of level L and opcode op noted (its reads already, mblx__sched_read). */
+static inline void mblx__sched_put(mblx__sched *s, size_t i, uint32_t L, uint32_t op)
+{
+    s->lev[i] = L;
+    if (L > s->maxlev) s->maxlev = L;
+    s->present |= (uint64_t)1 << op;
+}
+
+/* Note instruction i (q, in SSA form) of the window from w0: the reads of its operands, its level
+ * (one more than its operands' in the window), its opcode. */
+static inline void mblx__sched_note(mblx__sched *s, size_t w0, size_t i, const tins *q)
+{
+    unsigned rd = mblx__ti_reads(q->op);
+    uint32_t L = 0;
+    if (rd & TI_READS_A) L = mblx__sched_read(s, w0, q->a, L);
+    if (rd & TI_READS_B) L = mblx__sched_read(s, w0, q->b, L);
+    if (rd & TI_READS_EXT)
+        for (int k = 0; k < 5; k++) L = mblx__sched_read(s, w0, s->t->ext[q->a + (uint32_t)k], L);
+    mblx__sched_put(s, i, L, q->op);
+}
 
 /* The first non-finite value of an evaluation of t at x, named as mblx_tape_eval names it (w: t's
  * work array); MBL_EDOMAIN (tape_eval.c). */

@@ -7,112 +7,112 @@
 
 /* Evaluating a tape one instruction at a time through a switch mispredicts the branch on most
  * instructions (the opcodes alternate unpredictably): about 5.7 ns per instruction on the
- * bicycle's Jacobian. schedule_runs reorders the instructions, window by window (SCHED_WINDOW
+ * bicycle's Jacobian. The scheduler reorders the instructions, window by window (SCHED_WINDOW
  * instructions of the compiled order, so that large tapes keep their locality and register
  * count), by dependence level and then by opcode, and allocates the registers for the new
  * order (the compiler emits the instructions in SSA form: an operand is the index of the
  * instruction that computed it, tape.c emit_instructions). Instructions of one level are independent, so each window becomes a few runs of one
  * opcode each, evaluated by a tight loop. The values are the same bits: every instruction
  * computes the same operation on the same operands. */
-enum { SCHED_WINDOW = 16384, SCHED_NOP = TI_NOP };
+enum { SCHED_NOP = TI_NOP };
 
-
-int mblx__schedule_runs(mblx_tape *t)
+void mblx__sched_free(mblx__sched *s)
 {
-    size_t n = t->nins;
-    if (n == 0) return 0;
-    /* scratch of uint32: levels, the new order, the reads of each value, registers. In blocks of
-     * at most 2 n words, not one block of 9 n: after a compilation (tape.c) the heap has holes of
-     * a few n words that blocks of this size fill (one block of 9 n words grew the heap by its
-     * size). The operands' producers are read from the instructions themselves (SSA form). */
+    mbl_free(s->wins), mbl_free(s->wnode), mbl_free(s->lev), mbl_free(s->uses);
+    mbl_free(s->rstart), mbl_free(s->rop);
+    memset(s, 0, sizeof *s);
+}
+
+/* (scratch of uint32 in blocks of at most 2 n words, not one block of 5 n: after a compilation,
+ * tape.c, the heap has holes of a few n words that blocks of this size fill) */
+int mblx__sched_begin(mblx__sched *s, mblx_tape *t, size_t n)
+{
     size_t win = n < SCHED_WINDOW ? n : SCHED_WINDOW;
-    uint32_t *outsrc = mbl_alloc_array(t->nout ? t->nout : 1, sizeof *outsrc);
-    uint32_t *lev = mbl_alloc_array(2 * n, sizeof *lev), *uses = mbl_alloc_array(n, sizeof *uses);
-    uint32_t *nreg_of = mbl_alloc_array(2 * n, sizeof *nreg_of), *wnode = mbl_alloc_array(win, sizeof *wnode);
-    tins *wins = mbl_alloc_array(win, sizeof *wins);
-    uint32_t *rstart = mbl_alloc_array(n + 1, sizeof *rstart);
-    uint8_t *rop = mbl_alloc_array(n, sizeof *rop);
-    int rc = -1;
-    if (!outsrc || !lev || !uses || !nreg_of || !wnode || !wins || !rstart || !rop) goto out;
-    uint32_t *order = lev + n, *freel = nreg_of + n;
-    /* window by window: in one pass the producers of each instruction's operands (the compiler's
-     * instructions are in SSA form, tape.c), its level within its window, the reads of each value
-     * (a value's register is freed at the read that takes its count to 0, its last in the new
-     * order) and the opcodes present; then one stable counting sort by the key (level, opcode),
-     * the opcodes ranked among those present. A nonempty key is a run: level by level, its
-     * opcodes in increasing order. */
-    memset(uses, 0, n * sizeof *uses);
-    size_t nrun = 0;
-    for (size_t w0 = 0; w0 < n; w0 += SCHED_WINDOW) {
-        size_t w1 = w0 + SCHED_WINDOW < n ? w0 + SCHED_WINDOW : n;
-        uint32_t maxlev = 0;
-        uint64_t present = 0;
-        for (size_t i = w0; i < w1; i++) {
-            const tins *p = &t->ins[i];
-            unsigned rd = mblx__ti_reads(p->op);
-            uint32_t L = 0;
-#define LEVEL_OF(s_)                                                                          \
-    do {                                                                                      \
-        uint32_t s__ = (s_);                                                                  \
-        uses[s__]++;                                                                          \
-        if (s__ >= w0 && lev[s__] + 1 > L) L = lev[s__] + 1;                                  \
-    } while (0)
-            if (rd & TI_READS_A) LEVEL_OF(p->a);
-            if (rd & TI_READS_B) LEVEL_OF(p->b);
-            if (rd & TI_READS_EXT)
-                for (int k = 0; k < 5; k++) LEVEL_OF(t->ext[p->a + (uint32_t)k]);
-#undef LEVEL_OF
-            lev[i] = L;
-            if (L > maxlev) maxlev = L;
-            present |= (uint64_t)1 << p->op;
-        }
-        /* rank[op]: its place among the opcodes present, opof the inverse */
-        uint32_t rank[SCHED_NOP], nop = 0;
-        uint8_t opof[SCHED_NOP];
-        for (unsigned op = 0; op < SCHED_NOP; op++)
-            if (present >> op & 1) opof[nop] = (uint8_t)op, rank[op] = nop++;
-        size_t nlev = (size_t)maxlev + 1, nkey = nlev * nop;
-        uint32_t *cnt = mbl_alloc_array(nkey + 1, sizeof *cnt);
-        if (!cnt) goto out;
-        memset(cnt, 0, (nkey + 1) * sizeof *cnt);
-        /* (a window's levels are read by its own instructions only: lev[i] becomes its key) */
-        for (size_t i = w0; i < w1; i++) cnt[(lev[i] = lev[i] * nop + rank[t->ins[i].op]) + 1]++;
-        for (size_t k = 0; k < nkey; k++) cnt[k + 1] += cnt[k];
-        for (size_t L = 0, key = 0; L < nlev; L++)
-            for (uint32_t r = 0; r < nop; r++, key++)
-                if (cnt[key + 1] > cnt[key]) {
-                    rstart[nrun] = (uint32_t)(w0 + cnt[key]);
-                    rop[nrun++] = opof[r];
-                }
-        for (size_t i = w0; i < w1; i++) order[w0 + cnt[lev[i]]++] = (uint32_t)i;
-        mbl_free(cnt);
+    memset(s, 0, sizeof *s);
+    s->t = t;
+    s->wins = mbl_alloc_array(win, sizeof *s->wins);
+    s->wnode = mbl_alloc_array(win, sizeof *s->wnode);
+    s->lev = mbl_alloc_array(2 * n, sizeof *s->lev);
+    s->uses = mbl_calloc(n, sizeof *s->uses);
+    if (!s->wins || !s->wnode || !s->lev || !s->uses) {
+        mblx__sched_free(s);
+        return -1;
     }
-    rstart[nrun] = (uint32_t)n;
+    s->order = s->lev + n;
+    return 0;
+}
+
+/* One stable counting sort of the window's instructions by the key (level, opcode), the opcodes
+ * ranked among those present; a nonempty key is a run: level by level, its opcodes in increasing
+ * order. The instructions are placed into t->ins at their new positions (order: the SSA index of
+ * each). */
+int mblx__sched_window(mblx__sched *s, size_t w0, size_t w1)
+{
+    mblx_tape *t = s->t;
+    uint32_t *lev = s->lev, *order = s->order;
+    /* rank[op]: its place among the opcodes present, opof the inverse */
+    uint32_t rank[SCHED_NOP], nop = 0;
+    uint8_t opof[SCHED_NOP];
+    for (unsigned op = 0; op < SCHED_NOP; op++)
+        if (s->present >> op & 1) opof[nop] = (uint8_t)op, rank[op] = nop++;
+    size_t nlev = (size_t)s->maxlev + 1, nkey = nlev * nop;
+    uint32_t *cnt = mbl_calloc(nkey + 1, sizeof *cnt);
+    if (!cnt) return -1;
+    const tins *wins = s->wins;
+    /* (a window's levels are read by its own instructions only: lev[i] becomes its key) */
+    for (size_t i = w0; i < w1; i++) cnt[(lev[i] = lev[i] * nop + rank[wins[i - w0].op]) + 1]++;
+    for (size_t k = 0; k < nkey; k++) cnt[k + 1] += cnt[k];
+    for (size_t L = 0, key = 0; L < nlev; L++)
+        for (uint32_t r = 0; r < nop; r++, key++)
+            if (cnt[key + 1] > cnt[key]) {
+                if (s->nrun + 1 >= s->rcap) { /* (room for the end's entry too) */
+                    size_t nc = s->rcap ? 2 * s->rcap : INIT_CAP;
+                    uint32_t *qs = mbl_realloc_array(s->rstart, nc, sizeof *qs);
+                    if (qs) s->rstart = qs;
+                    uint8_t *qo = mbl_realloc_array(s->rop, nc, sizeof *qo);
+                    if (qo) s->rop = qo;
+                    if (!qs || !qo) {
+                        mbl_free(cnt);
+                        return -1;
+                    }
+                    s->rcap = nc;
+                }
+                s->rstart[s->nrun] = (uint32_t)(w0 + cnt[key]);
+                s->rop[s->nrun++] = opof[r];
+            }
+    for (size_t i = w0; i < w1; i++) {
+        size_t k = w0 + cnt[lev[i]]++;
+        order[k] = (uint32_t)i;
+        t->ins[k] = wins[i - w0];
+        t->ins_node[k] = s->wnode[i - w0];
+    }
+    mbl_free(cnt);
+    s->present = 0;
+    s->maxlev = 0;
+    return 0;
+}
+
+/* Registers for the new order, in place: operands dead here are freed before the result is
+ * placed (a value's register is freed at the read that takes its count to 0, its last in the new
+ * order). */
+int mblx__sched_finish(mblx__sched *s)
+{
+    mblx_tape *t = s->t;
+    size_t n = t->nins;
+    uint32_t *uses = s->uses, *order = s->order;
+    uint32_t *nreg_of = s->lev; /* (the levels are not read any more) */
+    uint32_t *outsrc = mbl_alloc_array(t->nout ? t->nout : 1, sizeof *outsrc);
+    uint32_t *freel = mbl_alloc_array(n ? n : 1, sizeof *freel);
+    int rc = -1;
+    if (!outsrc || !freel) goto out;
     for (size_t o = 0; o < t->nout; o++) { /* an output is read once more, at the end: never freed */
         outsrc[o] = t->outreg[o];
         uses[outsrc[o]]++;
     }
-    /* registers for the new order: operands dead here are freed before the result is placed. The
-     * order permutes each window within itself, so the instructions are rewritten in place, a
-     * window at a time from a copy of it (not into a second array of n: the N = 10^4 four-bar's
-     * residual tape is 21 MB of instructions, which the heap held twice, and its high-water mark
-     * with them); a tape of one window is written into the window's arrays, which replace its
-     * own (no copy). */
     size_t nfree = 0, nreg = 0;
     for (size_t k = 0; k < n; k++) {
-        size_t w0 = k - k % SCHED_WINDOW;
-        if (k == w0 && n <= SCHED_WINDOW) { /* one window: written into the copy's arrays, which the tape takes */
-            tins *qi = t->ins;
-            uint32_t *qn = t->ins_node;
-            t->ins = wins, t->ins_node = wnode;
-            wins = qi, wnode = qn; /* (freed below) */
-        } else if (k == w0) {
-            size_t m = n - w0 < SCHED_WINDOW ? n - w0 : SCHED_WINDOW;
-            memcpy(wins, t->ins + w0, m * sizeof *wins);
-            memcpy(wnode, t->ins_node + w0, m * sizeof *wnode);
-        }
         uint32_t i = order[k];
-        tins q = wins[i - w0]; /* (in SSA form: its operands are the producers' indices) */
+        tins q = t->ins[k]; /* (in SSA form: its operands are the producers' indices) */
         unsigned rd = mblx__ti_reads(q.op);
         uint32_t sa = q.a, sb = q.b;
         /* the operands' registers; those whose last use this is freed, in the order a, b, the
@@ -138,16 +138,37 @@ int mblx__schedule_runs(mblx_tape *t)
         q.dst = d;
         /* (every value is read or an output: the compiler emits no other, tape.c) */
         t->ins[k] = q;
-        t->ins_node[k] = wnode[i - w0];
     }
     for (size_t o = 0; o < t->nout; o++) t->outreg[o] = nreg_of[outsrc[o]];
-    t->nreg = nreg;
-    t->nrun = nrun;
-    t->run_start = rstart, t->run_op = rop;
-    rstart = NULL, rop = NULL;
+    if (n) {
+        s->rstart[s->nrun] = (uint32_t)n;
+        t->nreg = nreg;
+        t->nrun = s->nrun;
+        t->run_start = s->rstart, t->run_op = s->rop;
+        s->rstart = NULL, s->rop = NULL;
+    }
     rc = 0;
 out:
-    mbl_free(outsrc), mbl_free(lev), mbl_free(uses), mbl_free(nreg_of);
-    mbl_free(wnode), mbl_free(wins), mbl_free(rstart), mbl_free(rop);
+    mbl_free(outsrc), mbl_free(freel);
+    mblx__sched_free(s);
     return rc;
+}
+
+int mblx__schedule_runs(mblx_tape *t)
+{
+    size_t n = t->nins;
+    if (n == 0) return 0;
+    mblx__sched s;
+    if (mblx__sched_begin(&s, t, n)) return -1;
+    for (size_t w0 = 0; w0 < n; w0 += SCHED_WINDOW) {
+        size_t w1 = w0 + SCHED_WINDOW < n ? w0 + SCHED_WINDOW : n;
+        memcpy(s.wins, t->ins + w0, (w1 - w0) * sizeof *s.wins);
+        memcpy(s.wnode, t->ins_node + w0, (w1 - w0) * sizeof *s.wnode);
+        for (size_t i = w0; i < w1; i++) mblx__sched_note(&s, w0, i, &s.wins[i - w0]);
+        if (mblx__sched_window(&s, w0, w1)) {
+            mblx__sched_free(&s);
+            return -1;
+        }
+    }
+    return mblx__sched_finish(&s);
 }

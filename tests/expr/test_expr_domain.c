@@ -138,8 +138,40 @@ TEST(hand_answers_and_reference)
     mblx_graph_free(g);
 }
 
+/* Each case alone in a graph of its own (session 34: without a node where a restriction starts,
+ * nothing is restricted and the pass over every node is skipped): the hand answer, and the pass
+ * taken exactly for the restricted ones (in a graph where only a sqrt of what is provably >= 0 or a
+ * fractional power of such a base could start one, the NONNEG bit computed on demand decides); then
+ * the unrestricted cases together, without the pass, against the accessors' classification. */
+TEST(alone_without_the_pass)
+{
+    mblx_graph *u = mblx_graph_new();
+    mblx_symbol(u, "x"), mblx_symbol(u, "y");
+    mblx_id e[NCASES];
+    size_t nu = 0;
+    for (int i = 0; i < NCASES; i++) {
+        mblx_graph *g = mblx_graph_new();
+        mblx_symbol(g, "x"), mblx_symbol(g, "y");
+        mblx_id x = fixture_parse(g, CASES[i].text);
+        unsigned char got = 9;
+        size_t w0 = mblx__domain_walks();
+        CHECK(x != MBLX_NONE && mblx__domain_restricted(g, 1, &x, &got) == 0);
+        CHECK_MSG(got == CASES[i].restricted, CASES[i].text);
+        CHECK_MSG(mblx__domain_walks() - w0 == (size_t)CASES[i].restricted, CASES[i].text);
+        mblx_graph_free(g);
+        if (!CASES[i].restricted) CHECK((e[nu++] = fixture_parse(u, CASES[i].text)) != MBLX_NONE);
+    }
+    unsigned char got[NCASES], ref[NCASES];
+    size_t w0 = mblx__domain_walks();
+    CHECK(nu > 10 && mblx__domain_restricted(u, nu, e, got) == 0 && mblx__domain_walks() == w0);
+    reference(u, nu, e, ref);
+    for (size_t i = 0; i < nu; i++) CHECK(got[i] == 0 && ref[i] == 0);
+    mblx_graph_free(u);
+}
+
 int main(void)
 {
     RUN(hand_answers_and_reference);
+    RUN(alone_without_the_pass);
     return test_summary("expr_domain");
 }

@@ -31,3 +31,4 @@ mblin_add_test(test_expr_total_der_map ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_exp
 mblin_add_test(test_expr_domain ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_domain.c)
 mblin_add_test(test_expr_immediates ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_immediates.c)
 mblin_add_test(test_expr_subtape ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_subtape.c)
+mblin_add_test(test_expr_compile_paths ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_compile_paths.c)
