@@ -3,6 +3,7 @@
 #include "expr/gradient_terms.h"
 #include "core/numfmt.h"
 #include "expr/number_node.h"
+#include "expr/parse_memo.h"
 #include "model/formulate.h"
 #include "model/symbols_index.h"
 
@@ -350,9 +351,12 @@ int model_parse_item_text(loader *L, const mbl_src_item *it, int scope, const ch
     po.col = it->col;
     mbl_status st;
     mbl_status_clear(&st);
-    int rc = mblx__number_node(L->md->g, it->text, out)
-                 ? 0
-                 : mblx_parse(L->md->g, it->text, strlen(it->text), &po, out, &st);
+    /* names resolved once a parse (mblx__parse_memo): resolve gives the same node for a name, and for der() of a
+     * symbol, each time, with nothing else to do, but for a named constraint (counted, cname_refs) */
+    int memo = !L->src->named_constraints && !L->src->named_nonholonomic;
+    int rc = mblx__number_node(L->md->g, it->text, out) ? 0
+             : memo ? mblx__parse_memo(L->md->g, it->text, strlen(it->text), &po, out, &st)
+                    : mblx_parse(L->md->g, it->text, strlen(it->text), &po, out, &st);
     if (rc && (L->oom || mblx_graph_status(L->md->g, NULL) == MBL_ENOMEM))
         return mbl_error(L->st, MBL_ENOMEM, "%s: out of memory", L->src->file);
     if (rc) {
