@@ -444,7 +444,8 @@ static __attribute__((noinline)) int resolve_asked(parser *p, size_t pos, size_t
  * has one and resolved the name, or the call of one symbol, before (der(xB7) cost about 550
  * instructions through the resolver), else by the resolver (470,018 calls at N = 10^4 without the
  * memo). Inline: the memo's lookup without the frame of the resolver's call. */
-static inline int resolve(parser *p, size_t pos, size_t nlen, int nargs, const mblx_id *args, mblx_id *out)
+static inline __attribute__((always_inline)) int resolve(parser *p, size_t pos, size_t nlen, int nargs, const mblx_id *args,
+                                                        mblx_id *out)
 {
     struct name_memo_entry *m = NULL;
     uint64_t word = 0;
