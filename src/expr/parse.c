@@ -112,6 +112,8 @@ typedef struct parser {
     size_t atom_pos;
     double exp_val; /* the last integer exponent made at once and its constant (XNONE: none yet): the */
     mblx_id exp_id; /* same value gives the same node while the graph lives, as mblx_const would */
+    mblx_id div_of, div_id; /* the last divisor and its mblx_powc(., -1) (XNONE: none yet): the same node
+                             * while the graph lives ("m/6*(...)" in each of the kinetic energy's terms) */
     struct mblx__name_memo *memo; /* mblx__parse_memo: the graph's memo and this parse's generation */
     uint32_t memo_gen;            /* (NULL, 0: every name to the resolver) */
 } parser;
@@ -786,8 +788,10 @@ static int parse_after_atom(parser *p)
     }
     frame *f = &p->fr[p->nfr - 1]; /* an EXPR */
     if (f->div) {
-        v = mblx_powc(g, v, -1.0);
+        mblx_id d = v;
+        v = p->div_of == d ? p->div_id : mblx_powc(g, d, -1.0);
         if (v == XNONE) return pfail(p, p->atom_pos);
+        p->div_of = d, p->div_id = v;
     }
     int rc = push_item(p, v);
     if (rc) return rc;
@@ -913,6 +917,7 @@ static int parse_text(mblx_graph *g, const char *text, size_t len, const mblx_pa
     p->atom_neg = 0;
     p->atom_pos = 0;
     p->exp_id = XNONE;
+    p->div_of = XNONE;
     if (memo && !g->name_memo) g->name_memo = mbl_calloc(1, sizeof *g->name_memo); /* (none: without) */
     if (memo && g->name_memo) {
         if (++g->name_memo_gen == 0) { /* the generations start again: the entries of old ones go */
