@@ -116,6 +116,9 @@ typedef struct parser {
                              * while the graph lives ("m/6*(...)" in each of the kinetic energy's terms) */
     struct mblx__name_memo *memo; /* mblx__parse_memo: the graph's memo and this parse's generation */
     uint32_t memo_gen;            /* (NULL, 0: every name to the resolver) */
+    struct name_memo_entry *memo_at; /* the entry for the name being resolved (NULL: none), its key */
+    uint64_t memo_word;
+    mblx_id memo_arg;
 } parser;
 
 /* The memo of resolved names (mblx__parse_memo), direct-mapped: a name of at most 8 characters
@@ -425,10 +428,11 @@ static inline struct name_memo_entry *memo_slot(const parser *p, size_t pos, siz
 }
 
 /* The name at pos (nlen characters; nargs arguments, or -1 for a name) by the caller's resolver,
- * into the memo's entry m (not NULL: word, arg its key). Its messages apart (resolve_failed). */
+ * into the memo's entry p->memo_at when not NULL. Its messages apart (resolve_failed). */
 static __attribute__((noinline)) int resolve_asked(parser *p, size_t pos, size_t nlen, int nargs, const mblx_id *args,
-                                                   mblx_id *out, struct name_memo_entry *m, uint64_t word, mblx_id arg)
+                                                   mblx_id *out)
 {
+    struct name_memo_entry *m = p->memo_at; /* (a parse the resolver starts has its own) */
     char why[WHY_MAX];
     why[0] = '\0';
     *out = XNONE;
@@ -436,7 +440,7 @@ static __attribute__((noinline)) int resolve_asked(parser *p, size_t pos, size_t
     if (p->o && p->o->resolve)
         rc = p->o->resolve(p->o->ud, p->g, p->s + pos, nlen, nargs, args, out, why, sizeof why);
     if (rc == 0 && mblx__valid(p->g, *out)) {
-        if (m) *m = (struct name_memo_entry){word, p->memo_gen, (uint32_t)nlen, arg, *out};
+        if (m) *m = (struct name_memo_entry){p->memo_word, p->memo_gen, (uint32_t)nlen, p->memo_arg, *out};
         return 0;
     }
     return resolve_failed(p, pos, nlen, nargs, rc, why, sizeof why);
@@ -449,15 +453,16 @@ static __attribute__((noinline)) int resolve_asked(parser *p, size_t pos, size_t
 static inline __attribute__((always_inline)) int resolve(parser *p, size_t pos, size_t nlen, int nargs, const mblx_id *args,
                                                         mblx_id *out)
 {
-    struct name_memo_entry *m = NULL;
-    uint64_t word = 0;
-    mblx_id arg = XNONE;
     if (p->memo && (nargs < 0 || (nargs == 1 && p->g->nd[args[0]].op == MBLX_OP_SYMBOL))) {
-        arg = nargs < 0 ? XNONE : args[0];
-        m = memo_slot(p, pos, nlen, arg, &word);
+        uint64_t word = 0;
+        mblx_id arg = nargs < 0 ? XNONE : args[0];
+        struct name_memo_entry *m = memo_slot(p, pos, nlen, arg, &word);
         if (m && m->gen == p->memo_gen && m->word == word && m->len == nlen && m->arg == arg) return *out = m->node, 0;
+        p->memo_at = m, p->memo_word = word, p->memo_arg = arg;
+    } else if (p->memo) {
+        p->memo_at = NULL;
     }
-    return resolve_asked(p, pos, nlen, nargs, args, out, m, word, arg);
+    return resolve_asked(p, pos, nlen, nargs, args, out);
 }
 
 /* The name of a function of data, or NULL. */
