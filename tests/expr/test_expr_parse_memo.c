@@ -93,7 +93,7 @@ TEST(many_names_one_text)
     CHECK(a && b);
     if (!a || !b) return;
     enum { N = 3000 };
-    char *s = malloc((size_t)N * 48);
+    char *s = malloc((size_t)3 * N * 24); /* 3 N terms " + x2999*d(x2999)": 17 characters at most */
     CHECK(s != NULL);
     if (!s) return;
     size_t o = 0;
