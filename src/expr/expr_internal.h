@@ -91,6 +91,10 @@ struct mblx_graph {
         uint64_t key[MBLX__SUBSET_CACHE];
         uint8_t val[MBLX__SUBSET_CACHE];
     } *subset;
+    /* parse.c: the names and the calls of one symbol a parse with the memo resolved
+     * (mblx__parse_memo), each tagged with its parse's generation; NULL until such a parse */
+    struct mblx__name_memo *name_memo;
+    uint32_t name_memo_gen;
     mblx__dataset *data; /* the data sets (data.c), ndata of them */
     uint32_t ndata;
     uint32_t nlet; /* 1 once a let node was made (0: the compiler need not look for them) */

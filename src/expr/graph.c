@@ -923,6 +923,7 @@ void mblx_graph_free(mblx_graph *g)
     mbl_free(g->names);
     mbl_free(g->symtab);
     mbl_free(g->subset);
+    mbl_free(g->name_memo);
     mblx__wide_free(g->wide);
     mblx__tdmemo_free(g); /* the derivatives kept from call to call */
     if (g->defer) g->defer->npend = 0; /* the table goes too: nothing to put in it */

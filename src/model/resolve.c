@@ -3,6 +3,7 @@
 #include "expr/gradient_terms.h"
 #include "core/numfmt.h"
 #include "expr/number_node.h"
+#include "expr/parse_memo.h"
 #include "model/formulate.h"
 #include "model/symbols_index.h"
 #include "model/total_der_seeds.h"
@@ -348,6 +349,8 @@ int model_parse_item(loader *L, const mbl_src_item *it, int scope, const char *w
     return rc;
 }
 
+enum { MEMO_MIN_TEXT = 128 }; /* bytes of a text parsed with the memo of names at least */
+
 int model_parse_item_text(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out)
 {
     L->scope = scope;
@@ -361,9 +364,15 @@ int model_parse_item_text(loader *L, const mbl_src_item *it, int scope, const ch
     po.col = it->col;
     mbl_status st;
     mbl_status_clear(&st);
-    int rc = mblx__number_node(L->md->g, it->text, out)
-                 ? 0
-                 : mblx_parse(L->md->g, it->text, strlen(it->text), &po, out, &st);
+    /* names resolved once a parse (mblx__parse_memo) in a long text: resolve gives the same node for a name, and
+     * for der() of a symbol, each time, with nothing else to do, but for a named constraint (counted, cname_refs).
+     * A short text names little twice: the memo's entries cost more than they save there (the N = 10^4
+     * four-bar's 20,002 constraints of about 45 characters: 4.5 M instructions more with it) */
+    size_t len = strlen(it->text);
+    int memo = len >= MEMO_MIN_TEXT && !L->src->named_constraints && !L->src->named_nonholonomic;
+    int rc = mblx__number_node(L->md->g, it->text, out) ? 0
+             : memo ? mblx__parse_memo(L->md->g, it->text, len, &po, out, &st)
+                    : mblx_parse(L->md->g, it->text, len, &po, out, &st);
     if (rc && (L->oom || mblx_graph_status(L->md->g, NULL) == MBL_ENOMEM))
         return mbl_error(L->st, MBL_ENOMEM, "%s: out of memory", L->src->file);
     if (rc) {

@@ -181,6 +181,29 @@ TEST(integer_powers_as_the_general_path)
     CHECK(strstr(st.msg, "malformed number"));
 }
 
+/* The reciprocal of the last divisor is kept for the parse ("m/6*(...)" in every term of the
+ * four-bar's kinetic energy): a text against its terms parsed each on its own (without what the
+ * parse kept) and summed by mblx_sum, as the parse sums them: the same node, node for node, when
+ * the divisor repeats, changes and comes back (fails when the kept divisor is not compared). */
+TEST(divisions_by_a_repeated_divisor)
+{
+    static const char *terms[] = {"x/2", "y/2", "z/3", "w/2", "x/y", "z/y", "1/y", "x/(y)", "2/3/3", "y/2/2", "w/x^2"};
+    enum { NT = sizeof terms / sizeof *terms };
+    char text[256] = "";
+    for (size_t i = 0; i < NT; i++) strcat(strcat(text, i ? " + " : ""), terms[i]);
+    size_t n0;
+    mbl_status st;
+    mblx_id whole = parse_fresh(text, &n0, 0, &st);
+    G = mblx_graph_new();
+    (void)S("x"), (void)S("y"), (void)S("z"), (void)S("a"), (void)S("b"); /* as parse_fresh */
+    mblx_id t[NT];
+    for (size_t i = 0; i < NT; i++) t[i] = P(terms[i]);
+    mblx_id sum = mblx_sum(G, NT, t);
+    CHECK_MSG(whole != MBLX_NONE && whole == sum && n0 == mblx_node_count(G), "'%s': node %u of %zu, the terms' %u of %zu",
+              text, (unsigned)whole, n0, (unsigned)sum, mblx_node_count(G));
+    mblx_graph_free(G);
+}
+
 /* Terms of one factor as written ("a + b") are closed without close_term's general path: each is its
  * factor, in place. Every text against the builders called as the general path calls them, each in a
  * graph of its own: the same node and node count (fails when the next term's factors join the last). */
@@ -260,6 +283,7 @@ int main(void)
     RUN(negated_wide_product_as_before);
     RUN(integer_literals_as_strtod_reads_them);
     RUN(integer_powers_as_the_general_path);
+    RUN(divisions_by_a_repeated_divisor);
     RUN(single_factor_terms_as_the_builders);
     RUN(calls_of_one_name_as_the_general_path);
     return test_summary("expr_parse_lean");

@@ -16,6 +16,8 @@ mblin_add_test(test_expr_deps ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_deps.c)
 mblin_add_test(test_expr_fwd ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_fwd.c)
 mblin_add_test(test_expr_fwd_models ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_fwd_models.c)
 mblin_add_test(test_expr_parse_lean ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_parse_lean.c)
+# the parser's memo of resolved names (mblx__parse_memo) against mblx_parse, node for node
+mblin_add_test(test_expr_parse_memo ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_parse_memo.c)
 mblin_add_test(test_expr_compile_inplace ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_compile_inplace.c)
 mblin_add_test(test_expr_schedule_inplace ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_schedule_inplace.c)
 mblin_add_test(test_expr_schedule_keys ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_schedule_keys.c)

@@ -10,6 +10,8 @@ mblin_add_test(test_symbol_guess ${CMAKE_CURRENT_SOURCE_DIR}/model/test_symbol_g
 mblin_add_test(test_symbol_names ${CMAKE_CURRENT_SOURCE_DIR}/model/test_symbol_names.c)
 # a plain number's node without the parser (mblx__number_node) against mblx_parse, node for node
 mblin_add_test(test_number_node ${CMAKE_CURRENT_SOURCE_DIR}/model/test_number_node.c)
+# the model file's names and texts taken from the YAML document (source.c scalar_text), every scalar style
+mblin_add_test(test_src_taken ${CMAKE_CURRENT_SOURCE_DIR}/model/test_src_taken.c)
 
 # The flexible double pendulum of source 001 Sec. 4.2 (examples/flexible_pendulum.py): every exact
 # method against the numpy reference (tests/model/flexible_pendulum_ref.py) and Table 3. Needs

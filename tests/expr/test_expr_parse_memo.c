@@ -1,0 +1,134 @@
+/* The parser's memo of resolved names (expr/parse.c, mblx__parse_memo): within one parse a name of
+ * at most 8 characters, and a call of one symbol, goes to the resolver once; later ones take its
+ * node from the memo. Two graphs parse the same texts in the same order, one with mblx_parse (every
+ * name to the resolver), one with the memo: the same node and node count after each text, the
+ * same messages and offsets; the resolver's calls with the memo counted against the distinct
+ * names and calls of each text (computed here from the text). The resolver: a name is its symbol,
+ * d(e) is e^3 (a node made at the first call, found after), u is unknown. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mblin/expr.h"
+#include "expr/expr_internal.h"
+#include "expr/parse_memo.h"
+#include "test.h"
+
+static long calls_name, calls_d;
+
+static int res(void *ud, mblx_graph *g, const char *name, size_t len, int nargs, const mblx_id *args, mblx_id *out,
+               char *why, size_t whylen)
+{
+    (void)ud;
+    if (nargs >= 0) {
+        if (len != 1 || name[0] != 'd' || nargs != 1) return 1;
+        calls_d++;
+        *out = mblx_powc(g, args[0], 3.0);
+        return 0;
+    }
+    if (len == 1 && name[0] == 'u') {
+        snprintf(why, whylen, "u is not known here");
+        return 1;
+    }
+    calls_name++;
+    *out = mblx_symbol_n(g, name, len);
+    return 0;
+}
+
+/* parse s in a (mblx_parse) and b (the memo): same outcome; the resolver's calls of b's parse in *cn, *cd */
+static int both(mblx_graph *a, mblx_graph *b, const char *s, long *cn, long *cd)
+{
+    mblx_parse_opts o = {res, NULL, 0, 0, 0, NULL};
+    size_t ea = 0, eb = 0;
+    mblx_id xa, xb;
+    mbl_status sa, sb;
+    o.error_offset = &ea;
+    int ra = mblx_parse(a, s, strlen(s), &o, &xa, &sa);
+    calls_name = calls_d = 0;
+    o.error_offset = &eb;
+    int rb = mblx__parse_memo(b, s, strlen(s), &o, &xb, &sb);
+    *cn = calls_name, *cd = calls_d;
+    int ok = ra == rb && xa == xb && mblx_node_count(a) == mblx_node_count(b);
+    if (ra || rb) ok = ok && ea == eb && !strcmp(sa.msg, sb.msg);
+    if (!ok) fprintf(stderr, "'%.60s': rc %d %d, node %u %u (%s | %s)\n", s, ra, rb, xa, xb, ra ? sa.msg : "", rb ? sb.msg : "");
+    return ok;
+}
+
+TEST(names_and_calls_once_a_parse)
+{
+    mblx_graph *a = mblx_graph_new(), *b = mblx_graph_new();
+    CHECK(a && b);
+    if (!a || !b) return;
+    static const struct {
+        const char *s;
+        long names, calls; /* the resolver's calls with the memo */
+    } t[] = {
+        {"x + x*y - x^2 + y/x", 2, 0},
+        {"x + x*y - x^2 + y/x", 2, 0},        /* a new parse: asked again */
+        {"d(x)^2 + d(y)*d(x) + d(x)", 2, 2},  /* d's arguments x, y; d(x), d(y) (d itself is no name) */
+        {"d(x) + d(y) + x + y + d( x )", 2, 2}, /* the call of x and of y apart, the names apart */
+        {"d(x + y) + d(x + y) + d(x)", 2, 3}, /* d of a sum: asked each time */
+        {"abcd1 + abcd2 + abcd1 + abcde1 + abcd2", 3, 0},
+        {"abcdefgh + abcdefgh + abcdefghi + abcdefghi + abcdefgj", 4, 0}, /* 9 characters: each time */
+        {"a + ab + abc + abcd + a + ab + abc + abcd + b_1 + b_1", 5, 0},
+        {"x*(y + (x - y)^2) + sin(x) + sin(y)", 2, 0},
+        {"x + y + u", 2, 0}, /* the same message at the same offset */
+        {"x + d(x, y)", 2, 0}, /* d of two arguments: refused by the resolver (x, y resolved) */
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        long cn, cd;
+        CHECK(both(a, b, t[i].s, &cn, &cd));
+        CHECK_MSG(cn == t[i].names && cd == t[i].calls, "'%s': %ld names, %ld calls", t[i].s, cn, cd);
+    }
+    mblx_graph_free(a);
+    mblx_graph_free(b);
+}
+
+/* 3000 names x0 .. x2999 each written three times (and d of each twice) in one text: entries
+ * evicted from the memo's 4096 slots by others are asked again, never taken for another name */
+TEST(many_names_one_text)
+{
+    mblx_graph *a = mblx_graph_new(), *b = mblx_graph_new();
+    CHECK(a && b);
+    if (!a || !b) return;
+    enum { N = 3000 };
+    char *s = malloc((size_t)3 * N * 24); /* 3 N terms " + x2999*d(x2999)": 17 characters at most */
+    CHECK(s != NULL);
+    if (!s) return;
+    size_t o = 0;
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < N; i++) o += (size_t)sprintf(s + o, "%sx%d*d(x%d)", o ? " + " : "", (i * 7 + k * 11) % N, i);
+    long cn, cd;
+    CHECK(both(a, b, s, &cn, &cd));
+    CHECK(cn >= N && cn < 6 * N && cd >= N && cd < 3 * N); /* fewer than without the memo (6 N, 3 N) */
+    CHECK(both(a, b, s, &cn, &cd)); /* the same text again: the nodes found */
+    free(s);
+    mblx_graph_free(a);
+    mblx_graph_free(b);
+}
+
+/* the generations start again from 1 after the last: the memo cleared, nothing of the old ones taken */
+TEST(generations_restart)
+{
+    mblx_graph *a = mblx_graph_new(), *b = mblx_graph_new();
+    CHECK(a && b);
+    if (!a || !b) return;
+    long cn, cd;
+    CHECK(both(a, b, "x + y", &cn, &cd));
+    b->name_memo_gen = UINT32_MAX - 1;
+    CHECK(both(a, b, "x + z", &cn, &cd) && cn == 2); /* generation UINT32_MAX */
+    CHECK(both(a, b, "x + y", &cn, &cd) && cn == 2); /* 1 again: x not found from generation 1 of before */
+    CHECK(b->name_memo_gen == 1);
+    CHECK(both(a, b, "x + y + x", &cn, &cd) && cn == 2);
+    mblx_graph_free(a);
+    mblx_graph_free(b);
+}
+
+int main(void)
+{
+    RUN(names_and_calls_once_a_parse);
+    RUN(many_names_one_text);
+    RUN(generations_restart);
+    return test_summary("expr_parse_memo");
+}
