@@ -8,11 +8,14 @@ void mbl_json_string(FILE *f, const char *s)
 {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        const unsigned char *run = p; /* the characters as they are: one fwrite (a name: 40 k of them at N = 10^4) */
+        while (*p >= 0x20 && *p != '"' && *p != '\\') p++;
+        if (p > run) fwrite(run, 1, (size_t)(p - run), f);
+        if (!*p) break;
         if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
         else if (*p == '\n') fputs("\\n", f);
         else if (*p == '\t') fputs("\\t", f);
-        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-        else fputc(*p, f);
+        else fprintf(f, "\\u%04x", *p); /* the other control characters */
     }
     fputc('"', f);
 }

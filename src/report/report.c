@@ -44,11 +44,20 @@ static void ob_flush(obuf *o)
     o->n = 0;
 }
 
-static void ob_put(obuf *o, const char *s, size_t len)
+/* ob_put where the block is full */
+static void ob_put_flushing(obuf *o, const char *s, size_t len)
 {
-    if (o->n + len > sizeof o->b) ob_flush(o);
-    if (len > sizeof o->b) {
-        fwrite(s, 1, len, o->f);
+    ob_flush(o);
+    if (len > sizeof o->b) fwrite(s, 1, len, o->f);
+    else memcpy(o->b, s, len), o->n = len;
+}
+
+/* (inline: most texts are a separator or a bracket of constant length, a store or two once
+ * inlined; the call and memcpy's were 37 instructions a text, 18 M at N = 10^4) */
+static inline void ob_put(obuf *o, const char *s, size_t len)
+{
+    if (o->n + len > sizeof o->b) {
+        ob_put_flushing(o, s, len);
         return;
     }
     memcpy(o->b + o->n, s, len);
@@ -66,6 +75,13 @@ static void ob_g(obuf *o, double x, int width, int prec)
 {
     char t[64];
     if (x == 0.0) x = 0.0; /* a zero prints "0", never printf's "-0" (rounding's sign, no information) */
+    if (!width && sizeof o->b - o->n >= CORE_NUMFMT_MAX) { /* unpadded: into the block itself */
+        int n = core_fmt_g(o->b + o->n, x, prec);
+        if (n >= 0) {
+            o->n += (size_t)n;
+            return;
+        }
+    }
     int len = core_fmt_g(t, x, prec);
     if (len < 0) len = snprintf(t, sizeof t, "%.*g", prec, x);
     if (len < 0) len = 0;

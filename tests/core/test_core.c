@@ -57,6 +57,11 @@ TEST(json_writer)
     CHECK(strcmp(buf, "\"a\\\"b\\\\c\\n\\t\\u0001\\u001f\xc3\xa9\"") == 0);
     json_to(buf, sizeof buf, NULL, NULL, 0);
     CHECK(strcmp(buf, "\"\"") == 0);
+    /* the plain runs written whole (session 34): an escape first, last, twice in a row, none */
+    json_to(buf, sizeof buf, "\"q1\\\\", NULL, 0);
+    CHECK(strcmp(buf, "\"\\\"q1\\\\\\\\\"") == 0);
+    json_to(buf, sizeof buf, "theta[12]", NULL, 0);
+    CHECK(strcmp(buf, "\"theta[12]\"") == 0);
     double x = 0.1;
     json_to(buf, sizeof buf, NULL, &x, 0);
     CHECK(strcmp(buf, "0.10000000000000001") == 0 && strtod(buf, NULL) == 0.1);
