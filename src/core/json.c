@@ -1,16 +1,23 @@
 /* The one JSON writer: strings escaped, numbers to 17 digits or null (include/mblin/json.h). */
 #include <math.h>
 
+#include "core/json_plain.h"
 #include "core/numfmt.h"
 #include "mblin/json.h"
+
+size_t core_json_plain_len(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p >= 0x20 && *p != '"' && *p != '\\') p++;
+    return (size_t)(p - (const unsigned char *)s);
+}
 
 void mbl_json_string(FILE *f, const char *s)
 {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        const unsigned char *run = p; /* the characters as they are: one fwrite (a name: 40 k of them at N = 10^4) */
-        while (*p >= 0x20 && *p != '"' && *p != '\\') p++;
-        if (p > run) fwrite(run, 1, (size_t)(p - run), f);
+        size_t run = core_json_plain_len((const char *)p); /* the characters as they are: one fwrite */
+        if (run) fwrite(p, 1, run, f), p += run;
         if (!*p) break;
         if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
         else if (*p == '\n') fputs("\\n", f);
