@@ -129,6 +129,26 @@ static int scaled(uint64_t m, int e, int k, u128 *q, int *cmp)
     return 0;
 }
 
+/* v's n decimal digits (v < 10^n, n <= 19), leading zeros included, into d[0 .. n): eight at a
+ * time in 32-bit halves (a 64-bit division by 100 a pair before: 140 instructions a 17-digit
+ * number, a third of core_fmt_g) */
+static void put_digits(char *d, uint64_t v, int n)
+{
+    static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                   "8081828384858687888990919293949596979899";
+    for (; n >= 8; n -= 8, v /= 100000000u) {
+        uint32_t low = (uint32_t)(v % 100000000u), a = low / 10000, b = low % 10000;
+        memcpy(d + n - 2, pairs + 2 * (b % 100), 2);
+        memcpy(d + n - 4, pairs + 2 * (b / 100), 2);
+        memcpy(d + n - 6, pairs + 2 * (a % 100), 2);
+        memcpy(d + n - 8, pairs + 2 * (a / 100), 2);
+    }
+    uint32_t w = (uint32_t)v;
+    for (; n >= 2; n -= 2, w /= 100) memcpy(d + n - 2, pairs + 2 * (w % 100), 2);
+    if (n) d[0] = (char)('0' + w);
+}
+
 int core_fmt_g(char *buf, double x, int prec)
 {
     if (!isfinite(x) || prec < 1 || prec > 17) return -1;
@@ -164,16 +184,9 @@ int core_fmt_g(char *buf, double x, int prec)
     if (cmp > 0 || (cmp == 0 && (q & 1))) q++;
     if (q == hi) q = lo, X++; /* 9.99...95 -> 10.0...0 */
     char d[20];
-    memset(d, '0', sizeof d); /* the stripped zeros, where the integer part has them */
-    uint64_t v = (uint64_t)q;
+    put_digits(d, (uint64_t)q, prec);
     int nd = prec; /* the digits without trailing zeros */
-    while (nd > 1 && v % 10 == 0) v /= 10, nd--;
-    static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-                                   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-                                   "8081828384858687888990919293949596979899";
-    int i = nd;
-    for (; i >= 2; i -= 2, v /= 100) memcpy(d + i - 2, pairs + 2 * (v % 100), 2);
-    if (i) d[0] = (char)('0' + v);
+    while (nd > 1 && d[nd - 1] == '0') nd--;
     if (X < prec && X >= -4) { /* %f with prec - 1 - X decimals, trailing zeros removed */
         if (X >= 0) {
             memcpy(o, d, (size_t)X + 1);

@@ -129,7 +129,7 @@ int model_check_mass(const mbl_model *md, const mbl_src *s, mbl_status *st)
     char note[200];
     int n = md->n, rc = 0, evaluated = 0;
     double *syms = mbl_calloc((size_t)md->nsym + 1, sizeof *syms);
-    double *jac = mbl_calloc((size_t)md->jac.nz + 1, sizeof *jac);
+    double *jac = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *jac); /* every entry written (model_eval_jac) */
     double *work = mbl_alloc_array(md->work_size + 1, sizeof *work); /* scratch the evaluation writes before it reads
                                                                         (not cleared: tens of KB on larger models) */
     double *diag = mbl_calloc((size_t)n + 1, sizeof *diag);

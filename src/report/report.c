@@ -6,7 +6,9 @@
 
 #include "mblin/json.h"
 #include "mblin/report.h"
+#include "core/json_plain.h"
 #include "core/numfmt.h"
+#include "report/obuf.h"
 
 static const char *at_name(mbl_at at)
 {
@@ -21,96 +23,36 @@ static const char *at_name(mbl_at at)
 
 /* ---- JSON ------------------------------------------------------------------------------ */
 
-/* Output gathered in a block, written by one fwrite each time it fills (three stdio calls a number
- * before: the N = 1000 four-bar's JSON writes 10^4 of them): the JSON lists and the text report's
- * number lines. Numbers by core_fmt_g (printf's "%.*g", the same text, without its
- * multi-precision conversion). */
-typedef struct obuf {
-    FILE *f;
-    size_t n;
-    char b[4096];
-} obuf;
-
-/* (no initializer: it would clear the 4 KiB block at every line) */
-static void ob_init(obuf *o, FILE *f)
-{
-    o->f = f;
-    o->n = 0;
-}
-
-static void ob_flush(obuf *o)
-{
-    if (o->n) fwrite(o->b, 1, o->n, o->f);
-    o->n = 0;
-}
-
-static void ob_put(obuf *o, const char *s, size_t len)
-{
-    if (o->n + len > sizeof o->b) ob_flush(o);
-    if (len > sizeof o->b) {
-        fwrite(s, 1, len, o->f);
-        return;
-    }
-    memcpy(o->b + o->n, s, len);
-    o->n += len;
-}
-
-/* spaces up to width for a text of len characters */
-static void ob_pad(obuf *o, int width, size_t len)
-{
-    for (; len < (size_t)width; len++) ob_put(o, " ", 1);
-}
-
-/* "%*.*g" (right-aligned in width; 0: no padding) */
-static void ob_g(obuf *o, double x, int width, int prec)
-{
-    char t[64];
-    if (x == 0.0) x = 0.0; /* a zero prints "0", never printf's "-0" (rounding's sign, no information) */
-    int len = core_fmt_g(t, x, prec);
-    if (len < 0) len = snprintf(t, sizeof t, "%.*g", prec, x);
-    if (len < 0) len = 0;
-    ob_pad(o, width, (size_t)len);
-    ob_put(o, t, (size_t)len);
-}
-
-/* mbl_json_number(f, x, 17, 1)'s text */
-static void ob_json(obuf *o, double x)
-{
-    if (!isfinite(x)) ob_put(o, "null", 4);
-    else if (x == 0.0) ob_put(o, "0", 1);
-    else ob_g(o, x, 0, 17);
-}
-
 static void json_vec(FILE *f, const double *x, int n)
 {
     obuf j;
-    ob_init(&j, f);
-    ob_put(&j, "[", 1);
+    report_ob_init(&j, f);
+    report_ob_put(&j, "[", 1);
     for (int i = 0; i < n; i++) {
-        if (i) ob_put(&j, ", ", 2);
-        ob_json(&j, x[i]);
+        if (i) report_ob_put(&j, ", ", 2);
+        report_ob_json(&j, x[i]);
     }
-    ob_put(&j, "]", 1);
-    ob_flush(&j);
+    report_ob_put(&j, "]", 1);
+    report_ob_flush(&j);
 }
 
 /* rows x cols column-major as a list of rows */
 static void json_mat(FILE *f, const double *A, int rows, int cols)
 {
     obuf j;
-    ob_init(&j, f);
-    ob_put(&j, "[", 1);
+    report_ob_init(&j, f);
+    report_ob_put(&j, "[", 1);
     for (int i = 0; i < rows; i++) {
-        if (i) ob_put(&j, ", ", 2);
-        ob_put(&j, "[", 1);
+        if (i) report_ob_put(&j, ", ", 2);
+        report_ob_put(&j, "[", 1);
         for (int c = 0; c < cols; c++) {
-            if (c) ob_put(&j, ", ", 2);
-            ob_json(&j, A[i + (size_t)c * rows]);
+            if (c) report_ob_put(&j, ", ", 2);
+            report_ob_json(&j, A[i + (size_t)c * rows]);
         }
-        ob_put(&j, "]", 1);
+        report_ob_put(&j, "]", 1);
     }
-    ob_put(&j, "]", 1);
-    ob_flush(&j);
+    report_ob_put(&j, "]", 1);
+    report_ob_flush(&j);
 }
 
 static void json_names(FILE *f, char *const *names, int n)
@@ -132,14 +74,28 @@ static int coord_count(const mbl_model *md)
     return mi.ncoord;
 }
 
+/* (through a block: a name that needs no escape, nearly all, as it is; 9 M at N = 10^4 before, as
+ * stdio calls, fputc's a character) */
 static void json_model_names(FILE *f, const mbl_model *md, model_name_fn name, int n)
 {
-    fputc('[', f);
+    obuf j;
+    report_ob_init(&j, f);
+    report_ob_put(&j, "[", 1);
     for (int i = 0; i < n; i++) {
-        if (i) fputs(", ", f);
-        mbl_json_string(f, name(md, i));
+        if (i) report_ob_put(&j, ", ", 2);
+        const char *s = name(md, i);
+        size_t len = s ? strlen(s) : 0;
+        if (len && core_json_plain_len(s) != len) { /* escapes: the writer's own */
+            report_ob_flush(&j);
+            mbl_json_string(f, s);
+            continue;
+        }
+        report_ob_put(&j, "\"", 1);
+        report_ob_put(&j, s ? s : "", len);
+        report_ob_put(&j, "\"", 1);
     }
-    fputc(']', f);
+    report_ob_put(&j, "]", 1);
+    report_ob_flush(&j);
 }
 
 /* the model's name for a title: "(unnamed)" when it has none */
@@ -545,8 +501,8 @@ static void ob_d(obuf *o, int v, int width)
     char t[16];
     int len = snprintf(t, sizeof t, "%d", v);
     if (len < 0) len = 0;
-    ob_pad(o, width, (size_t)len);
-    ob_put(o, t, (size_t)len);
+    report_ob_pad(o, width, (size_t)len);
+    report_ob_put(o, t, (size_t)len);
 }
 
 /* "%-*.*s" */
@@ -554,8 +510,8 @@ static void ob_name(obuf *o, const char *s, int width)
 {
     size_t len = 0;
     while (len < (size_t)width && s[len]) len++;
-    ob_put(o, s, len);
-    ob_pad(o, width, len);
+    report_ob_put(o, s, len);
+    report_ob_pad(o, width, len);
 }
 
 static int coords_width(const mbl_model *md, int n, int least)
@@ -595,17 +551,17 @@ int mbl_report_point_text(FILE *f, const mbl_model *md, const mbl_point *pt)
     fprintf(f, "  %-*s %16s %16s %16s\n", cw, "coordinate", "q", "der(q)", "der(der(q))");
     for (int i = 0; i < pt->n; i++) { /* "  %-*.*s %16.9g %16.9g %16.9g\n" */
         obuf l;
-        ob_init(&l, f);
-        ob_put(&l, "  ", 2);
+        report_ob_init(&l, f);
+        report_ob_put(&l, "  ", 2);
         ob_name(&l, mbl_model_coord_name(md, i), cw);
-        ob_put(&l, " ", 1);
-        ob_g(&l, pt->q[i], 16, 9);
-        ob_put(&l, " ", 1);
-        ob_g(&l, pt->v[i], 16, 9);
-        ob_put(&l, " ", 1);
-        ob_g(&l, pt->vdot[i], 16, 9);
-        ob_put(&l, "\n", 1);
-        ob_flush(&l);
+        report_ob_put(&l, " ", 1);
+        report_ob_g(&l, pt->q[i], 16, 9);
+        report_ob_put(&l, " ", 1);
+        report_ob_g(&l, pt->v[i], 16, 9);
+        report_ob_put(&l, " ", 1);
+        report_ob_g(&l, pt->vdot[i], 16, 9);
+        report_ob_put(&l, "\n", 1);
+        report_ob_flush(&l);
     }
     for (int j = 0; j < pt->m; j++) {
         const char *src = j < mi.nhol ? mbl_model_constraint_name(md, j) : NULL; /* what the equation comes from */
@@ -674,20 +630,20 @@ int mbl_report_text(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl
                                                          : doubt;
             if (isfinite(m->re) && isfinite(m->im)) { /* "  %4d  %16.8g  %14.6g  %16.8g  %16.8g%s\n" */
                 obuf l;
-                ob_init(&l, f);
-                ob_put(&l, "  ", 2);
+                report_ob_init(&l, f);
+                report_ob_put(&l, "  ", 2);
                 ob_d(&l, i + 1, 4);
-                ob_put(&l, "  ", 2);
-                ob_g(&l, m->freq_hz, 16, 8);
-                ob_put(&l, "  ", 2);
-                ob_g(&l, m->damping_ratio, 14, 6);
-                ob_put(&l, "  ", 2);
-                ob_g(&l, m->re, 16, 8);
-                ob_put(&l, "  ", 2);
-                ob_g(&l, m->im, 16, 8);
-                ob_put(&l, tag, strlen(tag));
-                ob_put(&l, "\n", 1);
-                ob_flush(&l);
+                report_ob_put(&l, "  ", 2);
+                report_ob_g(&l, m->freq_hz, 16, 8);
+                report_ob_put(&l, "  ", 2);
+                report_ob_g(&l, m->damping_ratio, 14, 6);
+                report_ob_put(&l, "  ", 2);
+                report_ob_g(&l, m->re, 16, 8);
+                report_ob_put(&l, "  ", 2);
+                report_ob_g(&l, m->im, 16, 8);
+                report_ob_put(&l, tag, strlen(tag));
+                report_ob_put(&l, "\n", 1);
+                report_ob_flush(&l);
             } else /* an infinite eigenvalue of a descriptor pencil: no frequency or damping to show */
                 fprintf(f, "  %4d  %16s  %14s  %16s  %16s%s\n", i + 1, "infinite", "-", "infinite", "-", tag);
         }

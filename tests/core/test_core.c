@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/json_plain.h"
 #include "mblin/json.h"
 #include "mblin/status.h"
 #include "test.h"
@@ -57,6 +58,15 @@ TEST(json_writer)
     CHECK(strcmp(buf, "\"a\\\"b\\\\c\\n\\t\\u0001\\u001f\xc3\xa9\"") == 0);
     json_to(buf, sizeof buf, NULL, NULL, 0);
     CHECK(strcmp(buf, "\"\"") == 0);
+    /* the plain runs written whole (session 34): an escape first, last, twice in a row, none */
+    json_to(buf, sizeof buf, "\"q1\\\\", NULL, 0);
+    CHECK(strcmp(buf, "\"\\\"q1\\\\\\\\\"") == 0);
+    json_to(buf, sizeof buf, "theta[12]", NULL, 0);
+    CHECK(strcmp(buf, "\"theta[12]\"") == 0);
+    /* the plain run the report's buffered names take as they are (core_json_plain_len) */
+    CHECK(core_json_plain_len("theta[12]") == 9 && core_json_plain_len("ab\"c") == 2 &&
+          core_json_plain_len("a\\b") == 1 && core_json_plain_len("\x1fx") == 0 && core_json_plain_len("") == 0 &&
+          core_json_plain_len("\xc3\xa9\x7f") == 3);
     double x = 0.1;
     json_to(buf, sizeof buf, NULL, &x, 0);
     CHECK(strcmp(buf, "0.10000000000000001") == 0 && strtod(buf, NULL) == 0.1);

@@ -75,6 +75,41 @@ TEST(fmt_matches_printf)
           core_fmt_g(b, 1.0, 18) < 0);
 }
 
+/* put_digits (session 34): eight digits at a time, then pairs, then one: every digit count and
+ * every digit position, on integers around the powers of ten (where a carry or a leading zero
+ * goes wrong first), the subnormals and the largest values; and at 17 digits the text reads back
+ * as the same double (strtod), as printf's does. */
+TEST(fmt_digits_and_round_trip)
+{
+    long before = fmt_bad;
+    for (int k = 0; k <= 22; k++) {
+        double p = pow(10.0, k);
+        const double near[] = {p - 1, p, p + 1, 2 * p - 1, p * 1.2345678901234567, p - 0.5, p / 7};
+        for (size_t i = 0; i < sizeof near / sizeof *near; i++)
+            for (int prec = 1; prec <= 17; prec++) check_fmt(near[i], prec), check_fmt(-near[i] / 1e9, prec);
+    }
+    const double edge[] = {5e-324, -5e-324, 1e-310, 2.2250738585072009e-308, 1e308, -1.7976931348623157e308,
+                           9007199254740993.0, 4503599627370497.0, 12345678.0, 87654321.0, 1234567890123456.0};
+    for (size_t i = 0; i < sizeof edge / sizeof *edge; i++)
+        for (int prec = 1; prec <= 17; prec++) check_fmt(edge[i], prec);
+    long trips = 0, lost = 0;
+    for (long i = 0; i < 200000; i++) {
+        uint64_t r = next();
+        double x;
+        if (i % 2) memcpy(&x, &r, sizeof x);
+        else x = ldexp((double)(r >> 11), (int)(next() % 140) - 100);
+        char a[CORE_NUMFMT_MAX];
+        if (!isfinite(x) || core_fmt_g(a, x, 17) < 0) continue;
+        trips++;
+        double y = strtod(a, NULL);
+        if (memcmp(&x, &y, sizeof x) && lost++ < 10) printf("  %a printed '%s' reads back as %a\n", x, a, y);
+    }
+    printf("  %ld values read back from 17 digits, %ld not the same\n", trips, lost);
+    CHECK(fmt_bad == before);
+    CHECK(lost == 0);
+    CHECK(trips > 50000);
+}
+
 static long lit_bad, lit_checked;
 
 static void check_literal(mblx_graph *g, const char *t)
@@ -133,6 +168,7 @@ TEST(literals_match_strtod)
 int main(void)
 {
     RUN(fmt_matches_printf);
+    RUN(fmt_digits_and_round_trip);
     RUN(literals_match_strtod);
     return test_summary("numfmt");
 }
