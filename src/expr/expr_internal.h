@@ -116,6 +116,11 @@ mblx_id mblx__oom(mblx_graph *g);
 /* Advise the system to back the large array p (bytes long) with huge pages (a no-op for small
  * arrays and where unsupported). */
 void mblx__hugepages(void *p, size_t bytes);
+/* n zeroed elements of size sz, from 1 MB up mapped from the system (its pages zeroed as first
+ * touched, not cleared at once) and advised for huge pages; NULL when out of memory. Freed by
+ * mblx__zeroed_free with the same n and sz. */
+void *mblx__zeroed_alloc(size_t n, size_t sz);
+void mblx__zeroed_free(void *p, size_t n, size_t sz);
 /* Reallocate p (old_bytes long) to n elements of size sz (huge-page advice for large arrays);
  * NULL when out of memory (p is then unchanged). */
 void *mblx__grow_block(void *p, size_t old_bytes, size_t n, size_t sz);

@@ -75,6 +75,52 @@ void mblx__hugepages(void *p, size_t bytes)
 #endif
 }
 
+/* From 1 MB up a zeroed block is mapped from the system directly (Linux): its pages come zeroed
+ * when first touched, where calloc cleared the whole block at once (glibc takes it from the
+ * heap's top, which cli/startup.c reserves, and clears it in full: 33.5 M instructions, 0.8 % of
+ * the N = 10^4 four-bar's process, for the graph's 32 MB hash table, and the N = 1000 four-bar's
+ * 2 MB one 4.2 M before). Smaller blocks: calloc. Whether a block is mapped follows from its size
+ * alone, so that mblx__zeroed_free needs no record of it. */
+enum { ZEROED_MAP_MIN = 1u << 20 }; /* bytes */
+
+static int zeroed_mapped(size_t bytes)
+{
+#if defined(__linux__) && defined(MAP_ANONYMOUS)
+    return bytes >= ZEROED_MAP_MIN;
+#else
+    (void)bytes;
+    return 0;
+#endif
+}
+
+void *mblx__zeroed_alloc(size_t n, size_t sz)
+{
+    if (sz && n > SIZE_MAX / sz) return NULL;
+    size_t bytes = n * sz;
+    void *p = NULL;
+#if defined(__linux__) && defined(MAP_ANONYMOUS)
+    if (zeroed_mapped(bytes)) {
+        p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) p = NULL;
+    } else
+#endif
+        p = mbl_calloc(n ? n : 1, sz ? sz : 1);
+    if (p) mblx__hugepages(p, bytes);
+    return p;
+}
+
+void mblx__zeroed_free(void *p, size_t n, size_t sz)
+{
+    if (!p) return;
+#if defined(__linux__) && defined(MAP_ANONYMOUS)
+    if (zeroed_mapped(n * sz)) {
+        (void)munmap(p, n * sz);
+        return;
+    }
+#endif
+    mbl_free(p);
+}
+
 /* Reallocate p (old_bytes long) to n elements of size sz. Large arrays move to a new block that
  * is advised for huge pages before the copy touches it (realloc would copy first). */
 void *mblx__grow_block(void *p, size_t old_bytes, size_t n, size_t sz)
@@ -314,52 +360,11 @@ static void defer_flush(mblx_graph *g)
     }
 }
 
-/* A table of ncap empty slots. A large one is mapped from the system directly (Linux): its pages
- * come zeroed when first touched, where calloc cleared the whole block at once (glibc takes it
- * from the heap's top, which cli/startup.c reserves, and clears it in full: 33.5 M instructions,
- * 0.8 % of the N = 10^4 four-bar's process, for the 32 MB table, and the N = 1000 four-bar's
- * 2 MB one 4.2 M before). Small tables: calloc. Whether a table is mapped follows from its
- * capacity alone (table_mapped), so that table_free needs no record of it. */
-enum { TABLE_MAP_MIN = 1u << 20 }; /* bytes */
-
-static int table_mapped(size_t ncap)
-{
-#if defined(__linux__) && defined(MAP_ANONYMOUS)
-    return ncap * sizeof(uint64_t) >= TABLE_MAP_MIN;
-#else
-    (void)ncap;
-    return 0;
-#endif
-}
-
-static uint64_t *table_new(size_t ncap)
-{
-    if (ncap > SIZE_MAX / sizeof(uint64_t)) return NULL;
-    size_t bytes = ncap * sizeof(uint64_t);
-    uint64_t *t = NULL;
-#if defined(__linux__) && defined(MAP_ANONYMOUS)
-    if (table_mapped(ncap)) {
-        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        t = p == MAP_FAILED ? NULL : p;
-    } else
-#endif
-        t = mbl_calloc(ncap, sizeof *t);
-    if (t) mblx__hugepages(t, bytes);
-    return t;
-}
+/* A table of ncap empty slots (TABLE_EMPTY is 0): mblx__zeroed_alloc's, mapped from 1 MB up. */
+static uint64_t *table_new(size_t ncap) { return mblx__zeroed_alloc(ncap, sizeof(uint64_t)); }
 
 /* free a table of ncap slots made by table_new */
-static void table_free(uint64_t *t, size_t ncap)
-{
-    if (!t) return;
-#if defined(__linux__) && defined(MAP_ANONYMOUS)
-    if (table_mapped(ncap)) {
-        (void)munmap(t, ncap * sizeof *t);
-        return;
-    }
-#endif
-    mbl_free(t);
-}
+static void table_free(uint64_t *t, size_t ncap) { mblx__zeroed_free(t, ncap, sizeof *t); }
 
 static int table_rehash(mblx_graph *g, size_t ncap)
 {

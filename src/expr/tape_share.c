@@ -280,18 +280,17 @@ static int pair_init(pair_table *P, size_t want)
 {
     size_t cap = 64;
     while (cap < 2 * want + 2) cap *= 2;
-    P->key = mbl_calloc(cap, sizeof *P->key);
+    P->key = mblx__zeroed_alloc(cap, sizeof *P->key); /* (mapped when large: not cleared at once) */
     P->val = mbl_alloc_array(cap, sizeof *P->val);
     P->cap = cap;
     P->n = 0;
     if (!P->key || !P->val) return -1;
-    mblx__hugepages(P->key, cap * sizeof *P->key);
     return 0;
 }
 
 static void pair_free(pair_table *P)
 {
-    mbl_free(P->key);
+    mblx__zeroed_free(P->key, P->cap, sizeof *P->key);
     mbl_free(P->val);
     P->key = NULL, P->val = NULL;
 }
