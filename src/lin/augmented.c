@@ -365,7 +365,7 @@ static int finish_kinematic(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     }
     /* F = -v_W^T R_r */
     memset(lin->F, 0, (size_t)z1 * (size_t)nr * sizeof *lin->F);
-    for (int p = 0; p < md->jac.nz; p++) {
+    for (int p = 0; nr > 0 && p < md->jac.nz; p++) { /* (no input columns: none) */
         int r = md->jac.row[p], c = md->jac.col[p];
         if (r >= eom1 || c < jr) continue;
         for (int i = 0; i < z1; i++) lin->F[i + (size_t)(c - jr) * z1] -= lin->v_W[r + (size_t)i * n] * w->ev.jac[p];
@@ -392,7 +392,7 @@ static int finish_solve_block(mbl_lin_work *w, int j0, int nb, mbl_status *st)
     double *X = w->X;
     memset(X, 0, (size_t)N * (size_t)nb * sizeof *X);
     for (int j = j0; j < j0 + nb && j < nx; j++) X[(size_t)(md->nF + j) + (size_t)(j - j0) * N] = 1.0;
-    for (int p = 0; p < md->jac.nz; p++) {
+    for (int p = 0; j0 + nb > nx && p < md->jac.nz; p++) { /* (a block of input columns only) */
         int j = md->jac.col[p] >= jr ? nx + md->jac.col[p] - jr : -1;
         if (j >= j0 && j < j0 + nb) X[md->jac.row[p] + (size_t)(j - j0) * N] = -w->ev.jac[p];
     }
