@@ -365,7 +365,7 @@ static int finish_kinematic(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     }
     /* F = -v_W^T R_r */
     memset(lin->F, 0, (size_t)z1 * (size_t)nr * sizeof *lin->F);
-    for (int p = 0; p < md->jac.nz; p++) {
+    for (int p = 0; nr > 0 && p < md->jac.nz; p++) { /* (no input columns: none) */
         int r = md->jac.row[p], c = md->jac.col[p];
         if (r >= eom1 || c < jr) continue;
         for (int i = 0; i < z1; i++) lin->F[i + (size_t)(c - jr) * z1] -= lin->v_W[r + (size_t)i * n] * w->ev.jac[p];
@@ -392,7 +392,7 @@ static int finish_solve_block(mbl_lin_work *w, int j0, int nb, mbl_status *st)
     double *X = w->X;
     memset(X, 0, (size_t)N * (size_t)nb * sizeof *X);
     for (int j = j0; j < j0 + nb && j < nx; j++) X[(size_t)(md->nF + j) + (size_t)(j - j0) * N] = 1.0;
-    for (int p = 0; p < md->jac.nz; p++) {
+    for (int p = 0; j0 + nb > nx && p < md->jac.nz; p++) { /* (a block of input columns only) */
         int j = md->jac.col[p] >= jr ? nx + md->jac.col[p] - jr : -1;
         if (j >= j0 && j < j0 + nb) X[md->jac.row[p] + (size_t)(j - j0) * N] = -w->ev.jac[p];
     }
@@ -552,8 +552,6 @@ static int kin_prepare(mbl_lin_work *w, mbl_status *st)
     const sparse_rows *U = &w->U;
     size_t cap = (size_t)w->nz + (size_t)U->ptr[3 * nus + 2 * nuvs] + (size_t)z1 + 1;
     w->kcols = zz < AUG_RHS_BLOCK ? zz : AUG_RHS_BLOCK;
-    int ng = 0; /* the Jacobian entries of EOM rows in the kinematic columns (gent) */
-    for (int p = 0; p < md->jac.nz; p++) ng += md->jac.row[p] < md->row0[MBL_ROW_EOM + 1] && aug_kin_col(md, md->jac.col[p]) >= 0;
     carve c = {&w->ka, 0, 0, 0};
     for (int pass = 0; pass < 2; pass++) { /* sizes, then the pieces of one block */
         if (pass && carve_second(&c, st)) return MBL_ENOMEM;
@@ -567,20 +565,24 @@ static int kin_prepare(mbl_lin_work *w, mbl_status *st)
         w->kr = carve_array(&c, (size_t)w->Nk + 1, sizeof *w->kr);
         w->kc = carve_array(&c, (size_t)w->Nk + 1, sizeof *w->kc);
         w->kwork = carve_array(&c, LA_EQUILIBRATE_WS(w->Nk, w->Nk) + 1, sizeof *w->kwork);
-        w->gent = carve_array(&c, 3 * (size_t)ng + 1, sizeof *w->gent);
+        /* (at most one per triplet: their count is known after the one pass below) */
+        w->gent = carve_array(&c, 3 * (size_t)w->nz + 1, sizeof *w->gent);
     }
     if (c.fail) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    /* one pass over the augmented matrix's triplets: those from the Jacobian (tsrc >= 0) are its
+     * entries in the columns below N, in their order, which hold the kinematic columns: the EOM
+     * rows' give gent, the rows from r0 on (any source) the kinematic system's */
+    int nk = 0, eom1 = md->row0[MBL_ROW_EOM + 1];
     w->ng = 0;
-    for (int p = 0; p < md->jac.nz; p++) {
-        int kc = md->jac.row[p] < md->row0[MBL_ROW_EOM + 1] ? aug_kin_col(md, md->jac.col[p]) : -1;
-        if (kc < 0) continue;
-        int *e = w->gent + 3 * (size_t)w->ng++;
-        e[0] = p, e[1] = md->jac.row[p], e[2] = kc;
-    }
-    int nk = 0;
     for (int t = 0; t < w->nz; t++) {
-        int c = w->ti[t] >= r0 ? aug_kin_col(md, w->tj[t]) : -1;
-        if (c >= 0) w->kti[nk] = w->ti[t] - r0, w->ktj[nk] = c, w->ktsrc[nk++] = w->tsrc[t];
+        int r = w->ti[t], c = r >= r0 || (r < eom1 && w->tsrc[t] >= 0) ? aug_kin_col(md, w->tj[t]) : -1;
+        if (c < 0) continue;
+        if (r >= r0) {
+            w->kti[nk] = r - r0, w->ktj[nk] = c, w->ktsrc[nk++] = w->tsrc[t];
+        } else {
+            int *e = w->gent + 3 * (size_t)w->ng++;
+            e[0] = w->tsrc[t], e[1] = r, e[2] = c;
+        }
     }
     for (int i = 0; i < z1; i++) {
         int row = nc + z0 + z1 + i, ur;

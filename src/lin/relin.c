@@ -80,7 +80,7 @@ int aug_direct_structural(const mbl_lin_work *w)
     int nus = md->nus, nuvs = md->nuvs, N = w->N, jr = model_blk0(md, MBL_BLK_R);
     int eom1 = md->row0[MBL_ROW_EOM + 1];
     if (!w->kin || md->nX || w->nrhs > w->xcols || w->z0 + w->z1 > w->kcols || w->z1 == 0) return 0;
-    for (int p = 0; p < md->jac.nz; p++)
+    for (int p = 0; md->nr > 0 && p < md->jac.nz; p++) /* (no input columns: none) */
         if (md->jac.col[p] >= jr && md->jac.row[p] >= eom1) return 0; /* an input in a constraint */
     for (int p = 0; p < w->Y.ptr[md->ny]; p++)
         if (w->Y.col[p] < jr && aug_kin_col(md, w->Y.col[p]) < 0) return 0; /* an output of lambda, mu */

@@ -33,6 +33,7 @@ typedef struct opoint_subproblem {
     mbla_csc *A;
     mbla_klu *lu;
     int snz, *ssrc, *smap;
+    int stepped;             /* sp->stx holds a step's matrix (the pattern may be made before one) */
     int *srow, *scol;        /* per pattern entry: its subproblem row and column */
     /* the entries by row, each row's in the entries' order (so that a row's sums are the same):
      * row r's are rperm[rptr[r] .. rptr[r + 1] - 1], with their sources ssrc and columns scol */

@@ -165,16 +165,30 @@ int opoint_eval_F_jac(opoint_subproblem *sp, double *norm2, double *norminf, mbl
     return 0;
 }
 
+/* *a (at least n + 1 ints) cut to n + 1 (kept as it is when the smaller block is refused) */
+static void shrink_ints(int **a, int n)
+{
+    int *b = mbl_realloc_array(*a, (size_t)n + 1, sizeof **a);
+    if (b) *a = b;
+}
+
 /* Assemble the sparsity pattern of the subproblem's Jacobian once (triplet sources, CSC, map). */
 static int sparse_pattern(opoint_subproblem *sp, mbl_status *st)
 {
     if (sp->A) return 0;
     const model_view *mv = &sp->mv;
-    int nz = 0;
-    for (int p = 0; p < mv->jac.nz; p++)
-        if (sp->row_pos[mv->jac.row[p]] >= 0 && sp->col_pos[mv->jac.col[p]] >= 0) nz++;
-    int *ti = mbl_alloc_array((size_t)nz + 1, sizeof *ti), *tj = mbl_alloc_array((size_t)nz + 1, sizeof *tj);
-    sp->ssrc = mbl_alloc_array((size_t)nz + 1, sizeof *sp->ssrc);
+    /* the subproblem's entries (triplets and sources) in one pass, in arrays for the whole Jacobian
+     * cut to their count after it */
+    size_t cap = (size_t)mv->jac.nz + 1;
+    int *ti = mbl_alloc_array(cap, sizeof *ti), *tj = mbl_alloc_array(cap, sizeof *tj), nz = 0;
+    sp->ssrc = mbl_alloc_array(cap, sizeof *sp->ssrc);
+    if (ti && tj && sp->ssrc) {
+        for (int p = 0; p < mv->jac.nz; p++) {
+            int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
+            if (r >= 0 && c >= 0) ti[nz] = r, tj[nz] = c, sp->ssrc[nz++] = p;
+        }
+        shrink_ints(&ti, nz), shrink_ints(&tj, nz), shrink_ints(&sp->ssrc, nz);
+    }
     sp->smap = mbl_alloc_array((size_t)nz + 1, sizeof *sp->smap);
     sp->stx = mbl_calloc((size_t)nz + 1, sizeof *sp->stx);
     sp->eqr = mbl_alloc_array((size_t)sp->nrow + 1, sizeof *sp->eqr);
@@ -190,11 +204,6 @@ static int sparse_pattern(opoint_subproblem *sp, mbl_status *st)
         !sp->rperm || !sp->rsrc || !sp->rcol)
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) {
-        nz = 0;
-        for (int p = 0; p < mv->jac.nz; p++) {
-            int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
-            if (r >= 0 && c >= 0) ti[nz] = r, tj[nz] = c, sp->ssrc[nz++] = p;
-        }
         sp->snz = nz;
         rc = mbla_csc_from_triplets(sp->nrow, sp->ncol, nz, ti, tj, sp->stx, sp->smap, &sp->A, st);
     }
@@ -227,7 +236,7 @@ static void sparse_forget(opoint_subproblem *sp)
     sp->A = NULL;
     sp->ssrc = sp->smap = NULL;
     sp->stx = NULL;
-    sp->snz = 0;
+    sp->snz = sp->stepped = 0;
 }
 
 /* Dense minimum-norm least-squares step (rank-revealing SVD: singular values below rank_tol
@@ -318,6 +327,7 @@ static int newton_step(opoint_subproblem *sp, double *dx, int solve, mbl_status 
         for (int t = 0; t < sp->snz; t++) sp->stx[t] = sp->jac[sp->ssrc[t]];
         mbla_csc_refill(sp->A, sp->snz, sp->smap, sp->stx);
     }
+    sp->stepped = 1;
     for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]];
     sp->rank_last = -1;
     if (m == n) {
@@ -528,6 +538,12 @@ double opoint_scaled_residual(opoint_subproblem *sp, const double *xstart, doubl
     /* the subproblem's entries (sparse_pattern's list, once assembled, by row: the same entries in
      * the same order, so the same sums, without the scan of the whole Jacobian) */
     if (sp->A) return scaled_residual_of(sp, NULL, xstart, rowscale, colscale);
+    /* a subproblem the sparse Newton step will assemble: its pattern made now, once, for both */
+    int small = sp->ncol <= OPOINT_DENSE_MAX && sp->nrow <= OPOINT_DENSE_MAX;
+    if (!small) {
+        if (!sparse_pattern(sp, NULL)) return scaled_residual_of(sp, NULL, xstart, rowscale, colscale);
+        sparse_forget(sp); /* (out of memory: the scan below; the step reports it) */
+    }
     col_scales(sp, xstart, colscale);
     for (int r = 0; r < sp->nrow; r++) rowscale[r] = 0;
     for (int p = 0; p < mv->jac.nz; p++) {
@@ -540,7 +556,7 @@ double opoint_scaled_residual(opoint_subproblem *sp, const double *xstart, doubl
 double opoint_scaled_residual_at_step(const opoint_subproblem *sp, const double *F0, const double *x0, double *rowscale,
                                       double *colscale)
 {
-    if (!sp->A) return INFINITY;
+    if (!sp->A || !sp->stepped) return INFINITY;
     for (int c = 0; c < sp->ncol; c++) colscale[c] = col_scale(sp, c, x0[c], x0);
     /* sp->stx[t] is the step's sp->jac[sp->ssrc[t]] (opoint_newton_step) */
     return scaled_max_of(sp, F0, rowscale, row_scales(sp, sp->stx, colscale, rowscale));
@@ -548,7 +564,7 @@ double opoint_scaled_residual_at_step(const opoint_subproblem *sp, const double 
 
 double opoint_scaled_residual_at_step_row(const opoint_subproblem *sp, const double *F0, const double *x0, int r)
 {
-    if (!sp->A || r < 0 || r >= sp->nrow) return 0.0;
+    if (!sp->A || !sp->stepped || r < 0 || r >= sp->nrow) return 0.0;
     /* row_scales' sum for this row (the same terms in the same order: the same bits) */
     const int *rperm = sp->rperm, *rcol = sp->rcol;
     const double *vt = sp->stx;

@@ -6,3 +6,4 @@ mblin_add_test(test_warm_tangent ${CMAKE_CURRENT_SOURCE_DIR}/opoint/test_warm_ta
 mblin_add_test(test_newton ${CMAKE_CURRENT_SOURCE_DIR}/opoint/test_newton.c)
 mblin_add_test(test_constraint_qr ${CMAKE_CURRENT_SOURCE_DIR}/opoint/test_constraint_qr.c)
 mblin_add_test(test_rows_view ${CMAKE_CURRENT_SOURCE_DIR}/opoint/test_rows_view.c)
+mblin_add_test(test_scaled_pattern ${CMAKE_CURRENT_SOURCE_DIR}/opoint/test_scaled_pattern.c)
