@@ -221,7 +221,6 @@ typedef struct compiler {
     size_t nnary;             /* the numbered sums and products of at least two operands (mblx__share) */
     int no_pairs;             /* mblx_compile_few: the chains alone */
     int fuse;                 /* a sum's or product's constant fused into its last operation (mblx__share) */
-    int copying;              /* the numbering writes the private copy as it goes (reserve_dense) */
 } compiler;
 
 static void compiler_free(compiler *c)
@@ -254,15 +253,6 @@ static void compiler_free(compiler *c)
         }                                                                                     \
     } while (0)
 
-static int copy_after;     /* mblx__copy_after_mode */
-static size_t copies_taken; /* the compilations whose numbering wrote the copy */
-size_t mblx__copy_after_mode(int on)
-{
-    size_t k = copies_taken;
-    copy_after = on, copies_taken = 0;
-    return k;
-}
-
 /* A direct node -> local index map when the outputs' largest handle is small enough (see
  * DENSE_FACTOR). */
 static int reserve_dense(compiler *c, size_t n, const mblx_id *outputs)
@@ -291,111 +281,19 @@ static int reserve_dense(compiler *c, size_t n, const mblx_id *outputs)
         }
         mblx__hugepages(c->map.dense, (maxid + 1) * sizeof *c->map.dense);
         memset(c->map.dense, 0xff, (maxid + 1) * sizeof *c->map.dense);
-        /* the private copy, written by the numbering as it goes (number_sub_dag): at most maxid + 1
-         * nodes and the graph's operands, and a bound tape's room for the chains' extra links (at
-         * most one a operand: copy_room); pages past those written never touched, the tail
-         * returned after (copy_fit) */
-        mblx_tape *t = c->t;
-        size_t na = c->g->nargs_used, lr = maxid + 1 + (t->g ? na : 0), ar = t->g ? 3 * na : na;
-        if (!copy_after && na < UINT32_MAX && (t->lnd = mbl_alloc_array(lr, sizeof *t->lnd)) &&
-            (t->largs = mbl_alloc_array(ar ? ar : 1, sizeof *t->largs))) {
-            mblx__hugepages(t->lnd, lr * sizeof *t->lnd);
-            mblx__hugepages(t->largs, ar * sizeof *t->largs);
-            c->copying = 1;
-        } else {
-            mbl_free(t->lnd);
-            t->lnd = NULL;
-        }
     }
     return 0;
-}
-
-/* A symbol's local node l (graph node v) in an unbound tape's copy: its name kept (for error
- * messages). -1 when out of memory. */
-static int copy_name(compiler *c, size_t l, uint32_t v)
-{
-    const mblx_graph *g = c->g;
-    mblx_tape *t = c->t;
-    const char *nm = mblx_symbol_name(g, v);
-    size_t len = strlen(nm) + 1;
-    if (c->kn > UINT32_MAX - len) return -1;
-    if (len > c->ncap - c->kn) {
-        size_t nc = c->ncap ? c->ncap : 256;
-        while (nc - c->kn < len) nc *= 2;
-        void *q = mbl_realloc_array(t->names, nc, 1);
-        if (!q) return -1;
-        t->names = q;
-        c->ncap = nc;
-    }
-    memcpy(t->names + c->kn, nm, len);
-    t->lnd[l].doff = (uint32_t)c->kn; /* symbol nodes: name offset */
-    c->kn += len;
-    return 0;
-}
-
-/* Local node l of the private copy: graph node v (nd, read by the caller) as it is, its operands
- * at ka in largs (written by the caller). -1 when out of memory. */
-static inline __attribute__((always_inline)) int copy_node(compiler *c, size_t l, uint32_t v, mblx__node nd, size_t ka)
-{
-    mblx_tape *t = c->t;
-    int sym = nd.op == MBLX_OP_SYMBOL;
-    double idx = nd.val; /* (a symbol's index) */
-    nd.aoff = (uint32_t)ka; /* (whole: op and na, bit fields, copied as they are, not one by one) */
-    nd.doff = 0;
-    nd.dcnt = 0;
-    t->lnd[l] = nd;
-    if (!sym) return 0;
-    if ((size_t)idx + 1 > t->nsymreq) t->nsymreq = (size_t)idx + 1;
-    return t->g ? 0 : copy_name(c, l, v);
 }
 
 /* Number graph node v as the next local node: its graph node in gid, its operands (and a sum's or
- * product's) counted; copying, its node written into the copy. -1 when out of memory. */
+ * product's) counted. -1 when out of memory. */
 static inline __attribute__((always_inline)) int number_node(compiler *c, uint32_t v)
 {
     GROWV(c->gid, c->nl, c->lcap);
-    const mblx__node gn = c->g->nd[v];
-    if (c->copying && copy_node(c, c->nl, v, gn, c->ka)) return -1;
     c->gid[c->nl++] = v;
-    c->ka += gn.na;
-    if (mblx__nary_local(&gn)) c->extra += gn.na - 1, c->nnary++;
+    c->ka += c->g->nd[v].na;
+    if (mblx__nary_local(&c->g->nd[v])) c->extra += c->g->nd[v].na - 1, c->nnary++;
     return 0;
-}
-
-/* The copy's room: its nodes and operands, and a bound tape's the chains' extra links
- * (mblx__share makes them in it). */
-static void copy_room(compiler *c)
-{
-    c->lres = c->nl, c->ares = c->ka;
-    if (c->t->g && c->extra <= (SIZE_MAX - c->ka) / 2 - 1) c->lres += c->extra, c->ares += 2 * c->extra;
-}
-
-/* The copy complete: an unbound tape's names (never NULL), and gid freed but for a bound tape,
- * which keeps it for the owners (share_and_order). -1 when out of memory. */
-static int copy_finish(compiler *c)
-{
-    mblx_tape *t = c->t;
-    if (!t->g && !t->names && !(t->names = mbl_malloc(1))) return -1;
-    if (!t->g) {
-        mbl_free(c->gid);
-        c->gid = NULL;
-    }
-    return 0;
-}
-
-/* The copy the numbering wrote cut to its room (copy_room; in place, no copy: the reserve bounds
- * it), as copy_sub_dag sizes it. -1 when out of memory. */
-static int copy_fit(compiler *c)
-{
-    mblx_tape *t = c->t;
-    copy_room(c);
-    void *q = mbl_realloc_array(t->lnd, c->lres ? c->lres : 1, sizeof *t->lnd);
-    if (!q) return -1;
-    t->lnd = q;
-    if (!(q = mbl_realloc_array(t->largs, c->ares ? c->ares : 1, sizeof *t->largs))) return -1;
-    t->largs = q;
-    copies_taken++;
-    return copy_finish(c);
 }
 
 /* The private copy of the numbered sub-DAG (lnd, largs, names: for error messages; a bound tape:
@@ -403,15 +301,14 @@ static int copy_fit(compiler *c)
  * indices of the graph's. Sized after the traversal, not reserved at a bound and shrunk: the
  * unused part of a reserve, freed, was untouched heap that later allocations had to fault in.
  * A bound tape keeps no copy: its arrays are reserved for the shared form's chains, which are
- * then made in them (mblx__share), not in a second copy. The numbering writes it as it goes
- * where the dense map is (copying: reserve_dense, copy_fit); this pass is the hashed map's (and
- * mblx__copy_after_mode's). -1 when out of memory. */
+ * then made in them (mblx__share), not in a second copy. -1 when out of memory. */
 static int copy_sub_dag(compiler *c)
 {
     const mblx_graph *g = c->g;
     mblx_tape *t = c->t;
     size_t nl = c->nl, ka = 0;
-    copy_room(c);
+    c->lres = nl, c->ares = c->ka;
+    if (t->g && c->extra <= (SIZE_MAX - c->ka) / 2 - 1) c->lres += c->extra, c->ares += 2 * c->extra;
     if (!(t->lnd = mbl_alloc_array(c->lres ? c->lres : 1, sizeof *t->lnd)) ||
         !(t->largs = mbl_alloc_array(c->ares ? c->ares : 1, sizeof *t->largs)))
         return -1;
@@ -422,6 +319,8 @@ static int copy_sub_dag(compiler *c)
     (void)pf;
     for (size_t l = 0; l < nl; l++) {
         uint32_t v = c->gid[l];
+        const mblx__node *gn = &g->nd[v];
+        mblx__node *ln = &t->lnd[l];
 #if defined(__GNUC__)
         /* the graph's nodes in the traversal's order are cache misses in a large sub-DAG (the
          * N = 10^4 four-bar's residual: compile's perf samples 195-279 before, 167-189 after):
@@ -431,16 +330,42 @@ static int copy_sub_dag(compiler *c)
             __builtin_prefetch(mblx__args(g, c->gid[l + 8]));
         }
 #endif
-        if (copy_node(c, l, v, g->nd[v], ka)) return -1;
+        mblx__node nd = *gn; /* (whole: op and na, bit fields, copied as they are, not one by one) */
+        nd.aoff = (uint32_t)ka;
+        nd.doff = 0;
+        nd.dcnt = 0;
+        *ln = nd;
         const uint32_t *a = mblx__args(g, v);
-        uint32_t na = g->nd[v].na, *la = t->largs + ka;
+        uint32_t na = nd.na, *la = t->largs + ka;
         if (dense) /* (every operand is mapped, its lets too) */
             for (uint32_t i = 0; i < na; i++) la[i] = dense[a[i]];
         else
             for (uint32_t i = 0; i < na; i++) la[i] = *map_get_hashed(&c->map, a[i], 0);
         ka += na;
+        if (gn->op != MBLX_OP_SYMBOL) continue;
+        if ((size_t)gn->val + 1 > t->nsymreq) t->nsymreq = (size_t)gn->val + 1;
+        if (t->g) continue;
+        const char *nm = mblx_symbol_name(g, v);
+        size_t len = strlen(nm) + 1;
+        if (c->kn > UINT32_MAX - len) return -1;
+        if (len > c->ncap - c->kn) {
+            size_t nc = c->ncap ? c->ncap : 256;
+            while (nc - c->kn < len) nc *= 2;
+            void *q = mbl_realloc_array(t->names, nc, 1);
+            if (!q) return -1;
+            t->names = q;
+            c->ncap = nc;
+        }
+        memcpy(t->names + c->kn, nm, len);
+        ln->doff = (uint32_t)c->kn; /* symbol nodes: name offset */
+        c->kn += len;
     }
-    return copy_finish(c);
+    if (!t->g && !t->names && !(t->names = mbl_malloc(1))) return -1;
+    if (!t->g) { /* a bound tape keeps gid for the owners (share_and_order) */
+        mbl_free(c->gid);
+        c->gid = NULL;
+    }
+    return 0;
 }
 
 /* Is operand i of graph node v read from a register (all but a power's constant exponent, as
@@ -464,8 +389,6 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
     mblx_tape *t = c->t;
     const int pfd = c->map.dense && g->n >= (1u << 18); /* (see below) */
     const int rec = c->ev != NULL;
-    const mblx__node *const lnd = c->copying ? t->lnd : NULL; /* (read for the operands' place in the copy) */
-    uint32_t *const largs = t->largs;
     uint32_t *ev = c->ev;
     unsigned char *seen = c->seen;
     size_t nev = 0, nstep = 0;
@@ -494,7 +417,6 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
              * mapped too, to its node's local index (copy_sub_dag reads every operand's without
              * following the lets again) */
             const int nary = rec && mblx__nary_local(&g->nd[v]);
-            uint32_t *la = lnd ? largs + lnd[f->l].aoff : NULL; /* (its operands in the copy) */
             if (nary && i > 1) ev[nev++] = f->l | EV_ACC; /* back from operand i - 1: complete */
             for (; i < na; i++) {
                 uint32_t x = args[i], *cv, lx;
@@ -506,7 +428,6 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
                     if (!xv) return -1;
                     *xv = lx = *cv;
                 }
-                if (la) la[i] = lx;
                 if (rec) { /* seen: read (but an immediate exponent), and a sum's ACC */
                     if (nary || reads_operand(g, v, i)) seen[lx] = SEEN | READ;
                     if (nary && i) ev[nev++] = f->l | EV_ACC;
@@ -523,7 +444,6 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
                     *xv = l;
                 }
                 if (rec && (nary || reads_operand(g, v, i))) seen[l] = SEEN | READ;
-                if (la) la[i] = l;
                 if (number_node(c, ch)) return -1;
                 GROWV(c->stack, c->sn, c->scap);
                 c->stack[c->sn++] = (dfs_frame){ch, l, 0};
@@ -542,7 +462,7 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
     }
     t->nl = c->nl;
     if (c->ka > UINT32_MAX) return -1;
-    return c->copying ? copy_fit(c) : copy_sub_dag(c);
+    return copy_sub_dag(c);
 }
 
 /* The shared form's arrays cut to what the chains used (c->nl nodes, c->ka operands) from their

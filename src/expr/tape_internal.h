@@ -155,12 +155,6 @@ void mblx__schedule_after_mode(int on);
  * since the last call. Not for use while another thread compiles. */
 size_t mblx__events_mode(int traverse);
 
-/* Tests only: nonzero makes every compilation copy its numbered sub-DAG in a pass of its own after
- * the numbering (tape.c copy_sub_dag), not write the copy as it numbers where the map is dense; the
- * same copies and tapes. Returns the compilations whose numbering wrote the copy since the last
- * call. Not for use while another thread compiles. */
-size_t mblx__copy_after_mode(int on);
-
 /* s for up to n instructions of t (n > 0); -1 when out of memory (s then freed). */
 int mblx__sched_begin(mblx__sched *s, mblx_tape *t, size_t n);
 /* Sort the window of instructions w0 .. w1 - 1 (noted, in s->wins) into t->ins; -1 when out of memory. */

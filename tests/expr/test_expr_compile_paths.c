@@ -7,11 +7,7 @@
  * - the numbering records the events: where the shared form is the sub-DAG as it is (no pair nor
  *   chain link shared), the events and marks are those number_sub_dag recorded during its
  *   traversal, not those of a second traversal of the copy; compared with that traversal
- *   (mblx__events_mode), and the shortcut counted as taken;
- * - the numbering writes the private copy of the sub-DAG as it goes where the node map is dense
- *   (the copy's nodes, operands and names), not in a pass after it; compared with that pass
- *   (mblx__copy_after_mode), nodes, operands and names too, and the shortcut counted as taken
- *   (but with the hashed map: every 7th value of the graph and a symbol).
+ *   (mblx__events_mode), and the shortcut counted as taken.
  * The same instructions (operation, registers, constant's bits), runs, instructions' nodes, step
  * operands and output registers, for
  * - a graph of several windows (the last partial) with steps, lets, constants read only as
@@ -100,35 +96,17 @@ static int same_whole(const mblx_tape *a, const mblx_tape *b)
     return !nstep || !memcmp(a->ext, b->ext, 5 * nstep * sizeof *a->ext);
 }
 
-/* The same local nodes (the private copy, or the shared form made from it), operands and symbols'
- * names. */
-static int same_copy(const mblx_tape *a, const mblx_tape *b)
-{
-    if (a->nl != b->nl || a->nsymreq != b->nsymreq || memcmp(a->lnd, b->lnd, a->nl * sizeof *a->lnd)) return 0;
-    size_t ka = 0;
-    for (size_t l = 0; l < a->nl; l++) {
-        if (a->lnd[l].aoff + (size_t)a->lnd[l].na > ka) ka = a->lnd[l].aoff + (size_t)a->lnd[l].na;
-        if (!a->g && a->lnd[l].op == MBLX_OP_SYMBOL && strcmp(a->names + a->lnd[l].doff, b->names + b->lnd[l].doff))
-            return 0;
-    }
-    return !memcmp(a->largs, b->largs, ka * sizeof *a->largs);
-}
+static size_t TOOK; /* the compilations that took the numbering's events, at the last compile_as */
 
-static size_t TOOK;   /* the compilations that took the numbering's events, at the last compile_as */
-static size_t COPIED; /* the compilations whose numbering wrote the copy, at the last compile_as */
-
-/* mode: 0 the default, 1 scheduled after, 2 the events by their own traversal, 3 the copy by a
- * pass after the numbering */
+/* mode: 0 the default, 1 scheduled after, 2 the events by their own traversal */
 static mblx_tape *compile_as(int mode, int bound, size_t n, const mblx_id *out)
 {
     mbl_status st;
     mblx__schedule_after_mode(mode == 1);
     mblx__events_mode(mode == 2);
-    mblx__copy_after_mode(mode == 3);
     mblx_tape *t = bound ? mblx_compile_bound(G, n, out, NULL, NULL, &st) : mblx_compile(G, n, out, &st);
     mblx__schedule_after_mode(0);
     TOOK = mblx__events_mode(0);
-    COPIED = mblx__copy_after_mode(0);
     CHECK_MSG(t != NULL, "compile: %s", t ? "" : st.msg);
     return t;
 }
@@ -164,13 +142,10 @@ TEST(shortcuts_as_the_passes)
         for (int bound = 0; bound < 2; bound++) {
             mblx_tape *t = compile_as(0, bound, sizes[c], outs[c]);
             CHECK_MSG(c > 0 || TOOK == 1, "case %d bound %d: the numbering's events %zu", c, bound, TOOK);
-            CHECK_MSG((c == 1) == (COPIED == 0), "case %d bound %d: the numbering's copies %zu", c, bound, COPIED);
-            for (int mode = 1; mode <= 3 && t; mode++) {
+            for (int mode = 1; mode <= 2 && t; mode++) {
                 mblx_tape *r = compile_as(mode, bound, sizes[c], outs[c]);
                 CHECK_MSG(r && same_whole(t, r), "case %d bound %d mode %d: %zu instructions", c, bound, mode, t->nins);
-                CHECK_MSG(r && same_copy(t, r), "case %d bound %d mode %d: the copy", c, bound, mode);
-                CHECK(mode != 2 || TOOK == 0);
-                CHECK(mode != 3 || COPIED == 0);
+                CHECK(mode == 1 || TOOK == 0);
                 mblx_tape_free(r);
             }
             if (!t) continue;
@@ -188,21 +163,18 @@ TEST(models_as_the_passes)
     for (size_t f = 0; f < sizeof FILES / sizeof FILES[0]; f++)
         for (int fwd = 0; fwd < 2; fwd++) {
             mbl_model *md = fixture_model_fwd(FILES[f], NULL, FILES[f], fwd);
-            for (int mode = 1; mode <= 3; mode++) {
+            for (int mode = 1; mode <= 2; mode++) {
                 mblx__schedule_after_mode(mode == 1);
                 mblx__events_mode(mode == 2);
-                mblx__copy_after_mode(mode == 3);
                 mbl_model *ma = fixture_model_fwd(FILES[f], NULL, FILES[f], fwd);
                 mblx__schedule_after_mode(0);
                 mblx__events_mode(0);
-                mblx__copy_after_mode(0);
                 CHECK_MSG(md && ma, "%s: load", FILES[f]);
                 if (md && ma) {
                     CHECK_MSG(md->tape_F && same_whole(md->tape_F, ma->tape_F), "%s (%d, %d): F", FILES[f], fwd, mode);
                     CHECK_MSG(!md->tape_jac == !ma->tape_jac, "%s (%d): jac", FILES[f], fwd);
                     if (md->tape_jac)
                         CHECK_MSG(same_whole(md->tape_jac, ma->tape_jac), "%s (%d, %d): jac", FILES[f], fwd, mode);
-                    CHECK_MSG(md->tape_F && same_copy(md->tape_F, ma->tape_F), "%s (%d, %d): F's copy", FILES[f], fwd, mode);
                 }
                 mbl_model_free(ma);
             }
