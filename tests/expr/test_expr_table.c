@@ -8,11 +8,13 @@
  * of older batches are empty, the slots cleared once the generations start again): a node made and
  * made again at once, while its entry waits in the batch, must be found there across many batches
  * and several restarts of the generations, the count of nodes unchanged. The dependence sets of
- * nodes of one and two operands: see one_and_two_operand_sets. */
+ * nodes of one and two operands: see one_and_two_operand_sets. The zeroed blocks the table and the
+ * sharing's pair table come from (mblx__zeroed_alloc): zeroed_blocks_either_side. */
 #include <stdio.h>
 #include <string.h>
 
 #include "core/progress.h"
+#include "expr/expr_internal.h"
 #include "mblin/expr.h"
 #include "mblin/progress.h"
 #include "test.h"
@@ -199,11 +201,34 @@ TEST(progress_ticks_where_due)
     core_progress_stage(NULL);
 }
 
+/* mblx__zeroed_alloc's blocks below and above its 1 MB mapping size come zeroed, take writes over
+ * their whole length and are freed by mblx__zeroed_free by their size (a mapped block given to
+ * free(), or a calloc'd one unmapped, crashes); a size that overflows is refused. */
+TEST(zeroed_blocks_either_side)
+{
+    static const size_t counts[] = {0, 1, 1000, (1u << 20) / 8 - 1, (1u << 20) / 8, 3u << 20};
+    for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
+        size_t n = counts[c];
+        uint64_t *p = mblx__zeroed_alloc(n, sizeof *p);
+        CHECK(p != NULL);
+        if (!p) continue;
+        size_t nonzero = 0;
+        for (size_t i = 0; i < n; i++) nonzero += p[i] != 0;
+        CHECK_EQ_INT((int)nonzero, 0);
+        for (size_t i = 0; i < n; i++) p[i] = i + 1;
+        CHECK(n == 0 || p[n - 1] == n);
+        mblx__zeroed_free(p, n, sizeof *p);
+    }
+    CHECK(mblx__zeroed_alloc(SIZE_MAX / 2, 4) == NULL);
+    mblx__zeroed_free(NULL, 5, 8);
+}
+
 int main(void)
 {
     RUN(table_through_the_mapped_size);
     RUN(batch_found_across_generations);
     RUN(one_and_two_operand_sets);
     RUN(progress_ticks_where_due);
+    RUN(zeroed_blocks_either_side);
     return test_summary("expr_table");
 }
