@@ -9,7 +9,6 @@
 #include "expr/gradient_terms.h"
 #include "model/formulate.h"
 #include "model/terms/term.h"
-#include "model/total_der_seeds.h"
 
 /* Does e depend on block blk as the inlined expression does? In a let-first load (L->let_first) a
  * let keeps its operand's dependences, which the inlined expression may cancel across variables

@@ -78,6 +78,12 @@ mblx_id model_total_der(mbl_model *md, mblx_id e);
  * MBLX_FLATTEN_MAX), for a caller that adds it in a larger sum (the EOM rows: d/dt(dT/dv_i) is not
  * made); the count, 0 on failure */
 size_t model_total_der_terms(mbl_model *md, mblx_id e, mblx_id *terms);
+/* The seeds of the model's total derivatives by symbol, made once for many derivatives under them
+ * (the constraint rows and the EOM rows): md->nsym entries, by symbol index: the node its time
+ * derivative is + 2 (q_j -> v_j, v_j -> a_j, X_j -> Xdot_j, t -> 1), 1 for any other symbol
+ * (constant in time): the map of mblx__total_der_map (src/expr/gradient_terms.h), under which it
+ * gives model_total_der's nodes. Allocated (mbl_free); NULL out of memory. */
+uint32_t *model_total_der_seeds(mbl_model *md);
 int model_depends_on_block(const mbl_model *md, mblx_id e, int blk);
 /* The unknown blocks (MBL_BLK_A .. MBL_BLK_R) that e depends on, bit 1u << blk for each, from one
  * pass over its dependence set. */

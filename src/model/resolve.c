@@ -6,7 +6,6 @@
 #include "expr/parse_memo.h"
 #include "model/formulate.h"
 #include "model/symbols_index.h"
-#include "model/total_der_seeds.h"
 
 /* The first unknowns of the blocks that have seeds: q, v, X (seed_of's b, found once a caller). */
 static void seed_blocks(const mbl_model *md, int *b)
