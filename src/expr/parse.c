@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/name_word.h"
 #include "core/numfmt.h"
 #include "expr/expr_internal.h"
 #include "expr/number_node.h"
@@ -403,26 +404,12 @@ static __attribute__((noinline)) int resolve_failed(parser *p, size_t pos, size_
     return perr(p, pos, "'%.*s' resolved to no expression", shown, name);
 }
 
-/* name[0 .. len) (1 to 8 bytes) as a word, the first lowest, zero padded: two loads of 4 that
- * overlap from 4 bytes on, as names.c's name_word (a parser's name holds no NUL) */
-static inline uint64_t name_bytes(const char *name, size_t len)
-{
-    const unsigned char *u = (const unsigned char *)name;
-    uint64_t lo, hi;
-    if (len < 4)
-        return (uint64_t)u[0] | (len > 1 ? (uint64_t)u[1] << 8 : 0) | (len > 2 ? (uint64_t)u[2] << 16 : 0);
-    lo = (uint64_t)u[0] | (uint64_t)u[1] << 8 | (uint64_t)u[2] << 16 | (uint64_t)u[3] << 24;
-    u += len - 4;
-    hi = (uint64_t)u[0] | (uint64_t)u[1] << 8 | (uint64_t)u[2] << 16 | (uint64_t)u[3] << 24;
-    return lo | hi << (8 * (len - 4));
-}
-
 /* The entry of the parse's memo for the name at pos (nlen characters) and arg (XNONE for a name),
  * in *word its bytes; NULL when the name is longer than a word. */
 static inline struct name_memo_entry *memo_slot(const parser *p, size_t pos, size_t nlen, mblx_id arg, uint64_t *word)
 {
     if (nlen > 8) return NULL;
-    *word = name_bytes(p->s + pos, nlen);
+    *word = name_word(p->s + pos, nlen);
     uint64_t h = (*word ^ (uint64_t)nlen << 56) * 0x9e3779b97f4a7c15ull ^ ((uint64_t)arg + 1) * 0xc2b2ae3d27d4eb4full;
     return &p->memo->e[(h * 0xff51afd7ed558ccdull) >> (64 - NAME_MEMO_BITS)];
 }

@@ -1,5 +1,6 @@
 /* The names of a model file: the hash index that resolves them, their checks (unique, not
  * reserved), and the generalized speeds that the `velocities` key defines. */
+#include "core/name_word.h"
 #include "model/formulate.h"
 #include "model/symbols_index.h"
 
@@ -48,7 +49,7 @@ typedef struct symbol_index {
      * (below), the guess costs fewer instructions than the probe too: taken at any size. */
     int guess; /* no name twice (and the words made) */
     uint32_t by_first[128]; /* by a name's first character: list << 28 | (item index + 1) last found, 0 none */
-    /* With the guess: each name's first 8 bytes as a word (name_word), list a's item i at word[word_at[a] + i].
+    /* With the guess: each name's first 8 bytes as a word (key_word), list a's item i at word[word_at[a] + i].
      * A neighbour is then one compare: the guess cost 166 instructions a lookup comparing keys (xB9994
      * against xB9996 runs to the fifth character), more than the probe (~120). */
     uint64_t *word;
@@ -97,29 +98,13 @@ void model_name_index_forget(const mbl_src *s)
     model_name_index_reset();
 }
 
-/* 4 bytes at p, the first lowest */
-static inline uint64_t bytes4(const char *p)
+/* name[0 .. len)'s word (core/name_word.h); 0 when one of its bytes is NUL (no key holds a NUL).
+ * Two names of fewer than 8 characters are equal exactly when their words are (a word's zeros
+ * begin at its name's length); longer ones when the rest is equal too. */
+static inline uint64_t key_word(const char *name, size_t len)
 {
-    const unsigned char *u = (const unsigned char *)p;
-    return (uint64_t)u[0] | (uint64_t)u[1] << 8 | (uint64_t)u[2] << 16 | (uint64_t)u[3] << 24;
-}
-
-/* name[0 .. len)'s first 8 bytes (fewer: zero padded) as a word, the first lowest; 0 when one of them
- * is NUL (no key holds a NUL). Two names of fewer than 8 characters are equal exactly when their words
- * are (a word's zeros begin at its name's length); longer ones when the rest is equal too. Of 4 to 7
- * bytes: two loads of 4 that overlap (a loop over the bytes cost 39 instructions a name). */
-static inline uint64_t name_word(const char *name, size_t len)
-{
-    const unsigned char *u = (const unsigned char *)name;
-    uint64_t w, mask = len >= 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * len)) - 1;
-    if (len >= 8)
-        w = bytes4(name) | bytes4(name + 4) << 32;
-    else if (len >= 4)
-        w = bytes4(name) | bytes4(name + len - 4) << (8 * (len - 4));
-    else
-        w = (len > 0 ? (uint64_t)u[0] : 0) | (len > 1 ? (uint64_t)u[1] << 8 : 0) | (len > 2 ? (uint64_t)u[2] << 16 : 0);
-    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-    return ((w - ones) & ~w & highs & mask) ? 0 : w; /* a NUL among the name's bytes */
+    uint64_t w = name_word(name, len);
+    return name_word_has_nul(w, len) ? 0 : w;
 }
 
 /* the words of every list's names (sym_idx.word); 1, or 0 without memory (then no guess) */
@@ -132,7 +117,7 @@ static int symbol_words_make(const mbl_src *s, size_t total)
         const mbl_src_list *l = sym_list(s, a);
         sym_idx.word_at[a] = at;
         if (!sym_list_named(s, a)) continue; /* not in the index (keys may be NULL): no guess starts there */
-        for (int i = 0; i < l->n; i++) word[at++] = name_word(l->items[i].key, strlen(l->items[i].key));
+        for (int i = 0; i < l->n; i++) word[at++] = key_word(l->items[i].key, strlen(l->items[i].key));
     }
     sym_idx.word = word;
     return 1;
@@ -225,7 +210,7 @@ static inline int find_guessed(const mbl_src *s, const char *name, size_t len, i
     symbol_index *x = &sym_idx;
     unsigned char c0 = len ? (unsigned char)name[0] : 0x80;
     uint32_t by = c0 < 0x80 ? x->by_first[c0] : 0;
-    uint64_t w = by ? name_word(name, len) : 0;
+    uint64_t w = by ? key_word(name, len) : 0;
     if (w) {
         static const int near[] = {0, 2, -2, 4, 1, -1, 3, -3, -4}; /* the four-bar's most often first */
         int a = (int)(by >> 28), last = (int)(by & 0x0fffffffu) - 1;

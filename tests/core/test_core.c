@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/json_plain.h"
+#include "core/name_word.h"
 #include "mblin/json.h"
 #include "mblin/status.h"
 #include "test.h"
@@ -83,10 +84,38 @@ TEST(json_writer)
     CHECK(strcmp(buf, "null") == 0);
 }
 
+/* name_word against the bytes shifted in one at a time, at every length 0 to 12 and every offset of
+ * a buffer (the overlapping loads of 4 read inside name[0 .. len) only: ASan checks the reads); and
+ * name_word_has_nul finds a NUL at each position among the first len bytes and ignores those after */
+TEST(name_words)
+{
+    char buf[24];
+    for (int i = 0; i < 24; i++) buf[i] = (char)(0x41 + 7 * i);
+    for (size_t len = 0; len <= 12; len++)
+        for (size_t off = 0; off + len <= sizeof buf; off++) {
+            char *name = malloc(len ? len : 1); /* exactly len bytes, so that a read past them is caught */
+            memcpy(name, buf + off, len);
+            uint64_t want = 0;
+            for (size_t k = 0; k < len && k < 8; k++) want |= (uint64_t)(unsigned char)name[k] << (8 * k);
+            CHECK(name_word(name, len) == want);
+            CHECK(!name_word_has_nul(want, len));
+            for (size_t z = 0; z < len && z < 8; z++) {
+                char keep = name[z];
+                name[z] = 0;
+                CHECK(name_word_has_nul(name_word(name, len), len));
+                name[z] = keep;
+            }
+            free(name);
+        }
+    CHECK(name_word("ab", 2) != name_word("ab\1", 3)); /* the zeros begin at the length */
+    CHECK(!name_word_has_nul(name_word("abcd\0fg", 4), 4)); /* a NUL past len is not seen */
+}
+
 int main(void)
 {
     RUN(status_messages);
     RUN(allocation);
     RUN(json_writer);
+    RUN(name_words);
     return test_summary("core");
 }
