@@ -1,6 +1,7 @@
 /* The user's expressions kept for messages and domain checks, and the explanation of an
  * evaluation error: which expression (or which of its derivatives) fails at a point. */
 #include "model/formulate.h"
+#include "model/position_text.h"
 
 /* Keep an expression the user wrote, with its position, for model_check_domain. */
 /* The parts concatenated into buf (cut at len - 1 like snprintf): the names of the expressions of
@@ -18,18 +19,38 @@ static void join_parts(char *buf, size_t len, const char *const *part, int n)
     if (len) buf[o] = '\0';
 }
 
-/* v in decimal (buf: 12 characters) */
-static const char *int_text(char *buf, int v)
+/* v in decimal at o (at most 11 characters, no NUL); returns their count */
+static size_t put_int(char *o, int v)
 {
-    char t[12];
-    int k = 0;
     unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
-    do t[k++] = (char)('0' + u % 10); while ((u /= 10) && k < 11);
-    int o = 0;
-    if (v < 0) buf[o++] = '-';
-    while (k) buf[o++] = t[--k];
-    buf[o] = '\0';
-    return buf;
+    size_t k = v < 0, n = 1;
+    if (v < 0) o[0] = '-';
+    for (unsigned t = u; t >= 10; t /= 10) n++;
+    for (size_t j = k + n; j > k; u /= 10) o[--j] = (char)('0' + u % 10);
+    return k + n;
+}
+
+size_t model_position_text(char *buf, size_t len, const char *file, int line, int col, const char *what)
+{
+    size_t nf = strlen(file), nw = strlen(what);
+    if (nf < len && nw < len - nf && len - nf - nw > 2 * 11 + 4) { /* all of it: written at once */
+        memcpy(buf, file, nf);
+        size_t o = nf;
+        buf[o++] = ':';
+        o += put_int(buf + o, line);
+        buf[o++] = ':';
+        o += put_int(buf + o, col);
+        buf[o++] = ':';
+        buf[o++] = ' ';
+        memcpy(buf + o, what, nw + 1);
+        return o + nw;
+    }
+    char ln[12], cn[12];
+    ln[put_int(ln, line)] = '\0';
+    cn[put_int(cn, col)] = '\0';
+    const char *part[7] = {file, ":", ln, ":", cn, ": ", what};
+    join_parts(buf, len, part, 7);
+    return len ? strlen(buf) : 0;
 }
 
 /* "variable 'name'", or the element a mechanism made the variable for ("force 'spring'") */
@@ -58,11 +79,12 @@ int model_record_srcx(loader *L, const mbl_src_item *it, const char *what, mblx_
         if (!x || !w) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
         md->srcx_cap = cap;
     }
-    char buf[512], ln[12], cn[12];
-    const char *part[7] = {L->src->file, ":", int_text(ln, it->line), ":", int_text(cn, it->col), ": ", what};
-    join_parts(buf, sizeof buf, part, 7); /* "file:line:col: what" */
-    md->srcx_what[md->nsrcx] = model_str_dup(buf);
-    if (!md->srcx_what[md->nsrcx]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    char buf[512];
+    size_t n = model_position_text(buf, sizeof buf, L->src->file, it->line, it->col, what);
+    char *w = mbl_malloc(n + 1);
+    if (!w) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    memcpy(w, buf, n + 1);
+    md->srcx_what[md->nsrcx] = w;
     md->srcx[md->nsrcx++] = e;
     return 0;
 }

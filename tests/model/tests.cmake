@@ -12,6 +12,8 @@ mblin_add_test(test_symbol_names ${CMAKE_CURRENT_SOURCE_DIR}/model/test_symbol_n
 mblin_add_test(test_number_node ${CMAKE_CURRENT_SOURCE_DIR}/model/test_number_node.c)
 # the model file's names and texts taken from the YAML document (source.c scalar_text), every scalar style
 mblin_add_test(test_src_taken ${CMAKE_CURRENT_SOURCE_DIR}/model/test_src_taken.c)
+# "file:line:col: what" of the user's expressions' records (model_position_text) against snprintf
+mblin_add_test(test_position_text ${CMAKE_CURRENT_SOURCE_DIR}/model/test_position_text.c)
 
 # The flexible double pendulum of source 001 Sec. 4.2 (examples/flexible_pendulum.py): every exact
 # method against the numpy reference (tests/model/flexible_pendulum_ref.py) and Table 3. Needs
