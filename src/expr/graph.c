@@ -11,6 +11,7 @@
 
 #include "core/progress.h"
 #include "expr/expr_internal.h"
+#include "expr/parse_memo.h"
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -415,6 +416,7 @@ int mblx_graph_drop_table(mblx_graph *g)
     mbl_free(g->stamp), mbl_free(g->memo); /* the traversals' scratch: made again by the next one */
     g->stamp = g->memo = NULL;
     mblx__tdmemo_free(g); /* the total derivatives' memo too: made again by the next one */
+    mblx__name_memo_free(g); /* the parser's memo of names: made again by the next parse */
     if (g->defer) g->defer->npend = 0, defer_free(g); /* the table, its parents' bits: remade from every node */
     mbl_free(g->tmp), g->tmp = NULL, g->tmp_cap = 0; /* the unions' scratch: grown by the next (compute_deps) */
     g->make_room = 0; /* (the table's count and capacity change) */
@@ -928,7 +930,7 @@ void mblx_graph_free(mblx_graph *g)
     mbl_free(g->names);
     mbl_free(g->symtab);
     mbl_free(g->subset);
-    mbl_free(g->name_memo);
+    mblx__name_memo_free(g);
     mblx__wide_free(g->wide);
     mblx__tdmemo_free(g); /* the derivatives kept from call to call */
     if (g->defer) g->defer->npend = 0; /* the table goes too: nothing to put in it */

@@ -115,8 +115,9 @@ typedef struct parser {
     mblx_id exp_id; /* same value gives the same node while the graph lives, as mblx_const would */
     mblx_id div_of, div_id; /* the last divisor and its mblx_powc(., -1) (XNONE: none yet): the same node
                              * while the graph lives ("m/6*(...)" in each of the kinetic energy's terms) */
-    struct mblx__name_memo *memo; /* mblx__parse_memo: the graph's memo and this parse's generation */
-    uint32_t memo_gen;            /* (NULL, 0: every name to the resolver) */
+    struct mblx__name_memo *memo; /* mblx__parse_memo: the graph's memo, this parse's generation and */
+    uint32_t memo_gen;            /* 64 - the memo's bits (NULL, 0: every name to the resolver) */
+    unsigned memo_shift;
     struct name_memo_entry *memo_at; /* the entry for the name being resolved (NULL: none), its key */
     uint64_t memo_word;
     mblx_id memo_arg;
@@ -126,15 +127,52 @@ typedef struct parser {
  * (its bytes as a word, zero padded, and its length), or a call of one symbol of such a name (arg
  * the symbol's node, else XNONE), and the node the resolver gave in the parse of generation gen.
  * Kept by the graph, so that a parse neither allocates nor clears it: an entry of another parse
- * is not this one's by its generation. */
-enum { NAME_MEMO_BITS = 12 };
+ * is not this one's by its generation. 2^bits entries, a sixteenth of the longest text's bytes
+ * rounded up (at least 2^12, at most 2^17): the kinetic energy of the N = 10^4 four-bar (1.59 MB)
+ * names der(xB7) again 10^4 terms after its first (2^12 entries kept 4 % of them); freed with the
+ * graph's table (mblx_graph_drop_table), once the model's texts are parsed. */
+enum { NAME_MEMO_MIN_BITS = 12, NAME_MEMO_MAX_BITS = 17 };
 struct mblx__name_memo {
+    unsigned bits;
     struct name_memo_entry {
         uint64_t word;
         uint32_t gen, len;
         mblx_id arg, node;
-    } e[1u << NAME_MEMO_BITS];
+    } e[];
 };
+
+/* bytes of a memo of 2^bits entries */
+static size_t name_memo_size(unsigned bits)
+{
+    return sizeof(struct mblx__name_memo) + ((size_t)1 << bits) * sizeof(struct name_memo_entry);
+}
+
+void mblx__name_memo_free(mblx_graph *g)
+{
+    if (g->name_memo) mblx__zeroed_free(g->name_memo, name_memo_size(g->name_memo->bits), 1);
+    g->name_memo = NULL;
+}
+
+/* The graph's memo of at least the entries a text of len bytes needs, its generation the next (the
+ * memo cleared when the generations start again); NULL when out of memory (then none). Mapped
+ * from the system from 1 MB (mblx__zeroed_alloc): its pages are returned when it is freed. */
+static struct mblx__name_memo *name_memo_for(mblx_graph *g, size_t len)
+{
+    unsigned bits = NAME_MEMO_MIN_BITS;
+    while (bits < NAME_MEMO_MAX_BITS && (len >> 4) > ((size_t)1 << bits)) bits++;
+    struct mblx__name_memo *m = g->name_memo;
+    if (!m || m->bits < bits) {
+        mblx__name_memo_free(g);
+        m = g->name_memo = mblx__zeroed_alloc(name_memo_size(bits), 1);
+        if (!m) return NULL;
+        m->bits = bits;
+    }
+    if (++g->name_memo_gen == 0) { /* the generations start again: the entries of old ones go */
+        memset(m->e, 0, ((size_t)1 << m->bits) * sizeof m->e[0]);
+        g->name_memo_gen = 1;
+    }
+    return m;
+}
 
 static void location(const parser *p, size_t off, int *line, int *col)
 {
@@ -411,7 +449,7 @@ static inline struct name_memo_entry *memo_slot(const parser *p, size_t pos, siz
     if (nlen > 8) return NULL;
     *word = name_word(p->s + pos, nlen);
     uint64_t h = (*word ^ (uint64_t)nlen << 56) * 0x9e3779b97f4a7c15ull ^ ((uint64_t)arg + 1) * 0xc2b2ae3d27d4eb4full;
-    return &p->memo->e[(h * 0xff51afd7ed558ccdull) >> (64 - NAME_MEMO_BITS)];
+    return &p->memo->e[(h * 0xff51afd7ed558ccdull) >> p->memo_shift];
 }
 
 /* The name at pos (nlen characters; nargs arguments, or -1 for a name) by the caller's resolver,
@@ -450,6 +488,23 @@ static inline __attribute__((always_inline)) int resolve(parser *p, size_t pos, 
         p->memo_at = NULL;
     }
     return resolve_asked(p, pos, nlen, nargs, args, out);
+}
+
+/* mblx_pow(b, c) of an integer exponent's constant c: by the parse's memo when it has one (an
+ * entry of length POW_KEY_LEN, which no name's has: the exponent's node as its word, the base as
+ * its argument), else made. The node mblx_pow gives for (b, c) does not change while the graph
+ * lives and a second call makes none (nodes are never removed), so the memo's is the same node:
+ * the kinetic energy writes each der(xB7)^2 three times (40,000 of its 60,000 powers at N = 10^4). */
+enum { POW_KEY_LEN = 9 };
+static inline mblx_id int_power(parser *p, mblx_id b, mblx_id c)
+{
+    if (!p->memo) return mblx_pow(p->g, b, c);
+    uint64_t h = ((uint64_t)c + 1) * 0x9e3779b97f4a7c15ull ^ ((uint64_t)b + 1) * 0xc2b2ae3d27d4eb4full;
+    struct name_memo_entry *m = &p->memo->e[(h * 0xff51afd7ed558ccdull) >> p->memo_shift];
+    if (m->gen == p->memo_gen && m->len == POW_KEY_LEN && m->word == c && m->arg == b) return m->node;
+    mblx_id v = mblx_pow(p->g, b, c);
+    if (v != XNONE) *m = (struct name_memo_entry){c, p->memo_gen, POW_KEY_LEN, b, v};
+    return v;
 }
 
 /* The name of a function of data, or NULL. */
@@ -760,7 +815,7 @@ static int parse_after_atom(parser *p)
         mblx_id c = p->exp_id != XNONE && p->exp_val == x ? p->exp_id : mblx_const(g, x);
         if (c == XNONE) return pfail(p, num);
         p->exp_val = x, p->exp_id = c;
-        v = mblx_pow(g, p->atom, c);
+        v = int_power(p, p->atom, c);
         if (v != XNONE && p->atom_neg) v = mblx_neg(g, v);
         if (v == XNONE) return pfail(p, at);
         p->i = end;
@@ -910,14 +965,9 @@ static int parse_text(mblx_graph *g, const char *text, size_t len, const mblx_pa
     p->atom_pos = 0;
     p->exp_id = XNONE;
     p->div_of = XNONE;
-    if (memo && !g->name_memo) g->name_memo = mbl_calloc(1, sizeof *g->name_memo); /* (none: without) */
-    if (memo && g->name_memo) {
-        if (++g->name_memo_gen == 0) { /* the generations start again: the entries of old ones go */
-            memset(g->name_memo, 0, sizeof *g->name_memo);
-            g->name_memo_gen = 1;
-        }
-        p->memo = g->name_memo;
+    if (memo && (p->memo = name_memo_for(g, len))) { /* (none: without) */
         p->memo_gen = g->name_memo_gen;
+        p->memo_shift = 64 - p->memo->bits;
     }
     int rc = push_frame(p, FR_EXPR, 0);
     while (!rc && p->state != S_DONE) {
@@ -943,35 +993,4 @@ int mblx__parse_memo(mblx_graph *g, const char *text, size_t len, const mblx_par
                      mbl_status *st)
 {
     return parse_text(g, text, len, opts, 1, out, st);
-}
-
-/* ---- excerpt ------------------------------------------------------------------------------ */
-
-static void put(char *buf, size_t size, size_t *k, char c)
-{
-    if (buf && *k + 1 < size) buf[*k] = c;
-    (*k)++;
-}
-
-size_t mblx_excerpt(const char *text, size_t len, size_t offset, char *buf, size_t size)
-{
-    size_t k = 0;
-    if (!text) len = 0;
-    if (offset > len) offset = len;
-    size_t b = offset, e = offset;
-    while (b > 0 && text[b - 1] != '\n') b--;
-    while (e < len && text[e] != '\n') e++;
-    put(buf, size, &k, ' ');
-    put(buf, size, &k, ' ');
-    for (size_t i = b; i < e; i++) {
-        unsigned char c = (unsigned char)text[i];
-        put(buf, size, &k, (c == '\t' || c >= 0x20) && c != 0x7f ? (char)c : '?');
-    }
-    put(buf, size, &k, '\n');
-    put(buf, size, &k, ' ');
-    put(buf, size, &k, ' ');
-    for (size_t i = b; i < offset; i++) put(buf, size, &k, text[i] == '\t' ? '\t' : ' ');
-    put(buf, size, &k, '^');
-    if (buf && size) buf[k < size ? k : size - 1] = '\0';
-    return k;
 }

@@ -13,4 +13,8 @@
 int mblx__parse_memo(mblx_graph *g, const char *text, size_t len, const mblx_parse_opts *opts, mblx_id *out,
                      mbl_status *st);
 
+/* Free the graph's memo of names (its table's companion: with the graph, and with its table in
+ * mblx_graph_drop_table, once the model's texts are parsed). */
+void mblx__name_memo_free(mblx_graph *g);
+
 #endif

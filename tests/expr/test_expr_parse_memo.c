@@ -108,6 +108,57 @@ TEST(many_names_one_text)
     mblx_graph_free(b);
 }
 
+/* integer powers of an atom (mblx_pow of the exponent's constant) taken from the memo when the same
+ * base and exponent come again in the parse: the same node as made each time, never that of another
+ * exponent or base, nor of an entry of a name in the same slot */
+TEST(integer_powers_once_a_parse)
+{
+    mblx_graph *a = mblx_graph_new(), *b = mblx_graph_new();
+    CHECK(a && b);
+    if (!a || !b) return;
+    static const char *const t[] = {
+        "x^2 + x^2 + x^3 + y^2 + x^2*y^2 - x^3",
+        "d(x)^2 + d(y)^2 + d(x)^2 + d(x)*d(y) + d(y)^3 + d(x)^2",
+        "-x^2 + (-x)^2 + -(x^2) + x^-2 + x^ 2 + (x + y)^2 + (y + x)^2 + (x + y)^3",
+        "2^2 + 2^3 + x^0 + x^1 + x^0 + 0^2 + (x - x)^2 + x^2^2 + x^2",
+        "x^2 + x2^2 + x^2 + x2^3 + d(x2)^2 + x^2 + x^3^2 + (x^3)^2",
+        "x^2 + y^2 + u^2", /* the same message at the same offset */
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        long cn, cd;
+        CHECK(both(a, b, t[i], &cn, &cd));
+    }
+    enum { N = 3000 }; /* 3 N names, each squared, cubed and d(.)^2 three times: entries evicted, slots shared */
+    char *s = malloc((size_t)3 * N * 48);
+    CHECK(s != NULL);
+    if (!s) return;
+    size_t o = 0;
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < N; i++)
+            o += (size_t)sprintf(s + o, "%sx%d^2*x%d^3 + d(x%d)^2", o ? " + " : "", (i * 7 + k * 11) % N, i,
+                                 (i * 13 + k) % N);
+    long cn, cd;
+    CHECK(both(a, b, s, &cn, &cd));
+    /* 400 names each to the powers 2 to 17, twice, in a memo of 2^13 entries: pairs of one base and
+     * two exponents, and of two bases and one exponent, meet in a slot */
+    enum { M = 400 };
+    o = 0;
+    for (int k = 0; k < 2; k++)
+        for (int e = 2; e < 18; e++)
+            for (int i = 0; i < M; i++) o += (size_t)sprintf(s + o, "%sy%d^%d", o ? " + " : "", (i * 37 + k) % M, e);
+    CHECK(o < 3 * N * 48 && o >> 4 > 1u << 12 && o >> 4 <= 1u << 13);
+    CHECK(both(a, b, s, &cn, &cd));
+    /* one base to the powers 2 to 1601, twice, in a memo of 2^12 entries: exponents of one base meet */
+    o = 0;
+    for (int k = 0; k < 2; k++)
+        for (int e = 2; e < 1602; e++) o += (size_t)sprintf(s + o, "%sz^%d", o ? " + " : "", e);
+    CHECK(o >> 4 <= 1u << 12);
+    CHECK(both(a, b, s, &cn, &cd));
+    free(s);
+    mblx_graph_free(a);
+    mblx_graph_free(b);
+}
+
 /* the generations start again from 1 after the last: the memo cleared, nothing of the old ones taken */
 TEST(generations_restart)
 {
@@ -121,6 +172,20 @@ TEST(generations_restart)
     CHECK(both(a, b, "x + y", &cn, &cd) && cn == 2); /* 1 again: x not found from generation 1 of before */
     CHECK(b->name_memo_gen == 1);
     CHECK(both(a, b, "x + y + x", &cn, &cd) && cn == 2);
+    /* the memo freed with the table (mblx_graph_drop_table) and made again, larger, by a long text */
+    CHECK(mblx_graph_drop_table(a) == 0 && mblx_graph_drop_table(b) == 0 && b->name_memo == NULL);
+    CHECK(both(a, b, "x + y + x^2 + x^2", &cn, &cd) && cn == 2 && b->name_memo != NULL);
+    char *s = malloc(200000);
+    CHECK(s != NULL);
+    if (s) {
+        size_t o = 0;
+        for (int i = 0; i < 9000; i++) o += (size_t)sprintf(s + o, "%sw%d^2*w%d", i ? " + " : "", i % 5000, i % 4000);
+        CHECK(both(a, b, s, &cn, &cd));
+        /* 18,000 names, 5,000 of them distinct: 7,584 asked in 2^14 entries, 11,381 in the 2^12
+         * of the short text before */
+        CHECK_MSG(cn >= 5000 && cn < 8000, "%ld names asked", cn);
+        free(s);
+    }
     mblx_graph_free(a);
     mblx_graph_free(b);
 }
@@ -129,6 +194,7 @@ int main(void)
 {
     RUN(names_and_calls_once_a_parse);
     RUN(many_names_one_text);
+    RUN(integer_powers_once_a_parse);
     RUN(generations_restart);
     return test_summary("expr_parse_memo");
 }
