@@ -1,9 +1,11 @@
 /* Compiling the formulated model: the exact Jacobians of the residuals, outputs and user states,
  * their tapes (the residual's on a second thread for mid-sized models), and the drawing's. */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "core/progress.h"
 #include "expr/domain.h"
+#include "model/compile_modes.h"
 #include "model/formulate.h"
 #include "model/terms/term.h"
 
@@ -58,21 +60,75 @@ static int jacobian_compiled(mbl_model *md, mblx_id **out, mbl_status *st)
     return 0;
 }
 
-/* Jacobian of exprs w.r.t. all unknowns [a lam mu v q r] into J (appending rows from row0). */
+static atomic_int jacobian_all_columns;  /* model__jacobian_columns_mode */
+static atomic_size_t jacobian_columns_cut; /* (counted for the tests) */
+
+size_t model__jacobian_columns_mode(int all)
+{
+    atomic_store(&jacobian_all_columns, all != 0);
+    return atomic_load(&jacobian_columns_cut);
+}
+
+/* The unknowns (columns, increasing) some of exprs depend on, into cols; their count, or -1 when
+ * their dependences add up to nunk or more (then every unknown is taken) or out of memory. */
+static int unknowns_used(const mbl_model *md, int nexpr, const mblx_id *exprs, int *cols)
+{
+    size_t ndep = 0, nsym = mblx_symbol_count(md->g);
+    for (int i = 0; i < nexpr && ndep < (size_t)md->nunk; i++) {
+        size_t cnt = 0;
+        mblx_node_deps(md->g, exprs[i], &cnt);
+        ndep += cnt;
+    }
+    if (ndep >= (size_t)md->nunk) return -1;
+    unsigned char *dep = mbl_calloc(nsym ? nsym : 1, 1);
+    if (!dep) return -1;
+    for (int i = 0; i < nexpr; i++) {
+        size_t cnt = 0;
+        const uint32_t *d = mblx_node_deps(md->g, exprs[i], &cnt);
+        for (size_t k = 0; k < cnt; k++)
+            if (d[k] < nsym) dep[d[k]] = 1;
+    }
+    int m = 0;
+    for (int j = 0; j < md->nunk; j++)
+        if (dep[md->sym_of_unknown[j]]) cols[m++] = j;
+    mbl_free(dep);
+    return m;
+}
+
+/* Jacobian of exprs w.r.t. all unknowns [a lam mu v q r] into J (appending rows from row0). Only
+ * the unknowns exprs depend on are given to mblx_jacobian (a few rows, such as the N = 10^4
+ * four-bar's one user state, made its seed set of all 80,009 unknowns: 12 M instructions): it
+ * differentiates column by column, each with its own seed, so the other columns change none of
+ * the entries, nor the order in which their nodes are made. */
 static int jacobian_unknowns(mbl_model *md, int nexpr, const mblx_id *exprs, int row0, mbl_sjac *J, mbl_status *st)
 {
-    mblx_id *syms = mbl_alloc_array((size_t)md->nunk, sizeof *syms);
-    if (!syms) return mbl_error(st, MBL_ENOMEM, "out of memory");
-    for (int j = 0; j < md->nunk; j++) syms[j] = mblx_symbol_node(md->g, (size_t)md->sym_of_unknown[j]);
+    /* no rows (a model without outputs or user states): J stays as it is, as mblx_jacobian would
+     * leave it */
+    if (!nexpr) return mblx_graph_status(md->g, st);
+    int *cols = mbl_alloc_array((size_t)md->nunk + 1, sizeof *cols);
+    mblx_id *syms = mbl_alloc_array((size_t)md->nunk + 1, sizeof *syms);
+    if (!cols || !syms) {
+        mbl_free(cols), mbl_free(syms);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    int ncol = atomic_load_explicit(&jacobian_all_columns, memory_order_relaxed) ? -1 : unknowns_used(md, nexpr, exprs, cols);
+    if (ncol >= 0) atomic_fetch_add_explicit(&jacobian_columns_cut, 1, memory_order_relaxed);
+    if (ncol < 0)
+        for (ncol = 0; ncol < md->nunk; ncol++) cols[ncol] = ncol;
+    for (int k = 0; k < ncol; k++) syms[k] = mblx_symbol_node(md->g, (size_t)md->sym_of_unknown[cols[k]]);
     mblx_sparse S;
-    int rc = mblx_jacobian(md->g, (size_t)nexpr, exprs, (size_t)md->nunk, syms, &S);
+    int rc = mblx_jacobian(md->g, (size_t)nexpr, exprs, (size_t)ncol, syms, &S);
     mbl_free(syms);
-    if (rc) return mblx_graph_status(md->g, st) ? mblx_graph_status(md->g, st) : mbl_error(st, rc, "out of memory");
-    if (model_sjac_reserve(J, (size_t)S.colptr[md->nunk])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-    for (int j = 0; j < md->nunk && !rc; j++)
-        for (int p = S.colptr[j]; p < S.colptr[j + 1] && !rc; p++)
-            if (model_sjac_push(J, row0 + S.rowidx[p], j, S.node[p])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (rc) {
+        mbl_free(cols);
+        return mblx_graph_status(md->g, st) ? mblx_graph_status(md->g, st) : mbl_error(st, rc, "out of memory");
+    }
+    if (model_sjac_reserve(J, (size_t)S.colptr[ncol])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int k = 0; k < ncol && !rc; k++)
+        for (int p = S.colptr[k]; p < S.colptr[k + 1] && !rc; p++)
+            if (model_sjac_push(J, row0 + S.rowidx[p], cols[k], S.node[p])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     mblx_sparse_free(&S);
+    mbl_free(cols);
     return rc;
 }
 
