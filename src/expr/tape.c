@@ -219,6 +219,7 @@ typedef struct compiler {
     size_t nl0, npost, pcap;
     size_t extra, lres, ares; /* the chains' extra links (tape_share.c); lnd, largs' capacities */
     size_t nnary;             /* the numbered sums and products of at least two operands (mblx__share) */
+    size_t npairs;            /* their pairs of operands the pairs' search counts (mblx__pairs_local) */
     int no_pairs;             /* mblx_compile_few: the chains alone */
     int fuse;                 /* a sum's or product's constant fused into its last operation (mblx__share) */
 } compiler;
@@ -292,7 +293,8 @@ static inline __attribute__((always_inline)) int number_node(compiler *c, uint32
     GROWV(c->gid, c->nl, c->lcap);
     c->gid[c->nl++] = v;
     c->ka += c->g->nd[v].na;
-    if (mblx__nary_local(&c->g->nd[v])) c->extra += c->g->nd[v].na - 1, c->nnary++;
+    if (mblx__nary_local(&c->g->nd[v]))
+        c->extra += c->g->nd[v].na - 1, c->nnary++, c->npairs += mblx__pairs_local(&c->g->nd[v]);
     return 0;
 }
 
@@ -526,7 +528,7 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
         /* a bound tape: owner in graph nodes at once (gid freed) */
         const uint32_t *post = c->npost == c->nl0 ? c->post : NULL; /* (every node numbered is in it) */
         if (mblx__share(t->lnd, t->largs, c->nl0, c->ka, lres, ares, outl, n, c->no_pairs, t->g ? c->gid : NULL, post,
-                        c->nnary, &cl, &ca, &c->nl, &c->ka, &c->owner, &c->fuse))
+                        c->nnary, c->npairs, &cl, &ca, &c->nl, &c->ka, &c->owner, &c->fuse))
             return -1;
         mbl_free(c->gid), mbl_free(c->post);
         c->gid = NULL, c->post = NULL;

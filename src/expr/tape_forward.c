@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "expr/fwdjac_narrow.h"
 #include "expr/tape_internal.h"
 #include "expr/tape_subset.h"
 
@@ -640,17 +641,24 @@ size_t mblx_fwdjac_ncolors(const mblx_fwdjac *J) { return J ? J->ncolors : 0; }
 
 int mblx_fwdjac_color(const mblx_fwdjac *J, size_t j) { return J && j < J->n ? J->color[j] : -1; }
 
-/* The pattern by column from the rows' dependence sets (colof: a symbol index's column or -1). */
-static int pattern(mblx_fwdjac *J, const mblx_graph *g, const mblx_id *rows, const int *colof)
+/* pattern's answer for a row of more than maxwidth columns (J then incomplete, freed by the caller;
+ * the status codes are 0 and negative) */
+enum { PATTERN_WIDE = 1 };
+
+/* The pattern by column from the rows' dependence sets (colof: a symbol index's column or -1);
+ * PATTERN_WIDE at the first row of more than maxwidth columns. */
+
+static int pattern(mblx_fwdjac *J, const mblx_graph *g, const mblx_id *rows, const int *colof, size_t maxwidth)
 {
     J->colptr = mbl_calloc(J->n + 1, sizeof *J->colptr);
     if (!J->colptr) return MBL_ENOMEM;
     size_t nnz = 0;
     for (size_t i = 0; i < J->m; i++) {
-        size_t cnt;
+        size_t cnt, nnz0 = nnz;
         const uint32_t *d = mblx_node_deps(g, rows[i], &cnt);
         for (size_t e = 0; e < cnt; e++)
             if (colof[d[e]] >= 0) J->colptr[colof[d[e]] + 1]++, nnz++;
+        if (nnz - nnz0 > maxwidth) return PATTERN_WIDE;
     }
     if (nnz > INT32_MAX) return MBL_ENOMEM;
     for (size_t j = 0; j < J->n; j++) J->colptr[j + 1] += J->colptr[j];
@@ -740,6 +748,14 @@ static int coloring(mblx_fwdjac *J)
 mblx_fwdjac *mblx_fwdjac_new(const mblx_graph *g, size_t m, const mblx_id *rows, size_t n, const mblx_id *syms,
                              mbl_status *st)
 {
+    int wide;
+    return mblx__fwdjac_new_narrow(g, m, rows, n, syms, SIZE_MAX, &wide, st);
+}
+
+mblx_fwdjac *mblx__fwdjac_new_narrow(const mblx_graph *g, size_t m, const mblx_id *rows, size_t n, const mblx_id *syms,
+                                     size_t maxwidth, int *wide, mbl_status *st)
+{
+    *wide = 0;
     if (!g || (m && !rows) || (n && !syms) || m > INT32_MAX || n > INT32_MAX) {
         mbl_error(st, MBL_EARG, "mblx_fwdjac_new: bad argument");
         return NULL;
@@ -766,7 +782,14 @@ mblx_fwdjac *mblx_fwdjac_new(const mblx_graph *g, size_t m, const mblx_id *rows,
     }
     if (!rc) {
         J->m = m, J->n = n, J->nsym = nsym;
-        rc = pattern(J, g, rows, colof);
+        rc = pattern(J, g, rows, colof, maxwidth);
+    }
+    if (rc == PATTERN_WIDE) { /* declined: not an error */
+        mbl_free(colof);
+        mblx_fwdjac_free(J);
+        *wide = 1;
+        mbl_status_clear(st);
+        return NULL;
     }
     if (!rc) rc = coloring(J);
     if (!rc) { /* colof becomes the symbols' colors */

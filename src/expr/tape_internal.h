@@ -90,6 +90,16 @@ static inline int mblx__nary_local(const mblx__node *nd)
     return (nd->op == MBLX_OP_ADD || nd->op == MBLX_OP_MUL) && nd->na >= 2;
 }
 
+/* The pairs of operands the pairs' search (tape_share.c, share_pairs) counts in a node: those of a
+ * sum or product of 3 to MBLX__PAIR_MAX_ARGS operands. */
+enum { MBLX__PAIR_MAX_ARGS = 32 };
+static inline size_t mblx__pairs_local(const mblx__node *nd)
+{
+    return (nd->op == MBLX_OP_ADD || nd->op == MBLX_OP_MUL) && nd->na >= 3 && nd->na <= MBLX__PAIR_MAX_ARGS
+               ? (size_t)nd->na * (nd->na - 1) / 2
+               : 0;
+}
+
 /* The shared form of the local sub-DAG (lnd, largs: nl0 nodes, ka0 operands) that the compiler
  * schedules (tape_share.c); *pcl NULL: the sub-DAG as it is. no_pairs: the chains alone. lcap, acap: 0, or the capacities of
  * lnd and largs, which may then be rewritten and hold the shared form (*pcl == lnd). *powner: the
@@ -97,14 +107,15 @@ static inline int mblx__nary_local(const mblx__node *nd)
  * NULL (a bound tape: its graph nodes). post: the sub-DAG's post-order from outl, as
  * mblx__local_postorder makes it (nl0 entries: the compiler's numbering traversal records it), or
  * NULL. nnary0: the sums and products of at least two operands among the nl0 nodes (the compiler
- * counts them as it numbers the sub-DAG), or SIZE_MAX: counted where needed. *pfuse 1: the shared
+ * counts them as it numbers the sub-DAG), or SIZE_MAX: counted where needed; npairs0 likewise the
+ * nodes' pairs (mblx__pairs_local), by which the pairs' search may decline at once. *pfuse 1: the shared
  * form is given with its sums and
  * products n-ary, as the chains would have made them but for their constants, which the emission
  * then fuses into their last operation (TI_ADD2C, TI_MUL2C) as the chains' last links do. Returns
  * 0, or -1 when out of memory. */
 int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t lcap, size_t acap, uint32_t *outl,
-                size_t nout, int no_pairs, const uint32_t *base, const uint32_t *post, size_t nnary0, mblx__node **pcl,
-                uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner, int *pfuse);
+                size_t nout, int no_pairs, const uint32_t *base, const uint32_t *post, size_t nnary0, size_t npairs0,
+                mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner, int *pfuse);
 
 /* Post-order (operands first) of the local nodes reachable from outl[0..nout), into order[];
  * returns the count, or SIZE_MAX when out of memory. mark: nl bytes of scratch (tape.c). */
@@ -114,8 +125,8 @@ size_t mblx__local_postorder(const mblx__node *lnd, const uint32_t *largs, size_
 /* Tests only: 0 (the default) skips the chains where they would share nothing, after the pairs or
  * where no pair is shared (tape_share.c, chains_may_share), 1 always builds them, 2 fails a compilation (as out of memory)
  * that would build them, 3 fails one whose post-order recorded by the compiler (mblx__share's post)
- * is not mblx__local_postorder's, or whose count of sums and products (nnary0) is not the
- * sub-DAG's. Not for use while another thread compiles. */
+ * is not mblx__local_postorder's, or whose count of sums and products (nnary0) or of pairs
+ * (npairs0) is not the sub-DAG's. Not for use while another thread compiles. */
 void mblx__share_chains_mode(int mode);
 
 /* Reorder the instructions of t, in SSA form (an operand, an output, a step's operand: the index

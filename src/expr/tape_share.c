@@ -252,7 +252,7 @@ out:
  * additions and multiplications: results agree with the ungrouped ones to rounding. Only sums
  * and products of at most PAIR_MAX_ARGS operands take part (the pairs of a node are counted,
  * k (k - 1) / 2 of them), for at most PAIR_ROUNDS rounds. */
-enum { PAIR_MAX_ARGS = 32, PAIR_BUDGET = 6, PAIR_MAX = 1 << 18 };
+enum { PAIR_MAX_ARGS = MBLX__PAIR_MAX_ARGS, PAIR_BUDGET = 6, PAIR_MAX = 1 << 18 };
 
 /* Open-addressing table of pairs (op, x, y), x < y: key and a count or a node id + 1. The
  * operation is a sum or a product, one bit of the key (x < 2^31). */
@@ -698,28 +698,37 @@ static int extract_pairs(pairing *s)
  * entries): the node of the sub-DAG a node computes or was made for (through base[] when not
  * NULL). Returns 0, or -1 when out
  * of memory. */
-static int share_pairs(const mblx__node *lnd, const uint32_t *largs, size_t nl0, size_t ka0, uint32_t *outl,
-                       size_t nout, const uint32_t *base, mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka,
-                       uint32_t **powner, size_t *plcap, size_t *pacap)
+/* A sub-DAG with more than PAIR_MAX pairs, or PAIR_BUDGET times more pairs than operands (long
+ * chains of nested sums), is left to the chains, which share its prefixes anyway. */
+static int pairs_declined(size_t npairs, size_t ka0)
+{
+    return !npairs || npairs > PAIR_MAX || npairs > PAIR_BUDGET * ka0 + 4096;
+}
+
+/* npairs0: the sub-DAG's pairs (mblx__pairs_local) as the compiler counted them, or SIZE_MAX; a
+ * count that declines skips the pass over the nodes (the N = 10^4 four-bar's residual: 690,057
+ * nodes, 10 M instructions). */
+static int share_pairs(const mblx__node *lnd, const uint32_t *largs, size_t nl0, size_t ka0, size_t npairs0,
+                       uint32_t *outl, size_t nout, const uint32_t *base, mblx__node **pcl, uint32_t **pca, size_t *pnl,
+                       size_t *pka, uint32_t **powner, size_t *plcap, size_t *pacap)
 {
     *pcl = NULL;
     *pca = NULL;
     *pnl = nl0;
     *pka = ka0;
     *powner = NULL;
+    if (npairs0 != SIZE_MAX && pairs_declined(npairs0, ka0)) return 0;
     size_t npairs = 0, extra = 0, nbin = 0, chain = 0;
     for (size_t l = 0; l < nl0; l++) {
         if (mblx__nary_local(&lnd[l])) chain += lnd[l].na - 1;
         if (pair_container(&lnd[l])) {
-            npairs += (size_t)lnd[l].na * (lnd[l].na - 1) / 2;
+            npairs += mblx__pairs_local(&lnd[l]);
             extra += lnd[l].na - 1;
         } else {
             nbin += (lnd[l].op == MBLX_OP_ADD || lnd[l].op == MBLX_OP_MUL) && lnd[l].na == 2;
         }
     }
-    /* a sub-DAG with more than PAIR_MAX pairs, or PAIR_BUDGET times more pairs than operands
-     * (long chains of nested sums), is left to the chains, which share its prefixes anyway */
-    if (!npairs || npairs > PAIR_MAX || npairs > PAIR_BUDGET * ka0 + 4096) return 0;
+    if (pairs_declined(npairs, ka0)) return 0;
     int rc = -1;
     size_t nmax = nl0 + extra; /* a pair node removes an operand from at least two sums or products */
     if (nmax >= 0x80000000u) return 0; /* node ids below 2^31 (pair_key) */
@@ -826,6 +835,14 @@ static size_t nary_count(const mblx__node *nd, size_t nl)
     return k;
 }
 
+/* Their pairs of operands (mblx__pairs_local; tests: chains_mode 3). */
+static size_t pair_count(const mblx__node *nd, size_t nl)
+{
+    size_t k = 0;
+    for (size_t l = 0; l < nl; l++) k += mblx__pairs_local(&nd[l]);
+    return k;
+}
+
 static int chains_may_share(const mblx__node *nd, const uint32_t *args, size_t nl, const uint32_t *outl, size_t nout,
                             const uint32_t *post, size_t nnary)
 {
@@ -895,8 +912,8 @@ enum { SHARE_ONE_FORM_MIN = 1024 };
  * in lnd and largs, which lcap, acap, when not 0, allow as share_chains says); *powner always
  * allocated. Returns 0, or -1 when out of memory. */
 int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t lcap, size_t acap, uint32_t *outl,
-                size_t nout, int no_pairs, const uint32_t *base, const uint32_t *post, size_t nnary0, mblx__node **pcl,
-                uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner, int *pfuse)
+                size_t nout, int no_pairs, const uint32_t *base, const uint32_t *post, size_t nnary0, size_t npairs0,
+                mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner, int *pfuse)
 {
     *pfuse = 0;
     mblx__node *clA = NULL, *clB = NULL, *pl = NULL;
@@ -912,9 +929,10 @@ int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t
      * chains may rewrite */
     int ticks = nl0 >= TICK_MIN_NODES; /* (a small sub-DAG: none) */
     if (chains_mode == 3 && ((post && !post_as_made(lnd, largs, nl0, outl, nout, post)) ||
-                             (nnary0 != SIZE_MAX && nnary0 != nary_count(lnd, nl0))))
+                             (nnary0 != SIZE_MAX && nnary0 != nary_count(lnd, nl0)) ||
+                             (npairs0 != SIZE_MAX && npairs0 != pair_count(lnd, nl0))))
         goto out;
-    if ((!no_pairs && share_pairs(lnd, largs, nl0, ka0, outB, nout, base, &pl, &pa, &nlP, &kaP, &ownP, &lcapP, &acapP)) ||
+    if ((!no_pairs && share_pairs(lnd, largs, nl0, ka0, npairs0, outB, nout, base, &pl, &pa, &nlP, &kaP, &ownP, &lcapP, &acapP)) ||
         (ticks && core_progress_tick(1)))
         goto out;
     /* no pair nor chain link shared: as it is, fused (the N = 10^4 four-bar's residual: chains 170 M) */

@@ -1,9 +1,12 @@
 /* Compiling the formulated model: the exact Jacobians of the residuals, outputs and user states,
  * their tapes (the residual's on a second thread for mid-sized models), and the drawing's. */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "core/progress.h"
 #include "expr/domain.h"
+#include "expr/fwdjac_narrow.h"
+#include "model/compile_modes.h"
 #include "model/formulate.h"
 #include "model/terms/term.h"
 
@@ -58,21 +61,75 @@ static int jacobian_compiled(mbl_model *md, mblx_id **out, mbl_status *st)
     return 0;
 }
 
-/* Jacobian of exprs w.r.t. all unknowns [a lam mu v q r] into J (appending rows from row0). */
+static atomic_int jacobian_all_columns;  /* model__jacobian_columns_mode */
+static atomic_size_t jacobian_columns_cut; /* (counted for the tests) */
+
+size_t model__jacobian_columns_mode(int all)
+{
+    atomic_store(&jacobian_all_columns, all != 0);
+    return atomic_load(&jacobian_columns_cut);
+}
+
+/* The unknowns (columns, increasing) some of exprs depend on, into cols; their count, or -1 when
+ * their dependences add up to nunk or more (then every unknown is taken) or out of memory. */
+static int unknowns_used(const mbl_model *md, int nexpr, const mblx_id *exprs, int *cols)
+{
+    size_t ndep = 0, nsym = mblx_symbol_count(md->g);
+    for (int i = 0; i < nexpr && ndep < (size_t)md->nunk; i++) {
+        size_t cnt = 0;
+        mblx_node_deps(md->g, exprs[i], &cnt);
+        ndep += cnt;
+    }
+    if (ndep >= (size_t)md->nunk) return -1;
+    unsigned char *dep = mbl_calloc(nsym ? nsym : 1, 1);
+    if (!dep) return -1;
+    for (int i = 0; i < nexpr; i++) {
+        size_t cnt = 0;
+        const uint32_t *d = mblx_node_deps(md->g, exprs[i], &cnt);
+        for (size_t k = 0; k < cnt; k++)
+            if (d[k] < nsym) dep[d[k]] = 1;
+    }
+    int m = 0;
+    for (int j = 0; j < md->nunk; j++)
+        if (dep[md->sym_of_unknown[j]]) cols[m++] = j;
+    mbl_free(dep);
+    return m;
+}
+
+/* Jacobian of exprs w.r.t. all unknowns [a lam mu v q r] into J (appending rows from row0). Only
+ * the unknowns exprs depend on are given to mblx_jacobian (a few rows, such as the N = 10^4
+ * four-bar's one user state, made its seed set of all 80,009 unknowns: 12 M instructions): it
+ * differentiates column by column, each with its own seed, so the other columns change none of
+ * the entries, nor the order in which their nodes are made. */
 static int jacobian_unknowns(mbl_model *md, int nexpr, const mblx_id *exprs, int row0, mbl_sjac *J, mbl_status *st)
 {
-    mblx_id *syms = mbl_alloc_array((size_t)md->nunk, sizeof *syms);
-    if (!syms) return mbl_error(st, MBL_ENOMEM, "out of memory");
-    for (int j = 0; j < md->nunk; j++) syms[j] = mblx_symbol_node(md->g, (size_t)md->sym_of_unknown[j]);
+    /* no rows (a model without outputs or user states): J stays as it is, as mblx_jacobian would
+     * leave it */
+    if (!nexpr) return mblx_graph_status(md->g, st);
+    int *cols = mbl_alloc_array((size_t)md->nunk + 1, sizeof *cols);
+    mblx_id *syms = mbl_alloc_array((size_t)md->nunk + 1, sizeof *syms);
+    if (!cols || !syms) {
+        mbl_free(cols), mbl_free(syms);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    int ncol = atomic_load_explicit(&jacobian_all_columns, memory_order_relaxed) ? -1 : unknowns_used(md, nexpr, exprs, cols);
+    if (ncol >= 0) atomic_fetch_add_explicit(&jacobian_columns_cut, 1, memory_order_relaxed);
+    if (ncol < 0)
+        for (ncol = 0; ncol < md->nunk; ncol++) cols[ncol] = ncol;
+    for (int k = 0; k < ncol; k++) syms[k] = mblx_symbol_node(md->g, (size_t)md->sym_of_unknown[cols[k]]);
     mblx_sparse S;
-    int rc = mblx_jacobian(md->g, (size_t)nexpr, exprs, (size_t)md->nunk, syms, &S);
+    int rc = mblx_jacobian(md->g, (size_t)nexpr, exprs, (size_t)ncol, syms, &S);
     mbl_free(syms);
-    if (rc) return mblx_graph_status(md->g, st) ? mblx_graph_status(md->g, st) : mbl_error(st, rc, "out of memory");
-    if (model_sjac_reserve(J, (size_t)S.colptr[md->nunk])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-    for (int j = 0; j < md->nunk && !rc; j++)
-        for (int p = S.colptr[j]; p < S.colptr[j + 1] && !rc; p++)
-            if (model_sjac_push(J, row0 + S.rowidx[p], j, S.node[p])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (rc) {
+        mbl_free(cols);
+        return mblx_graph_status(md->g, st) ? mblx_graph_status(md->g, st) : mbl_error(st, rc, "out of memory");
+    }
+    if (model_sjac_reserve(J, (size_t)S.colptr[ncol])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int k = 0; k < ncol && !rc; k++)
+        for (int p = S.colptr[k]; p < S.colptr[k + 1] && !rc; p++)
+            if (model_sjac_push(J, row0 + S.rowidx[p], cols[k], S.node[p])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     mblx_sparse_free(&S);
+    mbl_free(cols);
     return rc;
 }
 
@@ -216,39 +273,29 @@ int model_compile_draw(mbl_model *md, mbl_status *st)
 
 /* The forward path takes models whose rows are all in md->F (no numerically evaluated term, no
  * structured rows to merge) and none of whose rows depends on more than FWD_MAX_COLORS unknowns
- * (a coloring needs at least as many colors as the widest row has entries). */
+ * (a coloring needs at least as many colors as the widest row has entries: the coloring declines
+ * at the first wider row, jacobian_forward). */
 static int forward_eligible(const mbl_model *md)
 {
     if (!md->forward_jacobian || md->Fs) return 0;
     for (int t = 0; t < MODEL_NTERMS; t++)
         if (model_terms[t]->present(md)) return 0;
-    size_t nsym = mblx_symbol_count(md->g);
-    unsigned char *unk = mbl_calloc(nsym ? nsym : 1, 1);
-    if (!unk) return 0; /* the symbolic path then reports the shortage */
-    for (int j = 0; j < md->nunk; j++) unk[md->sym_of_unknown[j]] = 1;
-    const mblx_id *rows = md->Fc ? md->Fc : md->F;
-    int narrow = 1;
-    for (int i = 0; i < md->nF && narrow; i++) {
-        size_t cnt = 0, width = 0;
-        const uint32_t *d = mblx_node_deps(md->g, rows[i], &cnt);
-        for (size_t k = 0; k < cnt; k++) width += d[k] < nsym && unk[d[k]];
-        narrow = width <= FWD_MAX_COLORS;
-    }
-    mbl_free(unk);
-    return narrow;
+    return 1;
 }
 
-/* The forward coloring of the rows tape_F compiles (mblx_fwdjac_new); *out NULL when it takes more
- * than FWD_MAX_COLORS colors (the symbolic path then). md->jac's pattern is made from it once the
- * tapes are compiled (forward_pattern). */
+/* The forward coloring of the rows tape_F compiles (mblx_fwdjac_new); *out NULL when a row depends
+ * on more than FWD_MAX_COLORS unknowns or it takes more than FWD_MAX_COLORS colors (the symbolic
+ * path then). md->jac's pattern is made from it once the tapes are compiled (forward_pattern). */
 static int jacobian_forward(mbl_model *md, mblx_fwdjac **out, mbl_status *st)
 {
     mblx_id *syms = mbl_alloc_array((size_t)md->nunk + 1, sizeof *syms);
     if (!syms) return mbl_error(st, MBL_ENOMEM, "out of memory");
     for (int j = 0; j < md->nunk; j++) syms[j] = mblx_symbol_node(md->g, (size_t)md->sym_of_unknown[j]);
-    *out = mblx_fwdjac_new(md->g, (size_t)md->nF, md->Fc ? md->Fc : md->F, (size_t)md->nunk, syms, st);
+    int wide = 0;
+    *out = mblx__fwdjac_new_narrow(md->g, (size_t)md->nF, md->Fc ? md->Fc : md->F, (size_t)md->nunk, syms,
+                                   FWD_MAX_COLORS, &wide, st);
     mbl_free(syms);
-    if (!*out) return st ? st->code : MBL_ENOMEM;
+    if (!*out) return wide ? 0 : st ? st->code : MBL_ENOMEM;
     if (mblx_fwdjac_ncolors(*out) > FWD_MAX_COLORS) { /* the greedy coloring took more than the widest row */
         mblx_fwdjac_free(*out);
         *out = NULL;
@@ -373,7 +420,10 @@ static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
     }
     if (md->rtn && model_rtree_num_bind_outputs(md, md->rtn, st)) return st ? st->code : MBL_ENOMEM;
     md->work_size = mblx_tape_work_size(md->tape_F);
+    const int *fcp = NULL; /* the coloring's column pointers (owned by tape_F once given) */
     if (fwd) { /* model_eval_jac's values: forward sweeps of tape_F */
+        const int *fri;
+        mblx_fwdjac_pattern(*fj, &fcp, &fri);
         if (forward_pattern(md, *fj, st)) return st ? st->code : MBL_ENOMEM;
         md->work_size = mblx_fwdjac_work_size(*fj, md->tape_F);
         mblx_tape_set_fwdjac(md->tape_F, *fj);
@@ -387,10 +437,14 @@ static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
     if (mblx_tape_work_size(md->tape_srcx) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_srcx);
     /* cyclic coordinates: no residual depends on them */
     int jq = model_blk0(md, MBL_BLK_Q);
-    for (int i = 0; i < md->n; i++) md->cyclic[i] = 1;
-    for (int p = 0; p < md->jac.nz; p++) {
-        unsigned k = (unsigned)(md->jac.col[p] - jq); /* (one test for jq <= col < jq + n) */
-        if (k < (unsigned)md->n) md->cyclic[k] = 0;
+    if (fcp && fcp[md->nunk] == md->jac.nz) { /* md->jac the coloring's pattern alone: by its columns */
+        for (int i = 0; i < md->n; i++) md->cyclic[i] = fcp[jq + i + 1] == fcp[jq + i];
+    } else {
+        for (int i = 0; i < md->n; i++) md->cyclic[i] = 1;
+        for (int p = 0; p < md->jac.nz; p++) {
+            unsigned k = (unsigned)(md->jac.col[p] - jq); /* (one test for jq <= col < jq + n) */
+            if (k < (unsigned)md->n) md->cyclic[k] = 0;
+        }
     }
     md->cyclic_known = 1;
     return 0;

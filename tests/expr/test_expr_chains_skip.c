@@ -154,21 +154,38 @@ TEST(alone_chains_found_not_skipped)
 }
 
 /* the post-order the compiler records as it numbers a sub-DAG is mblx__local_postorder's, and its
- * count of sums and products (the chains check's table size, session 33) the sub-DAG's (mode 3
- * fails a compilation where either is not): the pairs graph, the one without a pair, and lets (an
- * output a let, a let of a let, an output twice) */
+ * counts of sums and products (the chains check's table size, session 33) and of their pairs (the
+ * pairs' search declined by it, session 35) the sub-DAG's (mode 3 fails a compilation where one is
+ * not): the pairs graph, the one without a pair, lets (an output a let, a let of a let, an output
+ * twice) and wide sums of more pairs than the search takes */
 TEST(recorded_postorder)
 {
     mblx_id x = mblx_symbol(G, "x0"), y = mblx_symbol(G, "x1"), z = mblx_symbol(G, "x2");
     mblx_id l1 = mblx_let(G, mblx_add(G, mblx_mul(G, x, y), mblx_sin(G, z))), l2 = mblx_let(G, mblx_cos(G, l1));
     mblx_id lets[5] = {mblx_add(G, mblx_mul(G, l1, z), mblx_mul(G, l2, l1)), l1, mblx_sqrt(G, mblx_mul(G, l2, l2)), l2, l1};
+    /* and sums of 3 to 33 symbols (those of 32 and fewer counted by the pairs' search), more than
+     * its 2^18 pairs in all: the compiler's count declines the search at once (session 35) */
+    enum { NWIDE = 800 }; /* (600 sums of 32: 297,600 pairs) */
+    static mblx_id wide[NWIDE];
+    unsigned r = 12345u;
+    for (int k = 0; k < NWIDE; k++) {
+        mblx_id t[33];
+        size_t n = k % 8 == 7 ? 33 : k % 8 == 6 ? 3 : 32;
+        for (size_t i = 0; i < n; i++) {
+            char name[16];
+            r = r * 1103515245u + 12345u;
+            snprintf(name, sizeof name, "x%u", (unsigned)((i * 2 + (r >> 16) % 2) % NSYM));
+            t[i] = mblx_symbol(G, name);
+        }
+        wide[k] = mblx_mul(G, mblx_sum(G, n, t), mblx_symbol(G, k % 2 ? "x5" : "x7"));
+    }
     struct {
         size_t n;
         const mblx_id *out;
-    } sets[3] = {{NEXPR, OUT}, {NALONE + 2, AL}, {5, lets}};
+    } sets[4] = {{NEXPR, OUT}, {NALONE + 2, AL}, {5, lets}, {NWIDE, wide}};
     mbl_status st;
     mblx__share_chains_mode(3);
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 4; k++)
         for (int bound = 0; bound < 2; bound++) {
             mblx_tape *t = bound ? mblx_compile_bound(G, sets[k].n, sets[k].out, NULL, NULL, &st)
                                  : mblx_compile(G, sets[k].n, sets[k].out, &st);

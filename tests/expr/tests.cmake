@@ -14,6 +14,7 @@ mblin_add_test(test_expr_bound ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_bound.
 mblin_add_test(test_expr_data ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_data.c)
 mblin_add_test(test_expr_deps ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_deps.c)
 mblin_add_test(test_expr_fwd ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_fwd.c)
+mblin_add_test(test_expr_fwd_narrow ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_fwd_narrow.c)
 mblin_add_test(test_expr_fwd_models ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_fwd_models.c)
 mblin_add_test(test_expr_parse_lean ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_parse_lean.c)
 # the parser's memo of resolved names (mblx__parse_memo) against mblx_parse, node for node
