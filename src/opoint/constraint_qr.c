@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "model/jac_cols.h"
 #include "opoint_constraint.h"
 
 /* Large tall subproblems (opoint_newton_step's SPQR backslash path), the others its own way. */
@@ -35,10 +36,11 @@ int opoint_multipliers_step(opoint_subproblem *sp, la_spqr **keep, double *dx, m
     double *tx, *b = mbl_alloc_array((size_t)m + 1, sizeof *b);
     int rc = triplets_new(mv, &ti, &tj, &tx, st);
     if (!rc && !b) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-    for (int p = 0; !rc && p < mv->jac.nz; p++) {
-        int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
-        if (r >= 0 && c >= 0) ti[nz] = r, tj[nz] = c, tx[nz++] = sp->jac[p];
-    }
+    for (int ci = 0, p0, p1; !rc && opoint_sub_col_run(sp, &ci, &p0, &p1);)
+        for (int p = p0; p < p1; p++) {
+            int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
+            if (r >= 0 && c >= 0) ti[nz] = r, tj[nz] = c, tx[nz++] = sp->jac[p];
+        }
     for (int r = 0; !rc && r < m; r++) b[r] = -sp->F[sp->rows[r]];
     mbla_csc *A = NULL;
     la_spqr *qr = NULL;
@@ -93,7 +95,10 @@ int opoint_constraint_rank(opoint_subproblem *sp, la_spqr *kept, int *rank, mbl_
     int *ti, *tj;
     double *tx;
     if ((rc = triplets_new(mv, &ti, &tj, &tx, st))) return rc;
-    for (int p = 0; p < mv->jac.nz; p++) {
+    /* without nonholonomic rows, the coordinates' columns alone (model_jac_col_range) */
+    int p0 = 0, p1 = mv->jac.nz;
+    if (mv->k == 0) model_jac_col_range(md, jq, jq + n, &p0, &p1);
+    for (int p = p0; p < p1; p++) {
         int r = mv->jac.row[p], c = mv->jac.col[p];
         if (r >= r_phi && r < r_phi + mv->m && c >= jq && c < jq + n) ti[nz] = r - r_phi, tj[nz] = c - jq, tx[nz++] = sp->jac[p];
         else if (r >= r_nh && r < r_nh + mv->k && c >= jv && c < jv + n)
