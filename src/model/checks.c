@@ -231,8 +231,9 @@ int model_jac_by_col(const mbl_model *md)
     int known = atomic_load(&md->jac_by_col);
     if (known) return known == 1;
     const int *col = md->jac.col;
-    int sorted = 1;
-    for (int p = 1; p < md->jac.nz && sorted; p++) sorted = col[p - 1] <= col[p];
+    int down = 0; /* (no early exit: the compare vectorizes) */
+    for (int p = 1; p < md->jac.nz; p++) down |= col[p - 1] > col[p];
+    int sorted = !down;
     atomic_store(&((mbl_model *)md)->jac_by_col, sorted ? 1 : 2);
     return sorted;
 }

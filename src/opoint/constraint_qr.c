@@ -78,6 +78,49 @@ static int rank_sparse(int m, int n, int nz, const int *ti, const int *tj, const
     return rc;
 }
 
+/* The Newton pattern's rows hold every entry of Phi's rows in the coordinates' columns: 1 (the
+ * equilibrium's pattern, made, with those rows and columns selected; no nonholonomic rows) */
+static int pattern_holds_phi(const opoint_subproblem *sp, int jq, int r_phi)
+{
+    const model_view *mv = &sp->mv;
+    if (!sp->rptr || mv->k) return 0;
+    for (int i = 0; i < mv->m; i++)
+        if (sp->row_pos[r_phi + i] < 0) return 0;
+    for (int j = 0; j < mv->n; j++)
+        if (sp->col_pos[jq + j] < 0) return 0;
+    return 1;
+}
+
+int opoint_constraint_triplets(const opoint_subproblem *sp, int *ti, int *tj, double *tx)
+{
+    const mbl_model *md = sp->md;
+    const model_view *mv = &sp->mv;
+    int n = mv->n, nz = 0;
+    /* rows: Phi (dPhi/dq) and nh (dc/dv) */
+    int jq = model_blk0(md, MBL_BLK_Q), jv = model_blk0(md, MBL_BLK_V);
+    int r_phi = mv->row0[MBL_ROW_PHI], r_nh = mv->row0[MBL_ROW_NH];
+    if (pattern_holds_phi(sp, jq, r_phi)) {
+        for (int i = 0; i < mv->m; i++) {
+            int r = sp->row_pos[r_phi + i];
+            for (int k = sp->rptr[r]; k < sp->rptr[r + 1]; k++) {
+                int c = sp->cols[sp->rcol[k]] - jq;
+                if (c >= 0 && c < n) ti[nz] = i, tj[nz] = c, tx[nz++] = sp->jac[sp->rsrc[k]];
+            }
+        }
+        return nz;
+    }
+    /* without nonholonomic rows, the coordinates' columns alone (model_jac_col_range) */
+    int p0 = 0, p1 = mv->jac.nz;
+    if (mv->k == 0) model_jac_col_range(md, jq, jq + n, &p0, &p1);
+    for (int p = p0; p < p1; p++) {
+        int r = mv->jac.row[p], c = mv->jac.col[p];
+        if (r >= r_phi && r < r_phi + mv->m && c >= jq && c < jq + n) ti[nz] = r - r_phi, tj[nz] = c - jq, tx[nz++] = sp->jac[p];
+        else if (r >= r_nh && r < r_nh + mv->k && c >= jv && c < jv + n)
+            ti[nz] = mv->m + r - r_nh, tj[nz] = c - jv, tx[nz++] = sp->jac[p];
+    }
+    return nz;
+}
+
 int opoint_constraint_rank(opoint_subproblem *sp, la_spqr *kept, int *rank, mbl_status *st)
 {
     const mbl_model *md = sp->md;
@@ -88,22 +131,10 @@ int opoint_constraint_rank(opoint_subproblem *sp, la_spqr *kept, int *rank, mbl_
     model_fill_syms_pt(md, sp->pt, sp->syms);
     int rc = opoint_jac(sp, st);
     if (rc) return model_eval_error(md, sp->syms, "while looking for the operating point", st);
-    /* rows: Phi (dPhi/dq) and nh (dc/dv) */
-    int jq = model_blk0(md, MBL_BLK_Q), jv = model_blk0(md, MBL_BLK_V);
-    int r_phi = mv->row0[MBL_ROW_PHI], r_nh = mv->row0[MBL_ROW_NH];
-    int nz = 0;
     int *ti, *tj;
     double *tx;
     if ((rc = triplets_new(mv, &ti, &tj, &tx, st))) return rc;
-    /* without nonholonomic rows, the coordinates' columns alone (model_jac_col_range) */
-    int p0 = 0, p1 = mv->jac.nz;
-    if (mv->k == 0) model_jac_col_range(md, jq, jq + n, &p0, &p1);
-    for (int p = p0; p < p1; p++) {
-        int r = mv->jac.row[p], c = mv->jac.col[p];
-        if (r >= r_phi && r < r_phi + mv->m && c >= jq && c < jq + n) ti[nz] = r - r_phi, tj[nz] = c - jq, tx[nz++] = sp->jac[p];
-        else if (r >= r_nh && r < r_nh + mv->k && c >= jv && c < jv + n)
-            ti[nz] = mv->m + r - r_nh, tj[nz] = c - jv, tx[nz++] = sp->jac[p];
-    }
+    int nz = opoint_constraint_triplets(sp, ti, tj, tx);
     /* every row to unit 2-norm: a constraint's units must not decide the rank */
     double *rn = mbl_calloc((size_t)m + 1, sizeof *rn);
     if (!rn) {

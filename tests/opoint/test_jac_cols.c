@@ -7,7 +7,9 @@
  * the whole range and one run. And the scans replaced (the Newton pattern, the initial
  * multipliers, the rank test, the linearization's mass scale, multiplier test and constraint
  * Jacobian) give the N = 300 four-bar's point and linearization bit for bit as the full scans do
- * (a second model marked unsorted). */
+ * (a second model marked unsorted). The rank test's constraint rows from the Newton pattern's
+ * by-row lists (opoint_constraint_triplets) against the scan: the same entries, each row's in the
+ * same order. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +17,7 @@
 
 #include "mblin/mblin.h"
 #include "model/jac_cols.h"
-#include "opoint/opoint_solve.h"
+#include "opoint/opoint_constraint.h"
 #include "test.h"
 #include "fixture.h"
 #include "fourbar_text.h"
@@ -151,9 +153,82 @@ TEST(point_and_linearization_as_by_scans)
     for (int k = 0; k < 2; k++) mbl_linear_free(lin[k]), mbl_point_free(pt[k]), mbl_model_free(md[k]);
 }
 
+/* the entries (i, j, value) of row i in the order given, the rows' sequences against each other */
+static int cmp_key(const void *a, const void *b)
+{
+    const long long *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+TEST(rank_rows_from_the_pattern)
+{
+    char *text = fourbar_text(300, 0, 0);
+    CHECK(text != NULL);
+    mbl_model *md = text ? fixture_model_fwd(NULL, text, "fourbar_N300", 1) : NULL;
+    free(text);
+    if (!md) return;
+    mbl_point *pt = NULL;
+    mbl_status st;
+    mbl_opoint_options opt;
+    mbl_opoint_options_default(&opt);
+    CHECK_MSG(mbl_operating_point(md, NULL, &pt, &st) == 0, "%s", st.msg);
+    opoint_subproblem sp;
+    if (pt && opoint_sub_init(&sp, md, pt, &opt) == 0) {
+        /* the equilibrium's subproblem with its Newton pattern made (opoint_scaled_residual) */
+        opoint_sub_select(&sp, RB(MBL_ROW_EOM) | RB(MBL_ROW_PHI), RB(MBL_BLK_Q) | RB(MBL_BLK_LAMBDA), NULL);
+        double f2, finf;
+        int rc = opoint_eval_F(&sp, &f2, &finf, &st);
+        if (!rc) rc = opoint_eval_jac(&sp, &st);
+        CHECK_MSG(rc == 0, "%s", st.msg);
+        int n = sp.ncol, m = sp.nrow, nz = md->jac.nz;
+        double *x0 = malloc(sizeof(double) * (size_t)n), *cs = malloc(sizeof(double) * (size_t)n);
+        double *rs = malloc(sizeof(double) * (size_t)m);
+        int *ti[2] = {malloc(sizeof(int) * (size_t)nz), malloc(sizeof(int) * (size_t)nz)};
+        int *tj[2] = {malloc(sizeof(int) * (size_t)nz), malloc(sizeof(int) * (size_t)nz)};
+        double *tx[2] = {malloc(sizeof(double) * (size_t)nz), malloc(sizeof(double) * (size_t)nz)};
+        long long *key[2] = {malloc(sizeof(long long) * 2 * (size_t)nz), malloc(sizeof(long long) * 2 * (size_t)nz)};
+        if (!rc && x0 && cs && rs && ti[0] && ti[1] && tj[0] && tj[1] && tx[0] && tx[1] && key[0] && key[1]) {
+            for (int c = 0; c < n; c++) x0[c] = *opoint_unknown_ptr(md, pt, sp.cols[c]);
+            opoint_scaled_residual(&sp, x0, rs, cs);
+            CHECK(sp.rptr != NULL);
+            int cnt[2];
+            cnt[0] = opoint_constraint_triplets(&sp, ti[0], tj[0], tx[0]);
+            int *keep = sp.rptr;
+            sp.rptr = NULL; /* the scan */
+            cnt[1] = opoint_constraint_triplets(&sp, ti[1], tj[1], tx[1]);
+            sp.rptr = keep;
+            CHECK_EQ_INT(cnt[0], cnt[1]);
+            CHECK(cnt[0] > 2 * md->m);
+            /* row after row from the pattern; each row's entries in the scan's order: the same
+             * sequence once both are sorted stably by row (key: row, then position) */
+            int rowwise = 1;
+            for (int t = 1; t < cnt[0]; t++) rowwise &= ti[0][t - 1] <= ti[0][t];
+            CHECK(rowwise);
+            for (int k = 0; k < 2 && cnt[0] == cnt[1]; k++)
+                for (int t = 0; t < cnt[k]; t++)
+                    key[k][2 * t] = (long long)ti[k][t] * nz + t, key[k][2 * t + 1] = t;
+            if (cnt[0] == cnt[1]) {
+                qsort(key[1], (size_t)cnt[1], 2 * sizeof(long long), cmp_key);
+                int differ = 0;
+                for (int t = 0; t < cnt[0]; t++) {
+                    int a = t, b = (int)key[1][2 * t + 1]; /* the pattern's t-th against the scan's */
+                    differ += ti[0][a] != ti[1][b] || tj[0][a] != tj[1][b] || memcmp(&tx[0][a], &tx[1][b], sizeof(double));
+                }
+                CHECK_MSG(differ == 0, "%d of %d entries differ from the scan's", differ, cnt[0]);
+            }
+        }
+        free(x0), free(cs), free(rs);
+        for (int k = 0; k < 2; k++) free(ti[k]), free(tj[k]), free(tx[k]), free(key[k]);
+        opoint_sub_free(&sp);
+    }
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
 int main(void)
 {
     RUN(ranges_against_scans);
     RUN(point_and_linearization_as_by_scans);
+    RUN(rank_rows_from_the_pattern);
     return test_summary("jac_cols");
 }
