@@ -24,6 +24,27 @@
 
 #define RB(b) (1u << (b))
 
+/* the N = 300 four-bar (fwd: with the forward Jacobian), or NULL */
+static mbl_model *fourbar300(int fwd)
+{
+    char *text = fourbar_text(300, 0, 0);
+    CHECK(text != NULL);
+    mbl_model *md = text ? fixture_model_fwd(NULL, text, "fourbar_N300", fwd) : NULL;
+    free(text);
+    return md;
+}
+
+/* md's operating point in *pt and a subproblem on it (opt: its options, kept by sp): 0, or -1 */
+static int point_and_sub(mbl_model *md, mbl_point **pt, opoint_subproblem *sp, mbl_opoint_options *opt)
+{
+    mbl_status st;
+    mbl_opoint_options_default(opt);
+    *pt = NULL;
+    int rc = mbl_operating_point(md, NULL, pt, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    return !rc && opoint_sub_init(sp, md, *pt, opt) == 0 ? 0 : -1;
+}
+
 /* the entries of columns [c0, c1) by the range against a scan of every entry: the same list */
 static void check_range(const mbl_model *md, int c0, int c1)
 {
@@ -77,12 +98,9 @@ static void check_model(mbl_model *md, int sorted)
     check_range(md, nunk - 3, nunk + 2);
     check_range(md, model_blk0(md, MBL_BLK_LAMBDA) + 7, model_blk0(md, MBL_BLK_Q) + 11);
     mbl_point *pt = NULL;
-    mbl_status st;
     mbl_opoint_options opt;
-    mbl_opoint_options_default(&opt);
-    CHECK_MSG(mbl_operating_point(md, NULL, &pt, &st) == 0, "%s", st.msg);
     opoint_subproblem sp;
-    if (pt && opoint_sub_init(&sp, md, pt, &opt) == 0) {
+    if (point_and_sub(md, &pt, &sp, &opt) == 0) {
         int r1 = check_runs(&sp, RB(MBL_ROW_EOM), RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU));
         int r2 = check_runs(&sp, RB(MBL_ROW_EOM) | RB(MBL_ROW_PHI), RB(MBL_BLK_Q) | RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU));
         int r3 = check_runs(&sp, RB(MBL_ROW_PHI), RB(MBL_BLK_Q));
@@ -97,37 +115,31 @@ static void check_model(mbl_model *md, int sorted)
 
 TEST(ranges_against_scans)
 {
-    char *text = fourbar_text(300, 0, 0);
-    CHECK(text != NULL);
-    for (int fwd = 1; text && fwd >= 0; fwd--)
+    for (int fwd = 1; fwd >= 0; fwd--)
         for (int sorted = 1; sorted >= 0; sorted--) {
-            mbl_model *md = fixture_model_fwd(NULL, text, "fourbar_N300", fwd);
+            mbl_model *md = fourbar300(fwd);
             if (!md) continue;
             if (!sorted) atomic_store(&md->jac_by_col, 2); /* as a pattern out of column order */
             check_model(md, sorted);
             mbl_model_free(md);
         }
-    free(text);
 }
 
 #define SAME(a, b, n, what) CHECK_MSG(!memcmp((a), (b), (size_t)(n) * sizeof *(a)), "%s differ", what)
 
 TEST(point_and_linearization_as_by_scans)
 {
-    char *text = fourbar_text(300, 0, 0);
-    CHECK(text != NULL);
     mbl_model *md[2] = {NULL, NULL};
     mbl_point *pt[2] = {NULL, NULL};
     mbl_linear *lin[2] = {NULL, NULL};
     mbl_status st;
-    for (int k = 0; text && k < 2; k++) {
-        md[k] = fixture_model_fwd(NULL, text, "fourbar_N300", 1);
+    for (int k = 0; k < 2; k++) {
+        md[k] = fourbar300(1);
         if (!md[k]) continue;
         if (k == 1) atomic_store(&md[k]->jac_by_col, 2); /* every scan over the whole pattern */
         CHECK_MSG(mbl_operating_point(md[k], NULL, &pt[k], &st) == 0, "%s", st.msg);
         if (pt[k]) CHECK_MSG(mbl_linearize(md[k], pt[k], NULL, &lin[k], &st) == 0, "%s", st.msg);
     }
-    free(text);
     CHECK_EQ_INT(md[0] ? model_jac_by_col(md[0]) : 0, 1);
     if (pt[0] && pt[1]) {
         int n = md[0]->n, m = md[0]->m;
@@ -162,18 +174,13 @@ static int cmp_key(const void *a, const void *b)
 
 TEST(rank_rows_from_the_pattern)
 {
-    char *text = fourbar_text(300, 0, 0);
-    CHECK(text != NULL);
-    mbl_model *md = text ? fixture_model_fwd(NULL, text, "fourbar_N300", 1) : NULL;
-    free(text);
+    mbl_model *md = fourbar300(1);
     if (!md) return;
     mbl_point *pt = NULL;
     mbl_status st;
     mbl_opoint_options opt;
-    mbl_opoint_options_default(&opt);
-    CHECK_MSG(mbl_operating_point(md, NULL, &pt, &st) == 0, "%s", st.msg);
     opoint_subproblem sp;
-    if (pt && opoint_sub_init(&sp, md, pt, &opt) == 0) {
+    if (point_and_sub(md, &pt, &sp, &opt) == 0) {
         /* the equilibrium's subproblem with its Newton pattern made (opoint_scaled_residual) */
         opoint_sub_select(&sp, RB(MBL_ROW_EOM) | RB(MBL_ROW_PHI), RB(MBL_BLK_Q) | RB(MBL_BLK_LAMBDA), NULL);
         double f2, finf;
