@@ -33,6 +33,7 @@
 #include "la/la_equilibrate.h"
 #include "lin/augmented_internal.h"
 #include "lin/methods_internal.h"
+#include "model/jac_cols.h"
 
 /* Right-hand sides are solved in blocks of this many columns (a model with thousands of states
  * never holds its N x (2z + nr) solution at once). */
@@ -613,8 +614,17 @@ static void work_pattern(mbl_lin_work *w)
     const sparse_rows *U = &w->U;
     int nz = 0;
     int jv = model_blk0(md, MBL_BLK_V), jq = model_blk0(md, MBL_BLK_Q);
-    for (int p = 0; p < md->jac.nz; p++)
-        if (md->jac.col[p] < N) w->ti[nz] = md->jac.row[p], w->tj[nz] = md->jac.col[p], w->tsrc[nz++] = p;
+    int p0, p1; /* the columns below N: where the pattern is sorted by column, its first p1 entries */
+    model_jac_col_range(md, 0, N, &p0, &p1);
+    if (model_jac_by_col(md) && p0 == 0) {
+        memcpy(w->ti, md->jac.row, (size_t)p1 * sizeof *w->ti);
+        memcpy(w->tj, md->jac.col, (size_t)p1 * sizeof *w->tj);
+        for (int p = 0; p < p1; p++) w->tsrc[p] = p;
+        nz = p1;
+    } else {
+        for (int p = p0; p < p1; p++)
+            if (md->jac.col[p] < N) w->ti[nz] = md->jac.row[p], w->tj[nz] = md->jac.col[p], w->tsrc[nz++] = p;
+    }
     for (int i = 0; i < z0; i++) {
         int row = md->nF + i;
         if (S[i].kind == MBL_SREF_COORD) {

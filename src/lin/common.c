@@ -7,6 +7,7 @@
 
 #include "lin/methods_internal.h"
 #include "mblin/la.h"
+#include "model/jac_cols.h"
 
 #define NEW(p, count) ((p) = mbl_calloc((size_t)(count) + 1, sizeof *(p)))
 
@@ -435,7 +436,9 @@ static double mass_scale(const mbl_model *md, const double *jacval, const int *m
             if (isfinite(jacval[mdiag[e]])) mmax = fmax(mmax, fabs(jacval[mdiag[e]]));
         return mmax;
     }
-    for (int p = 0; p < md->jac.nz; p++) {
+    int p0, p1;
+    model_jac_col_range(md, ja, ja + md->n, &p0, &p1);
+    for (int p = p0; p < p1; p++) {
         int r = md->jac.row[p] - e0, c = md->jac.col[p] - ja;
         if (r >= 0 && r < md->n && c == r && isfinite(jacval[p])) mmax = fmax(mmax, fabs(jacval[p]));
     }

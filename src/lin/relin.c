@@ -28,6 +28,7 @@
 #include "lin/augmented_internal.h"
 #include "lin/methods_internal.h"
 #include "lin/relin_jac.h"
+#include "model/jac_cols.h"
 
 /* Re-linearization checks the KLU pivot ratio at each point and computes the 1-norm condition
  * estimate only when the ratio falls below this. */
@@ -58,7 +59,9 @@ int aug_multipliers_projected_out(const mbl_lin_work *w, const mbl_linear *lin, 
     double *acc = mbl_calloc(2 * (size_t)nm * (size_t)z1 + 1, sizeof *acc);
     if (!acc) return mbl_error(st, MBL_ENOMEM, "out of memory");
     double *mag = acc + (size_t)nm * z1;
-    for (int p = 0; p < md->jac.nz; p++) {
+    int p0, p1;
+    model_jac_col_range(md, jl, jl + nm, &p0, &p1);
+    for (int p = p0; p < p1; p++) {
         int r = md->jac.row[p], c = md->jac.col[p] - jl;
         if (r >= eom1 || c < 0 || c >= nm) continue;
         for (int i = 0; i < z1; i++) {

@@ -14,6 +14,7 @@
 #include "la/la_equilibrate.h"
 #include "lin/lin_internal.h"
 #include "mblin/la.h"
+#include "model/jac_cols.h"
 
 static void append(char *buf, size_t size, const char *fmt, const char *a, const char *b)
 {
@@ -321,7 +322,9 @@ static int constraint_csc(const mbl_model *md, const double *jacval, const int *
         mbl_free(ti), mbl_free(tj), mbl_free(tx);
         return mbl_error(st, MBL_ENOMEM, "out of memory in the state selection");
     }
-    for (int p = 0; p < md->jac.nz; p++) {
+    int p0, p1;
+    model_jac_col_range(md, c0, c0 + n, &p0, &p1);
+    for (int p = p0; p < p1; p++) {
         int r = md->jac.row[p], c = md->jac.col[p];
         if (c < c0 || c >= c0 + n) continue;
         for (int g = 0; g < ng; g++)

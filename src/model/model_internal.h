@@ -18,6 +18,8 @@ struct mbl_model {
     _Atomic(model_jac_memo *) load_memo; /* NULL, or the Jacobian's values at the file's configuration that
                                     the mass check evaluated at load (model_check_mass), taken by the first
                                     operating point (model_take_load_memo) for its evaluation there */
+    atomic_int jac_by_col;       /* 0: not known yet; 1: jac's entries sorted by column (each column's
+                                    together, columns ascending), 2: not (model_jac_col_range) */
     int n, m, k, nr, ny, np;
     char **qname, **rname, **yname, **pname;
     char **cname;                /* m: what each holonomic constraint comes from (the item's key, e.g. a

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "model/jac_cols.h"
 #include "opoint_constraint.h"
 
 /* Large tall subproblems (opoint_newton_step's SPQR backslash path), the others its own way. */
@@ -35,10 +36,11 @@ int opoint_multipliers_step(opoint_subproblem *sp, la_spqr **keep, double *dx, m
     double *tx, *b = mbl_alloc_array((size_t)m + 1, sizeof *b);
     int rc = triplets_new(mv, &ti, &tj, &tx, st);
     if (!rc && !b) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-    for (int p = 0; !rc && p < mv->jac.nz; p++) {
-        int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
-        if (r >= 0 && c >= 0) ti[nz] = r, tj[nz] = c, tx[nz++] = sp->jac[p];
-    }
+    for (int ci = 0, p0, p1; !rc && opoint_sub_col_run(sp, &ci, &p0, &p1);)
+        for (int p = p0; p < p1; p++) {
+            int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
+            if (r >= 0 && c >= 0) ti[nz] = r, tj[nz] = c, tx[nz++] = sp->jac[p];
+        }
     for (int r = 0; !rc && r < m; r++) b[r] = -sp->F[sp->rows[r]];
     mbla_csc *A = NULL;
     la_spqr *qr = NULL;
@@ -76,6 +78,49 @@ static int rank_sparse(int m, int n, int nz, const int *ti, const int *tj, const
     return rc;
 }
 
+/* The Newton pattern's rows hold every entry of Phi's rows in the coordinates' columns: 1 (the
+ * equilibrium's pattern, made, with those rows and columns selected; no nonholonomic rows) */
+static int pattern_holds_phi(const opoint_subproblem *sp, int jq, int r_phi)
+{
+    const model_view *mv = &sp->mv;
+    if (!sp->rptr || mv->k) return 0;
+    for (int i = 0; i < mv->m; i++)
+        if (sp->row_pos[r_phi + i] < 0) return 0;
+    for (int j = 0; j < mv->n; j++)
+        if (sp->col_pos[jq + j] < 0) return 0;
+    return 1;
+}
+
+int opoint_constraint_triplets(const opoint_subproblem *sp, int *ti, int *tj, double *tx)
+{
+    const mbl_model *md = sp->md;
+    const model_view *mv = &sp->mv;
+    int n = mv->n, nz = 0;
+    /* rows: Phi (dPhi/dq) and nh (dc/dv) */
+    int jq = model_blk0(md, MBL_BLK_Q), jv = model_blk0(md, MBL_BLK_V);
+    int r_phi = mv->row0[MBL_ROW_PHI], r_nh = mv->row0[MBL_ROW_NH];
+    if (pattern_holds_phi(sp, jq, r_phi)) {
+        for (int i = 0; i < mv->m; i++) {
+            int r = sp->row_pos[r_phi + i];
+            for (int k = sp->rptr[r]; k < sp->rptr[r + 1]; k++) {
+                int c = sp->cols[sp->rcol[k]] - jq;
+                if (c >= 0 && c < n) ti[nz] = i, tj[nz] = c, tx[nz++] = sp->jac[sp->rsrc[k]];
+            }
+        }
+        return nz;
+    }
+    /* without nonholonomic rows, the coordinates' columns alone (model_jac_col_range) */
+    int p0 = 0, p1 = mv->jac.nz;
+    if (mv->k == 0) model_jac_col_range(md, jq, jq + n, &p0, &p1);
+    for (int p = p0; p < p1; p++) {
+        int r = mv->jac.row[p], c = mv->jac.col[p];
+        if (r >= r_phi && r < r_phi + mv->m && c >= jq && c < jq + n) ti[nz] = r - r_phi, tj[nz] = c - jq, tx[nz++] = sp->jac[p];
+        else if (r >= r_nh && r < r_nh + mv->k && c >= jv && c < jv + n)
+            ti[nz] = mv->m + r - r_nh, tj[nz] = c - jv, tx[nz++] = sp->jac[p];
+    }
+    return nz;
+}
+
 int opoint_constraint_rank(opoint_subproblem *sp, la_spqr *kept, int *rank, mbl_status *st)
 {
     const mbl_model *md = sp->md;
@@ -86,19 +131,10 @@ int opoint_constraint_rank(opoint_subproblem *sp, la_spqr *kept, int *rank, mbl_
     model_fill_syms_pt(md, sp->pt, sp->syms);
     int rc = opoint_jac(sp, st);
     if (rc) return model_eval_error(md, sp->syms, "while looking for the operating point", st);
-    /* rows: Phi (dPhi/dq) and nh (dc/dv) */
-    int jq = model_blk0(md, MBL_BLK_Q), jv = model_blk0(md, MBL_BLK_V);
-    int r_phi = mv->row0[MBL_ROW_PHI], r_nh = mv->row0[MBL_ROW_NH];
-    int nz = 0;
     int *ti, *tj;
     double *tx;
     if ((rc = triplets_new(mv, &ti, &tj, &tx, st))) return rc;
-    for (int p = 0; p < mv->jac.nz; p++) {
-        int r = mv->jac.row[p], c = mv->jac.col[p];
-        if (r >= r_phi && r < r_phi + mv->m && c >= jq && c < jq + n) ti[nz] = r - r_phi, tj[nz] = c - jq, tx[nz++] = sp->jac[p];
-        else if (r >= r_nh && r < r_nh + mv->k && c >= jv && c < jv + n)
-            ti[nz] = mv->m + r - r_nh, tj[nz] = c - jv, tx[nz++] = sp->jac[p];
-    }
+    int nz = opoint_constraint_triplets(sp, ti, tj, tx);
     /* every row to unit 2-norm: a constraint's units must not decide the rank */
     double *rn = mbl_calloc((size_t)m + 1, sizeof *rn);
     if (!rn) {

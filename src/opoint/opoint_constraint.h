@@ -18,4 +18,12 @@ int opoint_multipliers_step(opoint_subproblem *sp, la_spqr **keep, double *dx, m
  * transposed matrix has its pattern, the rank is that of the transpose refactored there. */
 int opoint_constraint_rank(opoint_subproblem *sp, la_spqr *kept, int *rank, mbl_status *st);
 
+/* [Phi_q; A_nh]'s entries in sp->jac as triplets (ti: constraint, tj: coordinate, tx: value; room
+ * for the Jacobian's jac.nz entries), their count returned. Where the Newton pattern of the solve
+ * before holds every one (the equilibrium's, no nonholonomic rows: opoint_constraint_rank's case)
+ * from its by-row lists, row after row, each row's in the Jacobian's order; otherwise by a scan, in
+ * the Jacobian's order. Either way the same entries, and each row's in the same order (its norm
+ * summed the same). */
+int opoint_constraint_triplets(const opoint_subproblem *sp, int *ti, int *tj, double *tx);
+
 #endif

@@ -98,6 +98,13 @@ void opoint_sub_free(opoint_subproblem *sp);
 /* Select row groups (bit mask over MBL_ROW_*) and unknown blocks (bit mask over MBL_BLK_*);
  * skip: per unknown column, 1 for those not to solve for (NULL: none). */
 void opoint_sub_select(opoint_subproblem *sp, unsigned rowmask, unsigned colmask, const int *skip);
+/* The subproblem's columns from position *ci on, a run of consecutive unknowns at a time, as the
+ * entries of the Jacobian's pattern that hold them (model_jac_col_range): 1 with [*p0, *p1) and *ci
+ * past the run, 0 when none is left. Where the pattern is not sorted by column, one run of every
+ * entry. Entries in the subproblem's columns come in the pattern's order, run after run, so
+ *   for (int ci = 0, p0, p1; opoint_sub_col_run(sp, &ci, &p0, &p1);) for (int p = p0; p < p1; p++)
+ * with the columns tested (col_pos) sees them as a scan of every entry would. */
+int opoint_sub_col_run(const opoint_subproblem *sp, int *ci, int *p0, int *p1);
 /* The subproblem as opoint_sub_select of the same rows and columns leaves it, its pattern and
  * sparse analysis kept where they do not depend on the values (no saddle-point order): the next
  * step factors afresh (mbla_klu_factor: the factors a new analysis would give), with the state

@@ -14,6 +14,7 @@
 #include "la/la_equilibrate.h"
 #include "mblin/la.h"
 #include "model/eval_rows.h"
+#include "model/jac_cols.h"
 #include "opoint_solve.h"
 
 /* Square sparse Newton matrices of at least this order are equilibrated from the first step. */
@@ -172,6 +173,21 @@ static void shrink_ints(int **a, int n)
     if (b) *a = b;
 }
 
+int opoint_sub_col_run(const opoint_subproblem *sp, int *ci, int *p0, int *p1)
+{
+    const mbl_model *md = sp->md;
+    if (*ci >= sp->ncol) return 0;
+    if (!model_jac_by_col(md)) { /* one run: every entry */
+        *ci = sp->ncol, *p0 = 0, *p1 = md->jac.nz;
+        return 1;
+    }
+    int a = *ci, b = a + 1;
+    while (b < sp->ncol && sp->cols[b] == sp->cols[b - 1] + 1) b++;
+    *ci = b;
+    model_jac_col_range(md, sp->cols[a], sp->cols[b - 1] + 1, p0, p1);
+    return 1;
+}
+
 /* Assemble the sparsity pattern of the subproblem's Jacobian once (triplet sources, CSC, map). */
 static int sparse_pattern(opoint_subproblem *sp, mbl_status *st)
 {
@@ -183,10 +199,11 @@ static int sparse_pattern(opoint_subproblem *sp, mbl_status *st)
     int *ti = mbl_alloc_array(cap, sizeof *ti), *tj = mbl_alloc_array(cap, sizeof *tj), nz = 0;
     sp->ssrc = mbl_alloc_array(cap, sizeof *sp->ssrc);
     if (ti && tj && sp->ssrc) {
-        for (int p = 0; p < mv->jac.nz; p++) {
-            int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
-            if (r >= 0 && c >= 0) ti[nz] = r, tj[nz] = c, sp->ssrc[nz++] = p;
-        }
+        for (int ci = 0, p0, p1; opoint_sub_col_run(sp, &ci, &p0, &p1);)
+            for (int p = p0; p < p1; p++) {
+                int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
+                if (r >= 0 && c >= 0) ti[nz] = r, tj[nz] = c, sp->ssrc[nz++] = p;
+            }
         shrink_ints(&ti, nz), shrink_ints(&tj, nz), shrink_ints(&sp->ssrc, nz);
     }
     sp->smap = mbl_alloc_array((size_t)nz + 1, sizeof *sp->smap);

@@ -12,6 +12,7 @@
 
 #include "mblin/expr.h"
 #include "core/numfmt.h"
+#include "report/obuf.h"
 #include "test.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -165,10 +166,45 @@ TEST(literals_match_strtod)
     CHECK(lit_checked > 250000);
 }
 
+/* report_ob_g's memo of the texts formatted last (session 35): a report's values repeat, and a
+ * repeated value's text is copied from the memo. Values drawn from a pool of 600 (more than the
+ * memo's slots: collisions and evictions), at three precisions and two widths, -0.0, and values
+ * printf alone prints (NaN, the largest): each text as printf's "%*.*g", in order. */
+TEST(ob_g_memo_matches_printf)
+{
+    double pool[600];
+    for (int i = 0; i < 600; i++) {
+        uint64_t r = next();
+        pool[i] = i == 0 ? -0.0 : i == 1 ? NAN : i == 2 ? 1.7976931348623157e308
+                                                      : ldexp((double)(r >> 11), (int)(next() % 120) - 90) * (r & 1 ? -1 : 1);
+    }
+    char *got = NULL, *want = malloc(64 * 40000 + 1);
+    size_t got_len = 0, wn = 0;
+    FILE *f = open_memstream(&got, &got_len);
+    CHECK(f != NULL && want != NULL);
+    if (!f || !want) return;
+    obuf o;
+    report_ob_init(&o, f);
+    static const int precs[3] = {17, 6, 12};
+    for (int k = 0; k < 40000; k++) {
+        double x = pool[next() % 600];
+        int prec = precs[next() % 3], width = next() % 4 ? 0 : 24;
+        report_ob_g(&o, x, width, prec);
+        report_ob_put(&o, ",", 1);
+        wn += (size_t)snprintf(want + wn, 64, "%*.*g,", width, prec, x == 0.0 ? 0.0 : x);
+    }
+    report_ob_flush(&o);
+    fclose(f);
+    CHECK_EQ_INT((int)got_len, (int)wn);
+    CHECK(got && got_len == wn && !memcmp(got, want, wn));
+    free(got), free(want);
+}
+
 int main(void)
 {
     RUN(fmt_matches_printf);
     RUN(fmt_digits_and_round_trip);
     RUN(literals_match_strtod);
+    RUN(ob_g_memo_matches_printf);
     return test_summary("numfmt");
 }
