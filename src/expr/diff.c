@@ -563,6 +563,8 @@ typedef struct adjoints {
     mblx__pmemo *pm; /* the products' memo (NULL: none, out of memory; diff_memo.h) */
     mblx__smemo *sm; /* the sums' memo (likewise) */
     int neg_sym;     /* the contributions to symbols negated (mblx__gradient_terms) */
+    const uint32_t *amap; /* their time derivatives in their place, the map's (mblx__rate_gradient_terms) */
+    size_t nmap;
 } adjoints;
 
 /* An oom (out of memory, to record) or a failure (the graph's error already set). */
@@ -698,7 +700,7 @@ static int propagate(mblx_graph *g, adjoints *A, mblx_id v, mblx_id a, uint32_t 
         mblx_id na = XNONE; /* -a, made when a symbol asks */
         for (uint32_t i = 0; i < g->nd[v].na; i++) {
             mblx_id c = mblx__args(g, v)[i], t = a;
-            if (g->stamp[c] != epoch) continue;
+            if (g->stamp[c] != epoch || (A->amap && g->nd[c].op == MBLX_OP_SYMBOL)) continue; /* a: constant */
             if (A->neg_sym && g->nd[c].op == MBLX_OP_SYMBOL && (t = na != XNONE ? na : (na = mblx_neg(g, a))) == XNONE)
                 return GRAD_FAIL;
             if (add_contrib(A, g->memo[c], t)) return GRAD_OOM;
@@ -714,7 +716,9 @@ static int propagate(mblx_graph *g, adjoints *A, mblx_id v, mblx_id a, uint32_t 
         mblx_id t;
         int neg = A->neg_sym && g->nd[c].op == MBLX_OP_SYMBOL;
         double coef = neg ? -g->nd[v].val : g->nd[v].val;
-        if (op == MBLX_OP_ADD)
+        if (A->amap && g->nd[c].op == MBLX_OP_SYMBOL)
+            t = mblx__rate_contrib(g, A->amap, A->nmap, v, ac.a, ac.n, i, coef, a, A->pm);
+        else if (op == MBLX_OP_ADD)
             t = a;
         else if (op == MBLX_OP_MUL)
             t = ac.n == 2 && A->pm ? mblx__mul_other_kept(g, A->pm, coef, ac.a, i, a) : mul_others(g, coef, &ac, i, a);
@@ -745,6 +749,8 @@ static int propagate(mblx_graph *g, adjoints *A, mblx_id v, mblx_id a, uint32_t 
 typedef struct grad_terms {
     size_t *ptr;
     mblx_id *t;
+    const uint32_t *amap; /* mblx__rate_gradient_terms' map (NULL: negated) */
+    size_t nmap;
 } grad_terms;
 
 /* The contributions to each symbol's adjoint (syms[i]: P->t[P->ptr[i] .. P->ptr[i + 1])), in the
@@ -782,7 +788,8 @@ static int gradient_sweep(mblx_graph *g, mblx_id e, size_t n, const mblx_id *sym
     }
     seedset S = {NULL, 0, NULL, NULL, 0, 0};
     u32vec ord = {NULL, 0, 0, 0}, st = {NULL, 0, 0, 0};
-    adjoints A = {{NULL, 0, 0, 0}, {NULL, 0, 0, 0}, NULL, 0, 0, NULL, 0, NULL, NULL, P != NULL};
+    adjoints A = {{NULL, 0, 0, 0}, {NULL, 0, 0, 0}, NULL, 0, 0, NULL, 0, NULL, NULL, P && !P->amap, P ? P->amap : NULL,
+                  P ? P->nmap : 0};
     int rc = 0;
     if (gradient_seeds(g, n, syms, &S)) goto fail;
     if (!relevant(g, e, &S)) {
@@ -793,6 +800,7 @@ static int gradient_sweep(mblx_graph *g, mblx_id e, size_t n, const mblx_id *sym
     }
     if (relevant_postorder(g, e, &S, &ord, &st)) goto oom;
     uint32_t epoch = g->epoch;
+    if (P && P->amap && !mblx__rate_nodes(g, ord.p, ord.n, epoch, P->amap, P->nmap) && (rc = -1)) goto done;
     size_t nl = ord.n;
     A.head.p = mbl_alloc_array(nl, sizeof *A.head.p);
     A.adj.p = mbl_alloc_array(nl, sizeof *A.adj.p);
@@ -842,9 +850,10 @@ int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_
     return gradient_sweep(g, e, n, syms, out, NULL);
 }
 
-int mblx__gradient_terms(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, size_t *ptr, mblx_id **terms)
+int mblx__rate_gradient_terms(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, const uint32_t *map, size_t nmap,
+                               size_t *ptr, mblx_id **terms)
 {
-    grad_terms P = {ptr, NULL};
+    grad_terms P = {ptr, NULL, map, nmap};
     *terms = NULL;
     if (!ptr) return g ? (mblx__fail(g, MBL_EARG, "mblx_gradient: NULL arrays"), MBL_EARG) : MBL_EARG;
     int rc = gradient_sweep(g, e, n, syms, NULL, &P);
@@ -901,16 +910,11 @@ int mblx_jacobian(mblx_graph *g, size_t m, const mblx_id *exprs, size_t n, const
         }
         for (size_t k = 0; k < cols.n; k++) {
             if (nt == capt) {
-                size_t nc = capt ? capt * 2 : INIT_STACK;
-                trip *q = mbl_realloc_array(T, nc, sizeof *q);
+                trip *q = mbl_realloc_array(T, capt ? capt * 2 : INIT_STACK, sizeof *q);
                 if (!q) goto oom;
-                T = q;
-                capt = nc;
+                T = q, capt = capt ? capt * 2 : INIT_STACK;
             }
-            T[nt].row = (int)i;
-            T[nt].col = (int)cols.p[k];
-            T[nt].node = g->zero;
-            nt++;
+            T[nt++] = (trip){(int)i, (int)cols.p[k], g->zero};
         }
     }
     /* then column by column, one memo per column: a node that several rows share (the subtree

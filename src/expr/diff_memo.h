@@ -134,6 +134,15 @@ void mblx__defer_free(mblx__deferred *D);
 mblx_id mblx__total_der_held(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, const mblx_id *dsyms,
                              mblx_id time_sym, mblx__deferred *D);
 
+/* the time derivative of the sweep's contribution to the seed a[i] of node v (operands a[0..na),
+ * coefficient coef) of adjoint adj, under map (diff_rate.c; mblx__rate_gradient_terms): the
+ * contribution with the other seed, or a power's base, by its image; 0 where it is constant */
+/* may the sweep over the relevant nodes ord[0 .. n) (stamped with epoch) take them (diff_rate.c)? */
+int mblx__rate_nodes(const mblx_graph *g, const uint32_t *ord, size_t n, uint32_t epoch, const uint32_t *map,
+                     size_t nmap);
+mblx_id mblx__rate_contrib(mblx_graph *g, const uint32_t *map, size_t nmap, mblx_id v, const uint32_t *a, size_t na,
+                           size_t i, double coef, mblx_id adj, mblx__pmemo *pm);
+
 /* mblx_total_der's traversal of e under the seed set S (its tds set) with the memo k (diff.c) */
 mblx_id mblx__total_der_walk(mblx_graph *g, mblx_id e, const mblx__seedset *S, const mblx__memo_ref *k,
                              mblx__deferred *D);

@@ -24,6 +24,11 @@ int mblx__terms_by_themselves(const mblx_graph *g, size_t n, const mblx_id *t)
     return by;
 }
 
+int mblx__gradient_terms(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, size_t *ptr, mblx_id **terms)
+{
+    return mblx__rate_gradient_terms(g, e, n, syms, NULL, 0, ptr, terms);
+}
+
 /* -(the sum of the u), u = -w */
 static mblx_id minus_sum(mblx_graph *g, size_t m, const mblx_id *w)
 {

@@ -17,6 +17,19 @@
  * mblx_gradient's. */
 int mblx__gradient_terms(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, size_t *ptr, mblx_id **terms);
 
+/* The time derivatives of the gradient of e over the velocities syms without that gradient made
+ * (diff_rate.c): map as mblx__total_der_map's (seed node + 2 by symbol index, 1 constant in time).
+ * Where e is a sum of constant-in-time multiples of v_j^2 and v_j v_k through sums and products (a
+ * kinetic energy of a constant mass matrix), d/dt(d e / d syms[i]) is the sum of the terms
+ * (*terms)[ptr[i] .. ptr[i + 1]) (no term: 0), the time derivatives of the contributions that
+ * mblx_gradient's sum of them adds, in the same order, each the node mblx_total_der gives for
+ * its contribution (those constant in time left out), unsummed: a sum that takes them merges
+ * their like terms as the gradient's sum did, in the same order, where the sum of the gradient's
+ * total derivative has them merged already. ptr and *terms as mblx__gradient_terms'; 0, -1 where
+ * e has not that form (checked before any node is made), or an error code. */
+int mblx__rate_gradient_terms(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, const uint32_t *map, size_t nmap,
+                              size_t *ptr, mblx_id **terms);
+
 /* mblx_sum of the n terms t with -(mblx_sum of the m terms u) after t[0 .. at), given w, the
  * negations of the u (mblx__gradient_terms' terms): where the sum of u is narrow and made of no sum
  * nor wide product, the sum of the t flattens it into its terms with the negation distributed, so

@@ -732,18 +732,34 @@ static size_t add_unless_zero(const mblx_graph *g, mblx_id *t, size_t n, mblx_id
     return t[n] = x, n + 1;
 }
 
+/* d/dt(dT/dv_i) as terms rt[rp[i] .. rp[i + 1]) without dT/dv made (mblx__rate_gradient_terms: a
+ * T of a constant mass matrix), where every row's sum takes them as they are (by themselves: it
+ * merges their like terms as dT/dv_i's sum did, in the same order); else 1, *rt NULL */
+static int rate_rows(mbl_model *md, mblx_id T, size_t *rp, mblx_id **rt)
+{
+    uint32_t *seeds = model_total_der_seeds(md);
+    size_t n = (size_t)md->n;
+    int ok = seeds && !mblx__rate_gradient_terms(md->g, T, n, md->v, seeds, (size_t)md->nsym, rp, rt);
+    for (size_t i = 0; i < n && ok; i++) ok = mblx__terms_by_themselves(md->g, rp[i + 1] - rp[i], *rt + rp[i]);
+    mbl_free(seeds);
+    if (!ok) mbl_free(*rt), *rt = NULL;
+    return !ok;
+}
+
 /* md->F's EOM rows d/dt(dT/dv_i) - g1_i + g2_i - F_i (lagrangian_gradients), each from the terms
  * of g1_i (mblx__sum_minus_terms: the row's sum flattens g1_i into them, so neither g1_i nor its
  * negation is made where it would be flattened) and those of d/dt(dT/dv_i) (model_total_der_terms,
- * likewise: the sum is made only where the row would not flatten it) */
-static void eom_rows(mbl_model *md, const mblx_id *pv, const size_t *g1p, const mblx_id *g1t, const mblx_id *g2,
-                     const mblx_id *Fgen)
+ * likewise: the sum is made only where the row would not flatten it; rt not NULL: rate_rows') */
+static void eom_rows(mbl_model *md, const mblx_id *pv, const size_t *rp, const mblx_id *rt, const size_t *g1p,
+                     const mblx_id *g1t, const mblx_id *g2, const mblx_id *Fgen)
 {
-    uint32_t *seeds = model_total_der_seeds(md);
+    uint32_t *seeds = rt ? NULL : model_total_der_seeds(md);
     for (int i = 0; i < md->n; i++) {
         mblx_id t[MBLX_FLATTEN_MAX + 2];
-        size_t nd;
-        if (der_by(md, seeds, pv[i], t, &nd) == MBLX_NONE) t[0] = MBLX_NONE, nd = 1; /* failed: the row fails */
+        size_t nd = rt ? rp[i + 1] - rp[i] : 0;
+        if (rt && nd) memcpy(t, rt + rp[i], nd * sizeof *t);
+        else if (rt) t[0] = mblx_const(md->g, 0.0), nd = 1; /* dT/dv_i constant in time */
+        else if (der_by(md, seeds, pv[i], t, &nd) == MBLX_NONE) t[0] = MBLX_NONE, nd = 1; /* failed: the row fails */
         if (nd > 1 && !mblx__terms_by_themselves(md->g, nd, t)) t[0] = mblx_sum(md->g, nd, t), nd = 1;
         size_t nt = add_unless_zero(md->g, t, add_unless_zero(md->g, t, nd, g2[i]), mblx_neg(md->g, Fgen[i]));
         md->F[i] = mblx__sum_minus_terms(md->g, nt, t, nd, g1p[i + 1] - g1p[i], g1t + g1p[i]);
@@ -758,15 +774,16 @@ static int inlined_rows(mbl_model *md, model_inlined *d, mbl_status *st)
     mblx_graph *g = md->g;
     int n = md->n;
     if (d->unlet && unlet_parts(md, d, st)) return st ? st->code : MBL_ENOMEM;
-    size_t *g1p = mbl_calloc((size_t)n + 1, sizeof *g1p);
-    mblx_id *g1t = NULL, *g2 = mbl_calloc((size_t)n + 1, sizeof *g2);
-    int rc = !g1p || !g2 ? mbl_error(st, MBL_ENOMEM, "out of memory")
-                         : lagrangian_gradients(md, st, d->T, d->V, d->D, d->Phi, d->nh, g1p, &g1t, g2);
-    if (!rc && n && d->pv[0] == MBLX_NONE && mblx_gradient(g, d->T, (size_t)n, md->v, d->pv)) /* kinetic_gradient's */
+    size_t *g1p = mbl_calloc((size_t)n + 1, sizeof *g1p), *rp = mbl_calloc((size_t)n + 1, sizeof *rp);
+    mblx_id *g1t = NULL, *rt = NULL, *g2 = mbl_calloc((size_t)n + 1, sizeof *g2);
+    int rc = !g1p || !g2 || !rp ? mbl_error(st, MBL_ENOMEM, "out of memory")
+                                : lagrangian_gradients(md, st, d->T, d->V, d->D, d->Phi, d->nh, g1p, &g1t, g2);
+    if (!rc && n && d->pv[0] == MBLX_NONE && rate_rows(md, d->T, rp, &rt) &&
+        mblx_gradient(g, d->T, (size_t)n, md->v, d->pv)) /* kinetic_gradient's */
         rc = mblx_graph_status(g, st) ? mblx_graph_status(g, st) : mbl_error(st, MBL_ENOMEM, "out of memory");
-    if (!rc) eom_rows(md, d->pv, g1p, g1t, g2, d->Fgen);
+    if (!rc) eom_rows(md, d->pv, rp, rt, g1p, g1t, g2, d->Fgen);
     if (!rc) model_constraint_rows(md, md->m, d->Phi, md->k, d->nh, md->F);
-    mbl_free(g1p), mbl_free(g1t), mbl_free(g2);
+    mbl_free(g1p), mbl_free(g1t), mbl_free(g2), mbl_free(rp), mbl_free(rt);
     return rc ? rc : mblx_graph_status(g, st);
 }
 
@@ -861,7 +878,7 @@ int model_formulate(loader *L)
         rc = formulate_equation(L, 0, j, &md->F[md->row0[MBL_ROW_VAR] + j]);
         if (rc) goto done;
     }
-    if (!fwd) eom_rows(md, pv, g1p, g1t, g2, Fgen);
+    if (!fwd) eom_rows(md, pv, NULL, NULL, g1p, g1t, g2, Fgen);
     rc = model_formulate_ffr(L);
     if (!rc) rc = model_formulate_rtree(L);
     if (!rc) rc = model_formulate_pmech(L);
