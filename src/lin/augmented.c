@@ -207,11 +207,6 @@ void aug_fill_values(const mbl_lin_work *w, int nz, const int *tsrc, double *tx)
     }
 }
 
-static void fill_triplets(mbl_lin_work *w)
-{
-    aug_fill_values(w, w->nz, w->tsrc, w->tx);
-    if (w->kin) aug_fill_values(w, w->nzk, w->ktsrc, w->ktx);
-}
 
 int aug_kin_singular_error(mbl_status *st, double cond)
 {
@@ -660,10 +655,12 @@ static void work_pattern(mbl_lin_work *w)
     w->nz = nz;
 }
 
-/* The augmented matrix assembled from its triplets (a one-shot's triplets then released) and
+/* The augmented matrix assembled from its triplets, their values taken here (a one-shot by the
+ * kinematic system alone never reads them; a one-shot's triplets then released), and
  * equilibrated. */
 static int aug_assemble(mbl_lin_work *w, mbl_status *st)
 {
+    aug_fill_values(w, w->nz, w->tsrc, w->tx);
     int rc = mbla_csc_from_triplets(w->N, w->N, w->nz, w->ti, w->tj, w->tx, w->map, &w->Aug, st);
     if (rc) return rc;
     if (!w->sweep) { /* a one-shot's triplets: assembled (kin_prepare has taken its own from them) */
@@ -728,7 +725,7 @@ static int work_factor(mbl_lin_work *w, const mbl_lin_options *opt, mbl_linear *
      * enter as Phi_q^T lambda + A^T mu only, without X, der(X), Z: Eq. 29-30 from dW otherwise */
     if (!md->ext) rc = kin_prepare(w, st);
     if (rc) return rc;
-    fill_triplets(w);
+    if (w->kin) aug_fill_values(w, w->nzk, w->ktsrc, w->ktx);
     /* holonomic models only: a nonholonomic model's defective zero eigenvalues (the rolling disc, the
      * bicycles) move by 1e-7 under the path's 1e-15 change in A, beyond the golden outputs' 1e-9 */
     int direct = !w->sweep && md->k == 0 && aug_direct_structural(w);

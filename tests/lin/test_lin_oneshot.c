@@ -166,6 +166,44 @@ static void check_chain(int N)
     check_model_text(name, text, 0, 1);
 }
 
+/* A force reading a multiplier: the one-shot takes the augmented matrix (no one-factorization
+ * path), whose triplets' values are taken when it is assembled (aug_assemble). The block on an
+ * arm turning at Omega, a spring k towards r0, friction -muf lambda der(r): at relative rest
+ * lambda = 0 and A = [0 1; -(k/m - Omega^2) 0] (column-major), known without the library. */
+static const char arm_text[] =
+    "model: dae\n"
+    "name: block on a rotating arm, friction of the drive's multiplier\n"
+    "parameters: {m: 1.5, k: 40, r0: 0.5, Omega: 3, muf: 0.2}\n"
+    "coordinates: {r: 0.6, theta: 0}\n"
+    "velocities: {theta: Omega}\n"
+    "kinetic_energy: \"0.5*m*(der(r)^2 + r^2*der(theta)^2)\"\n"
+    "potential_energy: \"0.5*k*(r - r0)^2\"\n"
+    "constraints: {drive: \"theta - Omega*t\"}\n"
+    "forces: {r: \"-muf*lambda(drive)*der(r)\"}\n"
+    "linearize: {at: steady}\n";
+
+TEST(arm_multiplier_force)
+{
+    check_model_text("arm", arm_text, 0, 0);
+    mbl_status st;
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_linear *lin = NULL;
+    int ok = mbl_model_load_string(arm_text, strlen(arm_text), "arm", NULL, 0, &md, &st) == 0 &&
+             mbl_operating_point(md, NULL, &pt, &st) == 0 && mbl_linearize(md, pt, NULL, &lin, &st) == 0;
+    CHECK_MSG(ok, "arm: %s", st.msg);
+    if (ok) {
+        double w2 = 40 / 1.5 - 9.0;
+        CHECK_EQ_INT(lin->nx, 2);
+        CHECK_MSG(fabs(lin->A[0]) <= 1e-12 && fabs(lin->A[1] + w2) <= 1e-12 * w2 && fabs(lin->A[2] - 1) <= 1e-12 &&
+                      fabs(lin->A[3]) <= 1e-12,
+                  "arm: A = [%.17g %.17g; %.17g %.17g]", lin->A[0], lin->A[2], lin->A[1], lin->A[3]);
+    }
+    mbl_linear_free(lin);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
 TEST(fourbar_N300) { check_model("examples/fourbar_N300.yaml", 0, 1); }
 TEST(fourbar_N5_damped) { check_model("examples/fourbar_N5_damped.yaml", 0, 1); }
 TEST(chain2) { check_chain(2); }
@@ -179,6 +217,7 @@ TEST(dc_motor_pendulum_ode) { check_model("examples/ode/dc_motor_pendulum.yaml",
 
 int main(void)
 {
+    RUN(arm_multiplier_force);
     RUN(fourbar_N300);
     RUN(fourbar_N5_damped);
     RUN(chain2);
