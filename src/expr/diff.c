@@ -1,4 +1,4 @@
-/* Symbolic differentiation (forward, directional, reverse), sparse Jacobians and Hessians,
+/* Symbolic differentiation (forward, directional; reverse in diff_grad.c), sparse Jacobians and Hessians,
  * substitution. Every traversal uses an explicit stack and the graph's stamp/memo scratch. */
 #include <limits.h>
 #include <stdlib.h>

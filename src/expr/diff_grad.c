@@ -80,7 +80,8 @@ static int gradient_seeds(mblx_graph *g, size_t n, const mblx_id *syms, seedset 
 /* The depth-first walk of relevant_postorder over what the stack holds above base: each node's
  * relevant operands not yet stamped pushed, a node put into ord (memo = its local index) once they
  * are done. 0, or -1 when out of memory. */
-static inline __attribute__((always_inline)) int postorder_run(mblx_graph *g, const seedset *S, u32vec *ord, u32vec *st, size_t base)
+static inline __attribute__((always_inline)) int postorder_run(mblx_graph *g, const seedset *S, u32vec *ord, u32vec *st,
+                                                               size_t base)
 {
     uint32_t epoch = g->epoch;
     while (st->n > base) {
@@ -164,7 +165,8 @@ static int sum_adjoint(mblx_graph *g, adjoints *A, size_t k, mblx_id *pa)
 
 /* A sum's contribution a to its operand c where c is relevant (stamped with epoch): -a (*na, made
  * once per sum) to a symbol where A->neg_sym, none to a symbol where A->amap. */
-static inline __attribute__((always_inline)) int sum_operand(mblx_graph *g, adjoints *A, mblx_id c, mblx_id a, mblx_id *na, uint32_t epoch)
+static inline __attribute__((always_inline)) int sum_operand(mblx_graph *g, adjoints *A, mblx_id c, mblx_id a, mblx_id *na,
+                                                             uint32_t epoch)
 {
     mblx_id t = a;
     if (g->stamp[c] != epoch || (A->amap && g->nd[c].op == MBLX_OP_SYMBOL)) return 0; /* a: constant */
@@ -291,7 +293,8 @@ static int lagr_propagate(mblx_graph *g, adjoints *A, const lagr *L, mblx_id e, 
     size_t skip = 0;
     if (i < m) ac.n = 2, ac.a[0] = L->pair[2 * i], ac.a[1] = L->pair[2 * i + 1], skip = L->ph[i];
     double coef = i < m ? 1.0 : -1.0;
-    mblx_id t = ac.n == 2 && A->pm ? mblx__mul_other_kept(g, A->pm, coef, ac.a, skip, a) : mul_others(g, coef, &ac, skip, a);
+    mblx_id t = ac.n == 2 && A->pm ? mblx__mul_other_kept(g, A->pm, coef, ac.a, skip, a)
+                                   : mul_others(g, coef, &ac, skip, a);
     if (t == XNONE) return GRAD_FAIL;
     if (t == g->zero) return 0;
     return add_contrib(A, i < m ? g->memo[ac.a[skip]] : L->at[m], t) ? GRAD_OOM : 0;

@@ -14,6 +14,7 @@
 
 #include "mblin/expr.h"
 #include "expr/gradient_terms.h"
+#include "expr_pool.h"
 #include "test.h"
 
 enum { NQ = 90, MMAX = 90, TEXT = 16384 };
@@ -32,17 +33,6 @@ static mblx_id parse(mblx_graph *g, const char *text)
     mblx_parse_opts o = {resolve, NULL, 0, 0, 0, NULL};
     mblx_id e = MBLX_NONE;
     return mblx_parse(g, text, strlen(text), &o, &e, NULL) ? MBLX_NONE : e;
-}
-
-/* x of g and y of h the same expression: op, value and operands in order */
-static int same(mblx_graph *g, mblx_id x, mblx_graph *h, mblx_id y)
-{
-    if (mblx_node_op(g, x) != mblx_node_op(h, y) || mblx_node_nargs(g, x) != mblx_node_nargs(h, y)) return 0;
-    if (mblx_node_op(g, x) != MBLX_OP_SYMBOL && mblx_node_value(g, x) != mblx_node_value(h, y)) return 0;
-    if (mblx_node_op(g, x) == MBLX_OP_SYMBOL) return mblx_symbol_index(g, x) == mblx_symbol_index(h, y);
-    for (int i = 0; i < mblx_node_nargs(g, x); i++)
-        if (!same(g, mblx_node_arg(g, x, i), h, mblx_node_arg(h, y, i))) return 0;
-    return 1;
 }
 
 /* the symbols q0.., lam0.. and e's and the constraints' parsed, as a model's load makes them */
@@ -86,7 +76,7 @@ static void check(const char *what, const char *e_text, int m, const char *phi_f
               taken ? "taken" : "not taken");
     for (size_t i = 0; i <= nq && t[0] && t[1]; i++) CHECK_MSG(ptr[0][i] == ptr[1][i], "%s: ptr[%zu]", what, i);
     size_t nt = t[0] && t[1] ? ptr[0][nq] : 0, bad = 0;
-    for (size_t k = 0; k < nt; k++) bad += !same(g[0], t[0][k], g[1], t[1][k]);
+    for (size_t k = 0; k < nt; k++) bad += !pool_same(g[0], t[0][k], g[1], t[1][k]);
     CHECK_MSG(bad == 0, "%s: %zu of %zu terms differ", what, bad, nt);
     CHECK_MSG(nt > (size_t)m, "%s: %zu terms", what, nt);
     free(t[0]), free(t[1]);
