@@ -1,4 +1,4 @@
-/* Symbolic differentiation (forward, directional, reverse), sparse Jacobians and Hessians,
+/* Symbolic differentiation (forward, directional; reverse in diff_grad.c), sparse Jacobians and Hessians,
  * substitution. Every traversal uses an explicit stack and the graph's stamp/memo scratch. */
 #include <limits.h>
 #include <stdlib.h>
@@ -7,83 +7,13 @@
 #include "core/progress.h"
 #include "expr/expr_internal.h"
 #include "expr/diff_memo.h"
+#include "expr/diff_sweep.h"
 #include "expr/gradient_terms.h"
 
-enum { INIT_STACK = 64, LOCAL_ARGS = 16 };
-
-/* ---- small growable arrays ---------------------------------------------------------------- */
-
-typedef struct u32vec {
-    uint32_t *p;
-    size_t n, cap;
-    int borrowed; /* p is the caller's storage (a stack array): copied out when it grows */
-} u32vec;
-
-/* The traversals' small helpers below are inlined (GCC kept them as calls: ~400,000 calls on the
- * N = 1000 four-bar's formulation); a stack's growth stays a call. */
-static __attribute__((noinline)) int u32_grow(u32vec *v)
-{
-    size_t nc = v->cap ? v->cap * 2 : INIT_STACK;
-    if (nc < v->cap) return -1;
-    uint32_t *q = v->borrowed ? mbl_alloc_array(nc, sizeof *q) : mbl_realloc_array(v->p, nc, sizeof *q);
-    if (!q) return -1;
-    if (v->borrowed) memcpy(q, v->p, v->n * sizeof *q);
-    v->p = q, v->cap = nc, v->borrowed = 0;
-    return 0;
-}
-
-static inline __attribute__((always_inline)) int u32_push(u32vec *v, uint32_t x)
-{
-    if (v->n == v->cap && u32_grow(v)) return -1;
-    v->p[v->n++] = x;
-    return 0;
-}
-
-/* Operands of node v copied out of the pool (the pool moves when nodes are created). */
-typedef struct argcopy {
-    uint32_t local[LOCAL_ARGS];
-    uint32_t *a;
-    size_t n;
-} argcopy;
-
-static inline __attribute__((always_inline)) int args_copy(const mblx_graph *g, mblx_id v, argcopy *c)
-{
-    c->n = g->nd[v].na;
-    c->a = c->local;
-    if (c->n > LOCAL_ARGS && !(c->a = mbl_alloc_array(c->n, sizeof *c->a))) return -1;
-    const uint32_t *src = mblx__args(g, v);
-    for (size_t i = 0; i < c->n; i++) c->a[i] = src[i];
-    return 0;
-}
-
-static void args_free(argcopy *c)
-{
-    if (c->a != c->local) mbl_free(c->a);
-}
-
-/* ---- seed sets: sorted (symbol index -> node) ------------------------------------------------ */
-
-typedef mblx__seed seed;
-typedef mblx__seedset seedset; /* diff_memo.h */
+/* ---- seed sets: sorted (symbol index -> node; diff_sweep.h) ---------------------------------- */
 
 #define LESS_SEED(x, y) ((x)->sym < (y)->sym)
 MBLX__STABLE_SORT(sort_seeds, seed, LESS_SEED)
-
-static inline __attribute__((always_inline)) long seed_find(const seedset *S, uint32_t sym)
-{
-    if (S->pos) return sym < S->npos ? (long)S->pos[sym] - 1 : -1;
-    size_t lo = 0, hi = S->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (S->s[mid].sym < sym)
-            lo = mid + 1;
-        else if (S->s[mid].sym > sym)
-            hi = mid;
-        else
-            return (long)mid;
-    }
-    return -1;
-}
 
 /* A seed set of SEED_MAP_MIN symbols or more, and at least 1 / SEED_MAP_RATIO of the graph's, gets
  * a map from symbol index to seed (seeds_index): the relevance tests of a gradient or Jacobian
@@ -93,7 +23,7 @@ static inline __attribute__((always_inline)) long seed_find(const seedset *S, ui
  * per call would cost the graph's symbol count each time). */
 enum { SEED_MAP_MIN = 64, SEED_MAP_RATIO = 16 };
 
-static void seeds_index(const mblx_graph *g, seedset *S)
+void mblx__seeds_index(const mblx_graph *g, seedset *S)
 {
     S->pos = NULL;
     S->npos = 0;
@@ -104,7 +34,7 @@ static void seeds_index(const mblx_graph *g, seedset *S)
     for (size_t i = 0; i < S->n; i++) S->pos[S->s[i].sym] = (uint32_t)i + 1;
 }
 
-static void seeds_free(seedset *S)
+void mblx__seeds_free(seedset *S)
 {
     if (!S->borrowed) mbl_free(S->s);
     mbl_free(S->pos);
@@ -157,50 +87,13 @@ static int seeds_make_buf(mblx_graph *g, const char *who, size_t n, const mblx_i
                 goto fail;
             }
     }
-    seeds_index(g, S);
+    mblx__seeds_index(g, S);
     return 0;
 fail:
     if (!S->borrowed) mbl_free(S->s);
     S->s = NULL;
     S->n = 0;
     return -1;
-}
-
-/* Does node v depend on any symbol of S? */
-static inline __attribute__((always_inline)) int relevant(const mblx_graph *g, mblx_id v, const seedset *S)
-{
-    uint32_t cnt = g->nd[v].dcnt;
-    if (cnt == 0 || S->n == 0) return 0;
-    if (S->n == 1) return mblx__dep_has(g, v, S->s[0].sym);
-    const uint32_t *d = g->deps + g->nd[v].doff;
-    if (S->tds) return mblx__tds_any(S->tds, d, cnt); /* v is below the root: its symbols are there */
-    if (cnt + S->n <= 64) { /* both sorted and short: merge */
-        size_t i = 0, j = 0;
-        while (i < cnt && j < S->n) {
-            uint32_t x = d[i], y = S->s[j].sym;
-            if (x == y) return 1;
-            i += x < y;
-            j += y < x;
-        }
-        return 0;
-    }
-    if (cnt <= S->n) {
-        for (uint32_t k = 0; k < cnt; k++)
-            if (seed_find(S, d[k]) >= 0) return 1;
-        return 0;
-    }
-    for (size_t k = 0; k < S->n; k++)
-        if (mblx__dep_has(g, v, S->s[k].sym)) return 1;
-    return 0;
-}
-
-/* ---- local partial derivatives ------------------------------------------------------------ */
-
-/* Product of coef and all operands of a MUL except operand `skip`, times `extra`. */
-static mblx_id mul_others(mblx_graph *g, double coef, const argcopy *a, size_t skip, mblx_id extra)
-{
-    mblx_id c = mblx__const(g, coef);
-    return c == XNONE ? XNONE : mblx__product_others(g, c, a->a, a->n, skip, extra);
 }
 
 /* ---- forward traversals -------------------------------------------------------------------- */
@@ -472,7 +365,7 @@ mblx_id mblx_dir_deriv(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
     seedset S;
     if (seeds_make_buf(g, "mblx_dir_deriv", n, syms, dirs, XNONE, &S, NULL, 0)) return XNONE;
     mblx_id r = traverse(g, e, &S, MODE_DIFF, NULL);
-    seeds_free(&S);
+    mblx__seeds_free(&S);
     return r;
 }
 
@@ -503,7 +396,7 @@ mblx_id mblx__total_der_held(mblx_graph *g, mblx_id e, size_t n, const mblx_id *
         if (!seeds_make_buf(g, "mblx_dir_deriv", nt, s, d, XNONE, &S, lseed, TD_LOCAL)) {
             mblx__memo_ref k = {relevant(g, e, &S) ? mblx__tdmemo_for(g, e, S.s, S.n, &S.tds) : NULL, 0};
             r = traverse_memo(g, e, &S, MODE_DIFF, NULL, 1, k.arr ? &k : NULL, D);
-            seeds_free(&S);
+            mblx__seeds_free(&S);
         }
     }
     if (s != ls && s != syms) mbl_free(s);
@@ -523,7 +416,7 @@ mblx_id mblx_subst(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, cons
     seedset S;
     if (seeds_make_buf(g, "mblx_subst", n, syms, repl, XNONE, &S, NULL, 0)) return XNONE;
     mblx_id r = traverse(g, e, &S, MODE_SUBST, NULL);
-    seeds_free(&S);
+    mblx__seeds_free(&S);
     return r;
 }
 
@@ -541,324 +434,7 @@ int mblx_subst_many(mblx_graph *g, size_t m, const mblx_id *e, size_t n, const m
         out[i] = traverse_memo(g, e[i], &S, MODE_SUBST, NULL, 0, NULL, NULL);
         if (out[i] == XNONE) rc = mblx_graph_status(g, NULL) ? mblx_graph_status(g, NULL) : MBL_ENOMEM;
     }
-    seeds_free(&S);
-    return rc;
-}
-
-/* ---- reverse mode ---------------------------------------------------------------------------- */
-
-typedef struct contrib {
-    mblx_id node;
-    uint32_t next;
-} contrib;
-
-/* The adjoints of the relevant sub-DAG by local index: each node's list of contributions
- * (head, linked through cp), the adjoint once summed (adj), and scratch for the sums (tmp). */
-typedef struct adjoints {
-    u32vec head, adj;
-    contrib *cp;
-    size_t ncp, capcp;
-    mblx_id *tmp;
-    size_t tmpcap;
-    mblx__pmemo *pm; /* the products' memo (NULL: none, out of memory; diff_memo.h) */
-    mblx__smemo *sm; /* the sums' memo (likewise) */
-    int neg_sym;     /* the contributions to symbols negated (mblx__gradient_terms) */
-    const uint32_t *amap; /* their time derivatives in their place, the map's (mblx__rate_gradient_terms) */
-    size_t nmap;
-} adjoints;
-
-/* An oom (out of memory, to record) or a failure (the graph's error already set). */
-enum { GRAD_OOM = 1, GRAD_FAIL = 2 };
-
-/* seed set of the distinct symbols; 0, or -1 with the graph's error set */
-static int gradient_seeds(mblx_graph *g, size_t n, const mblx_id *syms, seedset *S)
-{
-    mblx_id *u = mbl_alloc_array(n ? n : 1, sizeof *u);
-    if (!u) {
-        mblx__oom(g);
-        return -1;
-    }
-    size_t nu = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!mblx__valid(g, syms[i]) || g->nd[syms[i]].op != MBLX_OP_SYMBOL) {
-            mbl_free(u);
-            mblx__fail(g, MBL_EARG, "mblx_gradient: argument %zu is not a symbol", i);
-            return -1;
-        }
-        u[nu++] = syms[i];
-    }
-    /* drop duplicates: sort by symbol index */
-    S->s = mbl_alloc_array(nu ? nu : 1, sizeof *S->s);
-    if (!S->s) {
-        mbl_free(u);
-        mblx__oom(g);
-        return -1;
-    }
-    for (size_t i = 0; i < nu; i++) {
-        S->s[i].sym = (uint32_t)g->nd[u[i]].val;
-        S->s[i].node = u[i];
-    }
-    mbl_free(u);
-    if (sort_seeds(S->s, nu, NULL)) {
-        mblx__oom(g);
-        return -1;
-    }
-    size_t m = 0;
-    for (size_t i = 0; i < nu; i++)
-        if (m == 0 || S->s[m - 1].sym != S->s[i].sym) S->s[m++] = S->s[i];
-    S->n = m;
-    seeds_index(g, S);
-    return 0;
-}
-
-/* post-order of the relevant sub-DAG (topological) into ord; memo = local index. A new epoch
- * stamps its nodes. 0, or -1 when out of memory. */
-static int relevant_postorder(mblx_graph *g, mblx_id e, const seedset *S, u32vec *ord, u32vec *st)
-{
-    if (mblx__new_epoch(g)) return -1;
-    uint32_t epoch = g->epoch;
-    if (u32_push(st, e)) return -1;
-    while (st->n) {
-        mblx_id v = st->p[st->n - 1];
-        if (g->stamp[v] == epoch) {
-            if (g->memo[v] == XPENDING) {
-                g->memo[v] = (uint32_t)ord->n;
-                if (u32_push(ord, v)) return -1;
-            }
-            st->n--;
-            continue;
-        }
-        g->stamp[v] = epoch;
-        g->memo[v] = XPENDING;
-        for (uint32_t i = 0; i < g->nd[v].na; i++) {
-            mblx_id c = mblx__args(g, v)[i];
-            if (g->stamp[c] != epoch && relevant(g, c, S) && u32_push(st, c)) return -1;
-        }
-    }
-    return 0;
-}
-
-/* Contribution node to the adjoint of local node lc; -1 when out of memory. */
-static __attribute__((noinline)) int contrib_grow(adjoints *A)
-{
-    size_t nc = A->capcp ? A->capcp * 2 : INIT_STACK;
-    contrib *q = mbl_realloc_array(A->cp, nc, sizeof *q);
-    if (!q) return -1;
-    A->cp = q;
-    A->capcp = nc;
-    return 0;
-}
-
-static inline __attribute__((always_inline)) int add_contrib(adjoints *A, uint32_t lc, mblx_id node)
-{
-    if (A->ncp == A->capcp && contrib_grow(A)) return -1;
-    A->cp[A->ncp].node = node;
-    A->cp[A->ncp].next = A->head.p[lc];
-    A->head.p[lc] = (uint32_t)A->ncp++;
-    return 0;
-}
-
-static __attribute__((noinline)) int tmp_grow(adjoints *A)
-{
-    size_t nc = A->tmpcap ? A->tmpcap * 2 : 16;
-    mblx_id *q = mbl_realloc_array(A->tmp, nc, sizeof *q);
-    if (!q) return -1;
-    A->tmp = q;
-    A->tmpcap = nc;
-    return 0;
-}
-
-/* The adjoint of local node k: the sum of its contributions, into adj.p[k] and *pa. */
-static int sum_adjoint(mblx_graph *g, adjoints *A, size_t k, mblx_id *pa)
-{
-    uint32_t c = A->head.p[k];
-    mblx_id a;
-    if (c != XNONE && A->cp[c].next == XNONE) { /* one contribution (most nodes): the adjoint itself */
-        a = A->cp[c].node;
-    } else { /* the list walked once, into tmp (grown as it fills) */
-        size_t cnt = 0;
-        for (; c != XNONE; c = A->cp[c].next) {
-            if (cnt == A->tmpcap && tmp_grow(A)) return GRAD_OOM;
-            A->tmp[cnt++] = A->cp[c].node;
-        }
-        a = cnt >= 2 && cnt <= MBLX__SMEMO_TERMS && A->sm ? mblx__sum_kept(g, A->sm, cnt, A->tmp) : mblx_sum(g, cnt, A->tmp);
-    }
-    if (a == XNONE) return GRAD_FAIL;
-    A->adj.p[k] = a;
-    *pa = a;
-    return 0;
-}
-
-/* The contributions of node v (adjoint a) to its relevant operands (stamped with epoch); with
- * A->neg_sym, those to a symbol negated: a product's and a partial's made with their coefficient
- * negated (the builders' node for -c x: a coefficient's sign is exact), a sum's and a let's by
- * mblx_neg. */
-static int propagate(mblx_graph *g, adjoints *A, mblx_id v, mblx_id a, uint32_t epoch)
-{
-    if (g->nd[v].op == MBLX_OP_ADD) { /* a to each relevant operand: no node made, none copied */
-        if (a == g->zero) return 0;
-        mblx_id na = XNONE; /* -a, made when a symbol asks */
-        for (uint32_t i = 0; i < g->nd[v].na; i++) {
-            mblx_id c = mblx__args(g, v)[i], t = a;
-            if (g->stamp[c] != epoch || (A->amap && g->nd[c].op == MBLX_OP_SYMBOL)) continue; /* a: constant */
-            if (A->neg_sym && g->nd[c].op == MBLX_OP_SYMBOL && (t = na != XNONE ? na : (na = mblx_neg(g, a))) == XNONE)
-                return GRAD_FAIL;
-            if (add_contrib(A, g->memo[c], t)) return GRAD_OOM;
-        }
-        return 0;
-    }
-    argcopy ac;
-    if (args_copy(g, v, &ac)) return GRAD_OOM;
-    unsigned op = g->nd[v].op;
-    for (size_t i = 0; i < ac.n; i++) {
-        mblx_id c = ac.a[i];
-        if (g->stamp[c] != epoch) continue; /* not relevant */
-        mblx_id t;
-        int neg = A->neg_sym && g->nd[c].op == MBLX_OP_SYMBOL;
-        double coef = neg ? -g->nd[v].val : g->nd[v].val;
-        if (A->amap && g->nd[c].op == MBLX_OP_SYMBOL)
-            t = mblx__rate_contrib(g, A->amap, A->nmap, v, ac.a, ac.n, i, coef, a, A->pm);
-        else if (op == MBLX_OP_ADD)
-            t = a;
-        else if (op == MBLX_OP_MUL)
-            t = ac.n == 2 && A->pm ? mblx__mul_other_kept(g, A->pm, coef, ac.a, i, a) : mul_others(g, coef, &ac, i, a);
-        else if (op == MBLX_OP_LET)
-            t = mblx_let(g, a); /* the adjoint of a let is shared too */
-        else {
-            double pc;
-            mblx_id p = mblx__partial_parts(g, v, ac.a, i, &pc);
-            t = mblx__scaled_product(g, neg ? -pc : pc, p, a, 1); /* mblx_mul(g, a, partial(...)) */
-        }
-        if (neg && op == MBLX_OP_LET) t = mblx_neg(g, t);
-        if (t == XNONE) {
-            args_free(&ac);
-            return GRAD_FAIL;
-        }
-        if (t == g->zero) continue;
-        if (add_contrib(A, g->memo[c], t)) {
-            args_free(&ac);
-            return GRAD_OOM;
-        }
-    }
-    args_free(&ac);
-    return 0;
-}
-
-/* The symbols' adjoints left as their contributions, negated (mblx__gradient_terms): ptr (n + 1,
- * the caller's) and the terms t (allocated here). */
-typedef struct grad_terms {
-    size_t *ptr;
-    mblx_id *t;
-    const uint32_t *amap; /* mblx__rate_gradient_terms' map (NULL: negated) */
-    size_t nmap;
-} grad_terms;
-
-/* The contributions to each symbol's adjoint (syms[i]: P->t[P->ptr[i] .. P->ptr[i + 1])), in the
- * order sum_adjoint sums them; -1 out of memory. */
-static int symbol_terms(const mblx_graph *g, const adjoints *A, size_t n, const mblx_id *syms, uint32_t epoch,
-                        grad_terms *P)
-{
-    for (int pass = 0; pass < 2; pass++) { /* counted, then copied */
-        size_t cnt = 0;
-        for (size_t i = 0; i < n; i++) {
-            P->ptr[i] = cnt;
-            if (g->stamp[syms[i]] != epoch) continue;
-            for (uint32_t c = A->head.p[g->memo[syms[i]]]; c != XNONE; c = A->cp[c].next, cnt++)
-                if (pass) P->t[cnt] = A->cp[c].node;
-        }
-        P->ptr[n] = cnt;
-        if (!pass && !(P->t = mbl_alloc_array(cnt ? cnt : 1, sizeof *P->t))) return -1;
-    }
-    return 0;
-}
-
-/* mblx_gradient into out, or (P not NULL, out unused) its symbols' adjoints as their contributions,
- * negated */
-static int gradient_sweep(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_id *out, grad_terms *P)
-{
-    if (!g) return MBL_EARG;
-    if (n && (!syms || (!out && !P))) {
-        mblx__fail(g, MBL_EARG, "mblx_gradient: NULL arrays");
-        return MBL_EARG;
-    }
-    for (size_t i = 0; i < n && out; i++) out[i] = XNONE;
-    if (!mblx__valid(g, e)) {
-        if (!g->err) mblx__fail(g, MBL_EARG, "mblx_gradient: invalid expression");
-        return g->err;
-    }
-    seedset S = {NULL, 0, NULL, NULL, 0, 0};
-    u32vec ord = {NULL, 0, 0, 0}, st = {NULL, 0, 0, 0};
-    adjoints A = {{NULL, 0, 0, 0}, {NULL, 0, 0, 0}, NULL, 0, 0, NULL, 0, NULL, NULL, P && !P->amap, P ? P->amap : NULL,
-                  P ? P->nmap : 0};
-    int rc = 0;
-    if (gradient_seeds(g, n, syms, &S)) goto fail;
-    if (!relevant(g, e, &S)) {
-        for (size_t i = 0; i < n && out; i++) out[i] = g->zero;
-        for (size_t i = 0; i <= n && P; i++) P->ptr[i] = 0;
-        if (P && !(P->t = mbl_alloc_array(1, sizeof *P->t))) goto oom;
-        goto done;
-    }
-    if (relevant_postorder(g, e, &S, &ord, &st)) goto oom;
-    uint32_t epoch = g->epoch;
-    if (P && P->amap && !mblx__rate_nodes(g, ord.p, ord.n, epoch, P->amap, P->nmap) && (rc = -1)) goto done;
-    size_t nl = ord.n;
-    A.head.p = mbl_alloc_array(nl, sizeof *A.head.p);
-    A.adj.p = mbl_alloc_array(nl, sizeof *A.adj.p);
-    if (!A.head.p || !A.adj.p) goto oom;
-    if (nl >= MBLX__PMEMO_SLOTS / 4) { /* a small sweep: without */
-        A.pm = mbl_calloc(MBLX__PMEMO_SLOTS, sizeof *A.pm);
-        A.sm = mbl_calloc(MBLX__SMEMO_SLOTS, sizeof *A.sm);
-    }
-    for (size_t k = 0; k < nl; k++) A.head.p[k] = XNONE, A.adj.p[k] = g->zero;
-    mblx_id seed = P && g->nd[e].op == MBLX_OP_SYMBOL ? g->minus_one : g->one; /* a symbol's negated (P) */
-    if (add_contrib(&A, (uint32_t)(nl - 1), seed)) goto oom;
-    for (size_t k = nl; k-- > 0;) {
-        mblx_id v = ord.p[k], a;
-        int sym = g->nd[v].op == MBLX_OP_SYMBOL;
-        if (sym && P) continue; /* its contributions are the caller's, unsummed */
-        int r = sum_adjoint(g, &A, k, &a);
-        if (!r && !(sym || a == g->zero)) r = propagate(g, &A, v, a, epoch);
-        if (r == GRAD_OOM) goto oom;
-        if (r) goto fail;
-    }
-    if (P && symbol_terms(g, &A, n, syms, epoch, P)) goto oom;
-    for (size_t i = 0; i < n && out; i++) {
-        mblx_id s = syms[i];
-        out[i] = g->stamp[s] == epoch ? A.adj.p[g->memo[s]] : g->zero;
-    }
-    goto done;
-oom:
-    mblx__oom(g);
-fail:
-    for (size_t i = 0; i < n && out; i++) out[i] = XNONE;
-    rc = g->err ? g->err : MBL_ENOMEM;
-done:
-    seeds_free(&S);
-    mbl_free(ord.p);
-    mbl_free(st.p);
-    mbl_free(A.head.p);
-    mbl_free(A.adj.p);
-    mbl_free(A.cp);
-    mbl_free(A.tmp);
-    mbl_free(A.pm);
-    mbl_free(A.sm);
-    return rc;
-}
-
-int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_id *out)
-{
-    return gradient_sweep(g, e, n, syms, out, NULL);
-}
-
-int mblx__rate_gradient_terms(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, const uint32_t *map, size_t nmap,
-                               size_t *ptr, mblx_id **terms)
-{
-    grad_terms P = {ptr, NULL, map, nmap};
-    *terms = NULL;
-    if (!ptr) return g ? (mblx__fail(g, MBL_EARG, "mblx_gradient: NULL arrays"), MBL_EARG) : MBL_EARG;
-    int rc = gradient_sweep(g, e, n, syms, NULL, &P);
-    if (rc) mbl_free(P.t), P.t = NULL;
-    *terms = P.t;
+    mblx__seeds_free(&S);
     return rc;
 }
 
@@ -983,7 +559,7 @@ int mblx_jacobian(mblx_graph *g, size_t m, const mblx_id *exprs, size_t n, const
     mbl_free(T);
     mbl_free(cols.p);
     mbl_free(stk.p);
-    seeds_free(&S);
+    mblx__seeds_free(&S);
     return 0;
 oom:
     mblx__oom(g);
@@ -991,7 +567,7 @@ fail:
     mbl_free(T);
     mbl_free(cols.p);
     mbl_free(stk.p);
-    seeds_free(&S);
+    mblx__seeds_free(&S);
     mblx_sparse_free(out);
     return g->err ? g->err : MBL_ENOMEM;
 }

@@ -30,6 +30,13 @@ int mblx__gradient_terms(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms
 int mblx__rate_gradient_terms(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, const uint32_t *map, size_t nmap,
                               size_t *ptr, mblx_id **terms);
 
+/* mblx__gradient_terms of e - sum_j lam[j] Phi[j] (m terms) over syms, the same terms, without the
+ * nodes lam_j Phi_j, their sum and the difference where their form allows (diff_grad.c's
+ * lagr_form: m > MBLX_FLATTEN_MAX, the lam_j distinct symbols not in syms, the Phi_j and e sums);
+ * else those nodes are made, as mblx_sub(e, mblx_sum(mblx_mul(lam_j, Phi_j))). */
+int mblx__lagrangian_terms(mblx_graph *g, mblx_id e, size_t m, const mblx_id *lam, const mblx_id *Phi, size_t n,
+                           const mblx_id *syms, size_t *ptr, mblx_id **terms);
+
 /* mblx_sum of the n terms t with -(mblx_sum of the m terms u) after t[0 .. at), given w, the
  * negations of the u (mblx__gradient_terms' terms): where the sum of u is narrow and made of no sum
  * nor wide product, the sum of the t flattens it into its terms with the negation distributed, so

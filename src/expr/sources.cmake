@@ -9,6 +9,7 @@ list(APPEND MBLIN_SOURCES
   src/expr/diff_memo.c
   src/expr/diff_rules.c
   src/expr/diff_rate.c
+  src/expr/diff_grad.c
   src/expr/gradient_terms.c
   src/expr/diff_sparse.c
   src/expr/print.c

@@ -476,20 +476,19 @@ static int lagrangian_gradients(mbl_model *md, mbl_status *st, mblx_id T, mblx_i
 
     /* R = d/dt(dT/dv) - d(T - V - lambda.Phi)/dq + d(D + mu.c)/dv - F */
     {
-        size_t nterm = (size_t)(m > k ? m : k) + 1;
+        size_t nterm = (size_t)k + 1;
         mblx_id *terms = mbl_alloc_array(nterm, sizeof *terms);
         if (!terms) {
             rc = mbl_error(st, MBL_ENOMEM, "out of memory");
             return rc;
         }
-        for (int j = 0; j < m; j++) terms[j] = mblx_mul(g, md->lam[j], Phi[j]);
-        mblx_id lamPhi = mblx_sum(g, (size_t)m, terms);
         for (int j = 0; j < k; j++) terms[j] = mblx_mul(g, md->mu[j], nh[j]);
         mblx_id muC = mblx_sum(g, (size_t)k, terms);
         mbl_free(terms);
-        mblx_id L1 = mblx_sub(g, mblx_sub(g, T, V), lamPhi);
         mblx_id L2 = mblx_add(g, D, muC);
-        if (mblx__gradient_terms(g, L1, (size_t)n, md->q, g1p, g1t) || mblx_gradient(g, L2, (size_t)n, md->v, g2)) {
+        /* L1's gradient without lambda.Phi made where its form allows (nodes no row keeps) */
+        if (mblx__lagrangian_terms(g, mblx_sub(g, T, V), (size_t)m, md->lam, Phi, (size_t)n, md->q, g1p, g1t) ||
+            mblx_gradient(g, L2, (size_t)n, md->v, g2)) {
             rc = mblx_graph_status(g, st);
             return rc;
         }

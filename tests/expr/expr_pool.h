@@ -32,4 +32,15 @@ static inline mblx_id factor_base(mblx_graph *g, mblx_id e)
     return e;
 }
 
+/* x of g and y of h the same expression: op, value and operands in order */
+static inline int pool_same(mblx_graph *g, mblx_id x, mblx_graph *h, mblx_id y)
+{
+    if (mblx_node_op(g, x) != mblx_node_op(h, y) || mblx_node_nargs(g, x) != mblx_node_nargs(h, y)) return 0;
+    if (mblx_node_op(g, x) != MBLX_OP_SYMBOL && mblx_node_value(g, x) != mblx_node_value(h, y)) return 0;
+    if (mblx_node_op(g, x) == MBLX_OP_SYMBOL) return mblx_symbol_index(g, x) == mblx_symbol_index(h, y);
+    for (int i = 0; i < mblx_node_nargs(g, x); i++)
+        if (!pool_same(g, mblx_node_arg(g, x, i), h, mblx_node_arg(h, y, i))) return 0;
+    return 1;
+}
+
 #endif

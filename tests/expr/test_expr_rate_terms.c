@@ -64,17 +64,6 @@ static size_t map_make(const side *s, uint32_t *map, size_t cap)
     return n;
 }
 
-/* x of g and y of h the same expression: op, value and operands in order */
-static int same(mblx_graph *g, mblx_id x, mblx_graph *h, mblx_id y)
-{
-    if (mblx_node_op(g, x) != mblx_node_op(h, y) || mblx_node_nargs(g, x) != mblx_node_nargs(h, y)) return 0;
-    if (mblx_node_op(g, x) != MBLX_OP_SYMBOL && mblx_node_value(g, x) != mblx_node_value(h, y)) return 0;
-    if (mblx_node_op(g, x) == MBLX_OP_SYMBOL) return mblx_symbol_index(g, x) == mblx_symbol_index(h, y);
-    for (int i = 0; i < mblx_node_nargs(g, x); i++)
-        if (!same(g, mblx_node_arg(g, x, i), h, mblx_node_arg(h, y, i))) return 0;
-    return 1;
-}
-
 /* row i from d/dt terms t[0 .. nd) and the term p q_i, as eom_rows makes it */
 static mblx_id row(side *s, int i, mblx_id *t, size_t nd)
 {
@@ -104,7 +93,7 @@ static void check_form(const char *T)
         memcpy(t1, rt + ptr[i], n1 * sizeof *t1);
         CHECK_MSG(mblx__terms_by_themselves(S[1].g, n1, t1), "%s: row %d's terms by themselves", T, i);
         mblx_id r0 = row(&S[0], i, t0, n0), r1 = row(&S[1], i, t1, n1);
-        CHECK_MSG(r0 != MBLX_NONE && r1 != MBLX_NONE && same(S[0].g, r0, S[1].g, r1), "%s: row %d differs", T, i);
+        CHECK_MSG(r0 != MBLX_NONE && r1 != MBLX_NONE && pool_same(S[0].g, r0, S[1].g, r1), "%s: row %d differs", T, i);
     }
     free(rt);
     mblx_graph_free(S[0].g), mblx_graph_free(S[1].g);

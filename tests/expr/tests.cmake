@@ -32,6 +32,7 @@ mblin_add_test(test_expr_root_terms ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_r
 mblin_add_test(test_expr_tds ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_tds.c)
 mblin_add_test(test_expr_total_der_map ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_total_der_map.c)
 mblin_add_test(test_expr_rate_terms ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_rate_terms.c)
+mblin_add_test(test_expr_lagrangian_terms ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_lagrangian_terms.c)
 mblin_add_test(test_expr_domain ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_domain.c)
 mblin_add_test(test_expr_immediates ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_immediates.c)
 mblin_add_test(test_expr_subtape ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_subtape.c)
