@@ -2,6 +2,7 @@
  * X, Xdot, Z) and the file's values of them (parameters, initial values, inputs). */
 #include "expr/symbol_reserve.h"
 #include "model/formulate.h"
+#include "model/text_blocks.h"
 
 /* a, b (at most bmax characters of it) and c concatenated into buf, cut at len - 1 characters
  * like snprintf: the names of the symbols and of the values without printf (glibc's formatting of
@@ -97,7 +98,7 @@ int model_create_symbols(loader *L)
     char buf[512];
     for (int i = 0; i < md->np; i++) {
         md->p[i] = mblx_symbol(g, s->parameters.items[i].key);
-        md->pname[i] = model_str_dup(s->parameters.items[i].key);
+        md->pname[i] = model_text_copy(md, s->parameters.items[i].key);
         if (!md->pname[i]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
     md->t = mblx_symbol(g, "t");
@@ -106,7 +107,7 @@ int model_create_symbols(loader *L)
         const char *nm = s->coordinates.items[i].key;
         md->q[i] = mblx_symbol(g, nm);
         der_symbols(g, buf, sizeof buf, nm, &md->v[i], &md->a[i]);
-        md->qname[i] = model_str_dup(nm);
+        md->qname[i] = model_text_copy(md, nm);
         if (!md->qname[i]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
     for (int j = 0; j < md->m; j++) {
@@ -119,21 +120,21 @@ int model_create_symbols(loader *L)
         const char *nm = s->ode_states.items[j].key;
         md->X[j] = mblx_symbol(g, nm);
         der_symbols(g, buf, sizeof buf, nm, &md->Xd[j], NULL);
-        md->xname[j] = model_str_dup(nm);
+        md->xname[j] = model_text_copy(md, nm);
         if (!md->xname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
     for (int j = 0; j < md->nZ; j++) {
         md->Z[j] = mblx_symbol(g, s->implicit_variables.items[j].key);
-        md->zname[j] = model_str_dup(s->implicit_variables.items[j].key);
+        md->zname[j] = model_text_copy(md, s->implicit_variables.items[j].key);
         if (!md->zname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
     for (int j = 0; j < md->nr; j++) {
         md->r[j] = mblx_symbol(g, s->inputs.items[j].key);
-        md->rname[j] = model_str_dup(s->inputs.items[j].key);
+        md->rname[j] = model_text_copy(md, s->inputs.items[j].key);
         if (!md->rname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
     for (int j = 0; j < md->ny; j++) {
-        md->yname[j] = model_str_dup(s->outputs.items[j].key);
+        md->yname[j] = model_text_copy(md, s->outputs.items[j].key);
         if (!md->yname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
     /* constraint names, for `mblin check` (redundant constraints, parts that do not assemble) and
@@ -150,7 +151,7 @@ int model_create_symbols(loader *L)
             join3(cbuf, sizeof cbuf, kind, it->key, 140, "");
         else if (!it->key)
             model_indexed_text(cbuf, kind, (nh ? j - md->m : j) + 1, '\0');
-        md->cname[j] = model_str_dup(it->key && !named ? it->key : cbuf);
+        md->cname[j] = model_text_copy(md, it->key && !named ? it->key : cbuf);
         if (!md->cname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
     int rc = mblx_graph_status(g, L->st);
