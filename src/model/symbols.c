@@ -1,5 +1,6 @@
 /* The model's symbols (parameters, coordinates, velocities, accelerations, multipliers, inputs,
  * X, Xdot, Z) and the file's values of them (parameters, initial values, inputs). */
+#include "expr/number_node.h"
 #include "expr/symbol_reserve.h"
 #include "model/formulate.h"
 #include "model/text_blocks.h"
@@ -183,6 +184,19 @@ int model_create_symbols(loader *L)
     return 0;
 }
 
+/* A plain number's value and node, as model_load_value gives them for it, without the what of a
+ * message (the N = 10^4 four-bar's 20,003 initial coordinates); 0 when the text is not one of a
+ * finite value (model_load_value then). */
+static int number_value(loader *L, const mbl_src_item *it, double *val, mblx_id *node)
+{
+    mblx_id e;
+    double v;
+    if (!mblx__number_node(L->md->g, it->text, &e) || !mblx_is_const(L->md->g, e, &v) || !isfinite(v)) return 0;
+    *val = v;
+    *node = e;
+    return 1;
+}
+
 int model_load_values(loader *L, const mbl_setting *sets, int nsets)
 {
     mbl_model *md = L->md;
@@ -231,6 +245,7 @@ int model_load_values(loader *L, const mbl_setting *sets, int nsets)
     char what[160];
     int rc = 0;
     for (int i = 0; i < md->n && !rc; i++) {
+        if (number_value(L, &s->coordinates.items[i], &md->q0[i], &md->q0x[i])) continue;
         join3(what, sizeof what, "the initial value of coordinate '", s->coordinates.items[i].key, SIZE_MAX, "'");
         rc = model_load_value(L, &s->coordinates.items[i], what, &md->q0[i], &md->q0x[i]);
     }
