@@ -464,6 +464,7 @@ static __attribute__((noinline)) int resolve_asked(parser *p, size_t pos, size_t
     int rc = 1;
     if (p->o && p->o->resolve)
         rc = p->o->resolve(p->o->ud, p->g, p->s + pos, nlen, nargs, args, out, why, sizeof why);
+    if (p->memo && p->memo != p->g->name_memo) p->memo = NULL, p->memo_at = m = NULL; /* freed by a nested parse */
     if (rc == 0 && mblx__valid(p->g, *out)) {
         if (m) *m = (struct name_memo_entry){p->memo_word, p->memo_gen, (uint32_t)nlen, p->memo_arg, *out};
         return 0;

@@ -2,6 +2,7 @@
  * and a kinetic energy whose mass matrix is positive (semi)definite. */
 #include "model/formulate.h"
 #include "model/jac_cols.h"
+#include "model/position_text.h"
 #include "model/rtree.h"
 
 int model_check_domain(const mbl_model *md, const double *syms, double *work, mbl_status *st)
@@ -20,8 +21,11 @@ int model_check_domain(const mbl_model *md, const double *syms, double *work, mb
         mbl_status st2;
         mbl_status_clear(&st2);
         int rc2 = mblx_eval(md->g, md->srcx[i], syms, &v, &st2);
-        if (rc2 == MBL_EDOMAIN)
-            return mbl_error(st, rc2, "%s is not defined at the operating point: %s", md->srcx_what[i], st2.msg);
+        if (rc2 == MBL_EDOMAIN) {
+            char what[512];
+            model_srcx_text(what, sizeof what, md, i);
+            return mbl_error(st, rc2, "%s is not defined at the operating point: %s", what, st2.msg);
+        }
         if (rc2) return mbl_error(st, rc2, "%s", st2.msg);
     }
     return mbl_error(st, rc, "%s: %s at the operating point", md->file, st1.msg);

@@ -145,11 +145,9 @@ static int keep_restricted_srcx(mbl_model *md)
     }
     int k = 0;
     for (int i = 0; i < md->nsrcx; i++) {
-        if (keep[i]) {
+        if (keep[i]) { /* (the others' records stay in the model's record blocks) */
             md->srcx[k] = md->srcx[i];
             md->srcx_what[k++] = md->srcx_what[i];
-        } else {
-            mbl_free(md->srcx_what[i]);
         }
     }
     md->nsrcx = k;

@@ -2,6 +2,7 @@
  * evaluation error: which expression (or which of its derivatives) fails at a point. */
 #include "model/formulate.h"
 #include "model/position_text.h"
+#include "model/text_blocks.h"
 
 /* Keep an expression the user wrote, with its position, for model_check_domain. */
 /* The parts concatenated into buf (cut at len - 1 like snprintf): the names of the expressions of
@@ -89,19 +90,26 @@ int model_record_srcx(loader *L, const mbl_src_item *it, const char *what, mblx_
         int cap = md->srcx_cap ? 2 * md->srcx_cap : 16;
         mblx_id *x = mbl_realloc_array(md->srcx, (size_t)cap, sizeof *x);
         if (x) md->srcx = x;
-        char **w = x ? mbl_realloc_array(md->srcx_what, (size_t)cap, sizeof *w) : NULL;
+        struct model_srcx_what **w = x ? mbl_realloc_array(md->srcx_what, (size_t)cap, sizeof *w) : NULL;
         if (w) md->srcx_what = w;
         if (!x || !w) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
         md->srcx_cap = cap;
     }
-    char buf[512];
-    size_t n = model_position_text(buf, sizeof buf, L->src->file, it->line, it->col, what);
-    char *w = mbl_malloc(n + 1);
+    size_t nw = strlen(what) + 1;
+    struct model_srcx_what *w = model_text_bytes(md, sizeof *w + nw);
     if (!w) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
-    memcpy(w, buf, n + 1);
+    w->line = it->line;
+    w->col = it->col;
+    memcpy(w->what, what, nw);
     md->srcx_what[md->nsrcx] = w;
     md->srcx[md->nsrcx++] = e;
     return 0;
+}
+
+size_t model_srcx_text(char *buf, size_t len, const mbl_model *md, int i)
+{
+    const struct model_srcx_what *w = md->srcx_what[i];
+    return model_position_text(buf, len, md->file, w->line, w->col, w->what);
 }
 
 /* The user's text of an item for a message: at most 60 characters. */
@@ -140,8 +148,8 @@ int model_check_defined(loader *L, const mbl_src_item *it, const char *what, mbl
 /* ---- naming the user's expression in evaluation errors ---------------------------------- */
 
 struct mbl_model_expr {
-    char *what, *text; /* "potential_energy", "the force on 'x'", ...; the text (shortened): one
-                        * block, text after what's NUL (what is freed) */
+    char *what, *text; /* "potential_energy", "the force on 'x'", ...; the text (shortened): in the
+                        * model's text blocks, text after what's NUL */
     int line, col;
     mblx_id e;
 };
@@ -170,7 +178,7 @@ int model_record_expr(loader *L, const mbl_src_item *it, const char *what, mblx_
     }
     struct mbl_model_expr *x = &md->exprs[md->nexprs];
     size_t nw = strlen(what) + 1, nt = strlen(text) + 1; /* one block for both (3,005 at N = 1000) */
-    x->what = mbl_malloc(nw + nt);
+    x->what = model_text_bytes(md, nw + nt);
     if (!x->what) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     memcpy(x->what, what, nw);
     x->text = x->what + nw;
@@ -184,10 +192,7 @@ int model_record_expr(loader *L, const mbl_src_item *it, const char *what, mblx_
 
 void model_free_exprs(mbl_model *md)
 {
-    for (int i = 0; i < md->nexprs; i++) {
-        mbl_free(md->exprs[i].what); /* and its text */
-    }
-    mbl_free(md->exprs);
+    mbl_free(md->exprs); /* the texts are in the model's text blocks */
     md->exprs = NULL;
     md->nexprs = md->capexprs = 0;
 }

@@ -3,6 +3,7 @@
 #include "core/progress.h"
 #include "model/data.h"
 #include "model/formulate.h"
+#include "model/text_blocks.h"
 #include "model/terms/term.h"
 
 #include <string.h>
@@ -239,7 +240,7 @@ void mbl_model_free(mbl_model *md)
     free_names(md->ltype, md->ltype ? md->nlink : 0);
     mbl_free(md->link);
     mbl_free(md->dp);
-    free_names(md->srcx_what, md->nsrcx);
+    mbl_free(md->srcx_what);
     mbl_free(md->srcx);
     model_sjac_free(&md->usjac);
     model_sjac_free(&md->jac);
@@ -250,15 +251,12 @@ void mbl_model_free(mbl_model *md)
     mbl_free(md->no_sens);
     mbl_free(md->param_numeric);
     model_sjac_free(&md->yjac);
-    free_names(md->qname, md->n);
-    free_names(md->rname, md->nr);
-    free_names(md->yname, md->ny);
-    free_names(md->cname, md->cname ? md->m + md->k : 0);
-    free_names(md->pname, md->np);
+    /* the symbols' names are in the text blocks (model_create_symbols) */
+    mbl_free(md->qname), mbl_free(md->rname), mbl_free(md->yname), mbl_free(md->cname), mbl_free(md->pname);
+    mbl_free(md->xname), mbl_free(md->zname);
     free_names(md->us_text, md->nus);
     free_names(md->uvs_text, md->nuvs);
-    free_names(md->xname, md->xname ? md->nX : 0);
-    free_names(md->zname, md->zname ? md->nZ : 0);
+    model_free_text_blocks(md); /* the records' and the names' texts */
     free_names(md->eq_what, md->eq_what ? md->nX + md->nZ : 0);
     free_names(md->spd_what, md->nspd);
     mbl_free(md->X), mbl_free(md->Xd), mbl_free(md->Z), mbl_free(md->X0);

@@ -101,7 +101,9 @@ struct mbl_model {
      * the operating point by model_check_domain: only their derivatives are in the tapes above */
     int nsrcx, srcx_cap;
     mblx_id *srcx;
-    char **srcx_what;            /* "file:line:col: what" of each */
+    struct model_srcx_what **srcx_what; /* the position and what of each (explain.c), written
+                                           "file:line:col: what" only for a message */
+    struct model_text_block *text_blocks; /* srcx_what, exprs' and the names' texts (text_blocks.h) */
     mblx_tape *tape_srcx;        /* -> nsrcx values */
     size_t work_size;            /* largest work array of the tapes */
     int mass_zero_line, mass_zero_col; /* > 0: the kinetic_energy (at this line and column of the file)

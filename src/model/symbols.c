@@ -1,7 +1,9 @@
 /* The model's symbols (parameters, coordinates, velocities, accelerations, multipliers, inputs,
  * X, Xdot, Z) and the file's values of them (parameters, initial values, inputs). */
+#include "expr/number_node.h"
 #include "expr/symbol_reserve.h"
 #include "model/formulate.h"
+#include "model/text_blocks.h"
 
 /* a, b (at most bmax characters of it) and c concatenated into buf, cut at len - 1 characters
  * like snprintf: the names of the symbols and of the values without printf (glibc's formatting of
@@ -97,7 +99,7 @@ int model_create_symbols(loader *L)
     char buf[512];
     for (int i = 0; i < md->np; i++) {
         md->p[i] = mblx_symbol(g, s->parameters.items[i].key);
-        md->pname[i] = model_str_dup(s->parameters.items[i].key);
+        md->pname[i] = model_text_copy(md, s->parameters.items[i].key);
         if (!md->pname[i]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
     md->t = mblx_symbol(g, "t");
@@ -106,7 +108,7 @@ int model_create_symbols(loader *L)
         const char *nm = s->coordinates.items[i].key;
         md->q[i] = mblx_symbol(g, nm);
         der_symbols(g, buf, sizeof buf, nm, &md->v[i], &md->a[i]);
-        md->qname[i] = model_str_dup(nm);
+        md->qname[i] = model_text_copy(md, nm);
         if (!md->qname[i]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
     for (int j = 0; j < md->m; j++) {
@@ -119,21 +121,21 @@ int model_create_symbols(loader *L)
         const char *nm = s->ode_states.items[j].key;
         md->X[j] = mblx_symbol(g, nm);
         der_symbols(g, buf, sizeof buf, nm, &md->Xd[j], NULL);
-        md->xname[j] = model_str_dup(nm);
+        md->xname[j] = model_text_copy(md, nm);
         if (!md->xname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
     for (int j = 0; j < md->nZ; j++) {
         md->Z[j] = mblx_symbol(g, s->implicit_variables.items[j].key);
-        md->zname[j] = model_str_dup(s->implicit_variables.items[j].key);
+        md->zname[j] = model_text_copy(md, s->implicit_variables.items[j].key);
         if (!md->zname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
     for (int j = 0; j < md->nr; j++) {
         md->r[j] = mblx_symbol(g, s->inputs.items[j].key);
-        md->rname[j] = model_str_dup(s->inputs.items[j].key);
+        md->rname[j] = model_text_copy(md, s->inputs.items[j].key);
         if (!md->rname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
     for (int j = 0; j < md->ny; j++) {
-        md->yname[j] = model_str_dup(s->outputs.items[j].key);
+        md->yname[j] = model_text_copy(md, s->outputs.items[j].key);
         if (!md->yname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
     /* constraint names, for `mblin check` (redundant constraints, parts that do not assemble) and
@@ -150,7 +152,7 @@ int model_create_symbols(loader *L)
             join3(cbuf, sizeof cbuf, kind, it->key, 140, "");
         else if (!it->key)
             model_indexed_text(cbuf, kind, (nh ? j - md->m : j) + 1, '\0');
-        md->cname[j] = model_str_dup(it->key && !named ? it->key : cbuf);
+        md->cname[j] = model_text_copy(md, it->key && !named ? it->key : cbuf);
         if (!md->cname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
     int rc = mblx_graph_status(g, L->st);
@@ -180,6 +182,19 @@ int model_create_symbols(loader *L)
     for (int s = 0; s < md->nsym; s++) md->unknown_of_sym[s] = -1;
     for (int j = 0; j < md->nunk; j++) md->unknown_of_sym[md->sym_of_unknown[j]] = j;
     return 0;
+}
+
+/* A plain number's value and node, as model_load_value gives them for it, without the what of a
+ * message (the N = 10^4 four-bar's 20,003 initial coordinates); 0 when the text is not one of a
+ * finite value (model_load_value then). */
+static int number_value(loader *L, const mbl_src_item *it, double *val, mblx_id *node)
+{
+    mblx_id e;
+    double v;
+    if (!mblx__number_node(L->md->g, it->text, &e) || !mblx_is_const(L->md->g, e, &v) || !isfinite(v)) return 0;
+    *val = v;
+    *node = e;
+    return 1;
 }
 
 int model_load_values(loader *L, const mbl_setting *sets, int nsets)
@@ -230,6 +245,7 @@ int model_load_values(loader *L, const mbl_setting *sets, int nsets)
     char what[160];
     int rc = 0;
     for (int i = 0; i < md->n && !rc; i++) {
+        if (number_value(L, &s->coordinates.items[i], &md->q0[i], &md->q0x[i])) continue;
         join3(what, sizeof what, "the initial value of coordinate '", s->coordinates.items[i].key, SIZE_MAX, "'");
         rc = model_load_value(L, &s->coordinates.items[i], what, &md->q0[i], &md->q0x[i]);
     }

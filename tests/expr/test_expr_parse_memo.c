@@ -190,11 +190,61 @@ TEST(generations_restart)
     mblx_graph_free(b);
 }
 
+/* A name whose resolver parses a text of its own with the memo (a model's variable, parsed at its
+ * first use): a nested text long enough to need a larger memo makes it anew (the old one freed);
+ * the outer parse then goes on without one (each name asked), never through the freed memo (it
+ * did: AddressSanitizer's heap-use-after-free, and natively x and y answered from freed memory). */
+static char *nested_text;
+static long outer_names;
+
+static int res_nested(void *ud, mblx_graph *g, const char *name, size_t len, int nargs, const mblx_id *args,
+                      mblx_id *out, char *why, size_t whylen)
+{
+    if (nargs < 0 && len == 3 && !memcmp(name, "big", 3)) {
+        mblx_parse_opts o = {res, NULL, 0, 0, 0, NULL};
+        mbl_status st;
+        size_t n = strlen(nested_text);
+        return (ud ? mblx__parse_memo(g, nested_text, n, &o, out, &st) : mblx_parse(g, nested_text, n, &o, out, &st)) != 0;
+    }
+    if (nargs < 0) outer_names++;
+    return res(ud, g, name, len, nargs, args, out, why, whylen);
+}
+
+TEST(nested_parse_makes_the_memo_anew)
+{
+    mblx_graph *a = mblx_graph_new(), *b = mblx_graph_new();
+    nested_text = malloc(200000);
+    CHECK(a && b && nested_text);
+    if (!a || !b || !nested_text) return;
+    size_t o = 0;
+    for (int i = 0; i < 9000; i++) o += (size_t)sprintf(nested_text + o, "%sw%d*w%d", i ? " + " : "", i % 3000, i % 700);
+    const char *outer = "x + y + x*y + big + x^2 + y^2 + x*y*z";
+    mblx_parse_opts pa = {res_nested, NULL, 0, 0, 0, NULL}, pb = {res_nested, b, 0, 0, 0, NULL};
+    mblx_id xa = 0, xb = 0;
+    mbl_status sa, sb;
+    CHECK(mblx__parse_memo(b, "x + y", 5, &pb, &xb, &sb) == 0 && b->name_memo);
+    const void *memo0 = b->name_memo; /* of the fewest entries */
+    CHECK(mblx_parse(a, "x + y", 5, &pa, &xa, &sa) == 0 && xa == xb);
+    outer_names = 0;
+    int ra = mblx_parse(a, outer, strlen(outer), &pa, &xa, &sa);
+    CHECK_EQ_INT((int)outer_names, 9); /* every name but big asked (x 4, y 4, z 1) */
+    outer_names = 0;
+    int rb = mblx__parse_memo(b, outer, strlen(outer), &pb, &xb, &sb);
+    CHECK(ra == 0 && rb == 0 && xa == xb && mblx_node_count(a) == mblx_node_count(b));
+    CHECK(b->name_memo && b->name_memo != memo0); /* made anew by the nested text */
+    /* x, y before big; x, y, x, y, z after it, without a memo (through the freed one: 2 + 3) */
+    CHECK_EQ_INT((int)outer_names, 2 + 5);
+    free(nested_text);
+    mblx_graph_free(a);
+    mblx_graph_free(b);
+}
+
 int main(void)
 {
     RUN(names_and_calls_once_a_parse);
     RUN(many_names_one_text);
     RUN(integer_powers_once_a_parse);
     RUN(generations_restart);
+    RUN(nested_parse_makes_the_memo_anew);
     return test_summary("expr_parse_memo");
 }

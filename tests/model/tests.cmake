@@ -14,6 +14,10 @@ mblin_add_test(test_number_node ${CMAKE_CURRENT_SOURCE_DIR}/model/test_number_no
 mblin_add_test(test_src_taken ${CMAKE_CURRENT_SOURCE_DIR}/model/test_src_taken.c)
 # "file:line:col: what" of the user's expressions' records (model_position_text) against snprintf
 mblin_add_test(test_position_text ${CMAKE_CURRENT_SOURCE_DIR}/model/test_position_text.c)
+# the model's texts in blocks (text_blocks.c): kept as given, names and a late record's message
+mblin_add_test(test_text_blocks ${CMAKE_CURRENT_SOURCE_DIR}/model/test_text_blocks.c)
+# initial values written as plain numbers, taken without the general load (symbols.c number_value)
+mblin_add_test(test_number_values ${CMAKE_CURRENT_SOURCE_DIR}/model/test_number_values.c)
 
 # The flexible double pendulum of source 001 Sec. 4.2 (examples/flexible_pendulum.py): every exact
 # method against the numpy reference (tests/model/flexible_pendulum_ref.py) and Table 3. Needs

@@ -1,0 +1,21 @@
+/* The model's small texts kept until the model is freed (model/text_blocks.c): the records of the
+ * user's expressions (srcx_what, exprs) and the symbols' names, in blocks of 64 KB instead of a
+ * malloc and a free each (about 100,000 at the N = 10^4 four-bar). */
+#ifndef MBLIN_MODEL_TEXT_BLOCKS_H
+#define MBLIN_MODEL_TEXT_BLOCKS_H
+
+#include <stddef.h>
+
+struct mbl_model;
+
+/* n bytes in md's text blocks, at an int's alignment (a record with int fields may start them);
+ * NULL when out of memory. They stay until model_free_text_blocks. */
+void *model_text_bytes(struct mbl_model *md, size_t n);
+
+/* A copy of s in md's text blocks; NULL when out of memory. */
+char *model_text_copy(struct mbl_model *md, const char *s);
+
+/* Free md's text blocks (every text model_text_bytes and model_text_copy gave). */
+void model_free_text_blocks(struct mbl_model *md);
+
+#endif
