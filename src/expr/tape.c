@@ -288,18 +288,6 @@ static int reserve_dense(compiler *c, size_t n, const mblx_id *outputs)
     return 0;
 }
 
-/* Number graph node v as the next local node: its graph node in gid, its operands (and a sum's or
- * product's) counted. -1 when out of memory. */
-static inline __attribute__((always_inline)) int number_node(compiler *c, uint32_t v)
-{
-    GROWV(c->gid, c->nl, c->lcap);
-    c->gid[c->nl++] = v;
-    c->ka += c->g->nd[v].na;
-    if (mblx__nary_local(&c->g->nd[v]))
-        c->extra += c->g->nd[v].na - 1, c->nnary++, c->npairs += mblx__pairs_local(&c->g->nd[v]);
-    return 0;
-}
-
 /* The private copy of the numbered sub-DAG (lnd, largs, names: for error messages; a bound tape:
  * no names), at its exact size: local node l is graph node gid[l], its operands the local
  * indices of the graph's. Sized after the traversal, not reserved at a bound and shrunk: the
@@ -396,17 +384,23 @@ typedef struct num_frame {
     uint32_t nary : 1;     /* recorded as a sum or product (events recorded, mblx__nary_local) */
 } num_frame;
 
-/* Push graph node v, local index l, on number_sub_dag's stack; with pfd, its operands' map entries
+/* Number graph node v as the next local node (its graph node in gid, its operands and a sum's or
+ * product's counted) and push it on number_sub_dag's stack; with pfd, its operands' map entries
  * and nodes fetched (a large graph's misses: compile's perf samples at N = 10^4 244 -> 195), as
  * its first visit, next, reads them. -1 when out of memory. */
-static inline __attribute__((always_inline)) int num_push(compiler *c, uint32_t v, uint32_t l, int rec, int pfd)
+static inline __attribute__((always_inline)) int number_push(compiler *c, uint32_t v, int rec, int pfd)
 {
     const mblx_graph *g = c->g;
     const mblx__node *nd = &g->nd[v];
     const uint32_t *args = g->args + nd->aoff;
-    uint32_t na = nd->na;
+    uint32_t na = nd->na, l = (uint32_t)c->nl;
+    int nary = mblx__nary_local(nd);
+    GROWV(c->gid, c->nl, c->lcap);
+    c->gid[c->nl++] = v;
+    c->ka += na;
+    if (nary) c->extra += na - 1, c->nnary++, c->npairs += mblx__pairs_local(nd);
     GROWV(c->nstk, c->nsn, c->nscap);
-    c->nstk[c->nsn++] = (num_frame){args, v, l, 0, na, rec && mblx__nary_local(nd)};
+    c->nstk[c->nsn++] = (num_frame){args, v, l, 0, na, rec && nary};
     if (pfd && na > 1)
         for (uint32_t j = 1; j < na; j++) MBLX__PREFETCH(&c->map.dense[args[j]], 0), MBLX__PREFETCH(&g->nd[args[j]], 0);
     return 0;
@@ -416,7 +410,7 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
 {
     const mblx_graph *g = c->g;
     mblx_tape *t = c->t;
-    const int pfd = c->map.dense && g->n >= (1u << 18); /* (num_push) */
+    const int pfd = c->map.dense && g->n >= (1u << 18); /* (number_push) */
     const int rec = c->ev != NULL;
     uint32_t *ev = c->ev;
     unsigned char *seen = c->seen;
@@ -430,7 +424,7 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
             uint32_t *val = map_get(&c->map, out_o, 1);
             if (!val) return -1;
             *val = (uint32_t)c->nl;
-            if (number_node(c, out_o) || num_push(c, out_o, (uint32_t)(c->nl - 1), rec, pfd)) return -1;
+            if (number_push(c, out_o, rec, pfd)) return -1;
         }
         while (c->nsn) {
             num_frame *f = &c->nstk[c->nsn - 1];
@@ -467,7 +461,7 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
                     *xv = l;
                 }
                 if (rec && (nary || reads_operand(g, v, i))) seen[l] = SEEN | READ;
-                if (number_node(c, ch) || num_push(c, ch, l, rec, pfd)) return -1;
+                if (number_push(c, ch, rec, pfd)) return -1;
                 continue;
             }
             GROWV(c->post, c->npost, c->pcap);
