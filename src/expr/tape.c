@@ -78,14 +78,17 @@ static uint32_t *map_get_hashed(u32map *m, uint32_t k, int insert)
     return &m->val[s];
 }
 
-static inline uint32_t *map_get(u32map *m, uint32_t k, int insert)
+/* map_get with m->dense given (dense: a hot loop's local, not reloaded after its stores) */
+static inline uint32_t *map_at(u32map *m, uint32_t *dense, uint32_t k, int insert)
 {
-    if (m->dense) {
-        if (m->dense[k] == XNONE && !insert) return NULL;
-        return &m->dense[k];
+    if (dense) {
+        if (dense[k] == XNONE && !insert) return NULL;
+        return &dense[k];
     }
     return map_get_hashed(m, k, insert);
 }
+
+static inline uint32_t *map_get(u32map *m, uint32_t k, int insert) { return map_at(m, m->dense, k, insert); }
 
 /* ---- tape lifetime -------------------------------------------------------------------------- */
 
@@ -414,6 +417,7 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
     const int rec = c->ev != NULL;
     uint32_t *ev = c->ev;
     unsigned char *seen = c->seen;
+    uint32_t *const dense = c->map.dense; /* (map_at) */
     size_t nev = 0, nstep = 0;
     for (size_t o = 0; o < n; o++) {
         uint32_t out_o = unlet(g, outputs[o]);
@@ -437,11 +441,11 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
             if (nary && i > 1) ev[nev++] = f->l | EV_ACC; /* back from operand i - 1: complete */
             for (; i < na; i++) {
                 uint32_t x = args[i], *cv, lx;
-                if ((cv = map_get(&c->map, x, 0))) {
+                if ((cv = map_at(&c->map, dense, x, 0))) {
                     lx = *cv;
                 } else {
-                    if ((ch = unlet(g, x)) == x || !(cv = map_get(&c->map, ch, 0))) break;
-                    uint32_t *xv = map_get(&c->map, x, 1);
+                    if ((ch = unlet(g, x)) == x || !(cv = map_at(&c->map, dense, ch, 0))) break;
+                    uint32_t *xv = map_at(&c->map, dense, x, 1);
                     if (!xv) return -1;
                     *xv = lx = *cv;
                 }
@@ -452,11 +456,11 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
             }
             if (i < na) { /* first visit: descend */
                 f->next = i + 1;
-                uint32_t l = (uint32_t)c->nl, *cv = map_get(&c->map, ch, 1);
+                uint32_t l = (uint32_t)c->nl, *cv = map_at(&c->map, dense, ch, 1);
                 if (!cv) return -1;
                 *cv = l;
                 if (args[i] != ch) { /* a let: mapped too */
-                    uint32_t *xv = map_get(&c->map, args[i], 1);
+                    uint32_t *xv = map_at(&c->map, dense, args[i], 1);
                     if (!xv) return -1;
                     *xv = l;
                 }
