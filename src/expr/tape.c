@@ -402,6 +402,7 @@ static inline __attribute__((always_inline)) int number_push(compiler *c, uint32
     c->gid[c->nl++] = v;
     c->ka += na;
     if (nary) c->extra += na - 1, c->nnary++, c->npairs += mblx__pairs_local(nd);
+    c->nstep += nd->op == MBLX_OP_STEP;
     GROWV(c->nstk, c->nsn, c->nscap);
     c->nstk[c->nsn++] = (num_frame){args, v, l, 0, na, rec && nary};
     if (pfd && na > 1)
@@ -418,7 +419,8 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
     uint32_t *ev = c->ev;
     unsigned char *seen = c->seen;
     uint32_t *const dense = c->map.dense; /* (map_at) */
-    size_t nev = 0, nstep = 0;
+    size_t nev = 0;
+    c->nstep = 0;
     for (size_t o = 0; o < n; o++) {
         uint32_t out_o = unlet(g, outputs[o]);
         if (o && !(o & 1023) && core_progress_tick((double)o)) return -1; /* a load's report */
@@ -470,14 +472,14 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
             }
             GROWV(c->post, c->npost, c->pcap);
             c->post[c->npost++] = f->l; /* (complete: its operands numbered) */
-            if (rec && !nary) ev[nev++] = f->l, nstep += g->nd[v].op == MBLX_OP_STEP; /* (a sum's: none, fused) */
+            if (rec && !nary) ev[nev++] = f->l; /* (a sum's: none, fused) */
             c->nsn--;
         }
     }
     mbl_free(c->nstk); /* the traversal's scratch, before the copy allocates */
     c->nstk = NULL;
     c->nsn = c->nscap = 0;
-    c->nev = nev, c->nstep = nstep;
+    c->nev = nev, c->nstep = rec ? c->nstep : 0; /* (number_push counts the steps) */
     if (rec) { /* the tail returned (in place; a failed shrink keeps it) */
         void *q = mbl_realloc_array(ev, nev ? nev : 1, sizeof *ev);
         if (q) c->ev = q;
