@@ -78,14 +78,17 @@ static uint32_t *map_get_hashed(u32map *m, uint32_t k, int insert)
     return &m->val[s];
 }
 
-static inline uint32_t *map_get(u32map *m, uint32_t k, int insert)
+/* map_get with m->dense given (dense: a hot loop's local, not reloaded after its stores) */
+static inline uint32_t *map_at(u32map *m, uint32_t *dense, uint32_t k, int insert)
 {
-    if (m->dense) {
-        if (m->dense[k] == XNONE && !insert) return NULL;
-        return &m->dense[k];
+    if (dense) {
+        if (dense[k] == XNONE && !insert) return NULL;
+        return &dense[k];
     }
     return map_get_hashed(m, k, insert);
 }
+
+static inline uint32_t *map_get(u32map *m, uint32_t k, int insert) { return map_at(m, m->dense, k, insert); }
 
 /* ---- tape lifetime -------------------------------------------------------------------------- */
 
@@ -208,13 +211,14 @@ typedef struct compiler {
     mblx_tape *t;
     u32map map;
     dfs_frame *stack;
+    struct num_frame *nstk; /* number_sub_dag's traversal stack, nsn of nscap */
     uint32_t *ev;
     uint32_t *reg, *outl, *owner, *dlargs;
     uint32_t *post;   /* the numbered sub-DAG's post-order (as mblx__local_postorder makes it), npost of pcap */
     mblx__node *dlnd; /* the private copy as the graph has it, while the compiler works on the shared form */
     uint32_t *gid;    /* the graph node of each local node of the copy (bound tapes: until shared) */
     unsigned char *seen;
-    size_t sn, scap, nl, nev, evcap, lcap;
+    size_t sn, scap, nl, nev, evcap, lcap, nsn, nscap;
     size_t ka, ncap, kn, nstep;
     size_t nl0, npost, pcap;
     size_t extra, lres, ares; /* the chains' extra links (tape_share.c); lnd, largs' capacities */
@@ -230,6 +234,7 @@ static void compiler_free(compiler *c)
     mbl_free(c->map.val);
     mbl_free(c->map.dense);
     mbl_free(c->stack);
+    mbl_free(c->nstk);
     mbl_free(c->ev);
     mbl_free(c->reg);
     mbl_free(c->outl);
@@ -283,18 +288,6 @@ static int reserve_dense(compiler *c, size_t n, const mblx_id *outputs)
         mblx__hugepages(c->map.dense, (maxid + 1) * sizeof *c->map.dense);
         memset(c->map.dense, 0xff, (maxid + 1) * sizeof *c->map.dense);
     }
-    return 0;
-}
-
-/* Number graph node v as the next local node: its graph node in gid, its operands (and a sum's or
- * product's) counted. -1 when out of memory. */
-static inline __attribute__((always_inline)) int number_node(compiler *c, uint32_t v)
-{
-    GROWV(c->gid, c->nl, c->lcap);
-    c->gid[c->nl++] = v;
-    c->ka += c->g->nd[v].na;
-    if (mblx__nary_local(&c->g->nd[v]))
-        c->extra += c->g->nd[v].na - 1, c->nnary++, c->npairs += mblx__pairs_local(&c->g->nd[v]);
     return 0;
 }
 
@@ -385,48 +378,76 @@ static inline int reads_operand(const mblx_graph *g, uint32_t v, uint32_t i)
  * compilations whose shared form is the sub-DAG as it is (the N = 10^4 four-bar's residual). A
  * descent's ACC event is recorded when its user resumes, the operand complete, as that traversal
  * records it. */
+/* A frame of number_sub_dag's traversal: what its visits read of graph node v, read once when it
+ * is pushed (a node is visited again after each operand it descends to). */
+typedef struct num_frame {
+    const uint32_t *args;  /* v's operands */
+    uint32_t v, l, next;   /* graph node, local index, next operand */
+    uint32_t na : 31;      /* v's operand count */
+    uint32_t nary : 1;     /* recorded as a sum or product (events recorded, mblx__nary_local) */
+} num_frame;
+
+/* Number graph node v as the next local node (its graph node in gid, its operands and a sum's or
+ * product's counted) and push it on number_sub_dag's stack; with pfd, its operands' map entries
+ * and nodes fetched (a large graph's misses: compile's perf samples at N = 10^4 244 -> 195), as
+ * its first visit, next, reads them. -1 when out of memory. */
+static inline __attribute__((always_inline)) int number_push(compiler *c, uint32_t v, int rec, int pfd)
+{
+    const mblx_graph *g = c->g;
+    const mblx__node *nd = &g->nd[v];
+    const uint32_t *args = g->args + nd->aoff;
+    uint32_t na = nd->na, l = (uint32_t)c->nl;
+    int nary = mblx__nary_local(nd);
+    GROWV(c->gid, c->nl, c->lcap);
+    c->gid[c->nl++] = v;
+    c->ka += na;
+    if (nary) c->extra += na - 1, c->nnary++, c->npairs += mblx__pairs_local(nd);
+    c->nstep += nd->op == MBLX_OP_STEP;
+    GROWV(c->nstk, c->nsn, c->nscap);
+    c->nstk[c->nsn++] = (num_frame){args, v, l, 0, na, rec && nary};
+    if (pfd && na > 1)
+        for (uint32_t j = 1; j < na; j++) MBLX__PREFETCH(&c->map.dense[args[j]], 0), MBLX__PREFETCH(&g->nd[args[j]], 0);
+    return 0;
+}
+
 static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
 {
     const mblx_graph *g = c->g;
     mblx_tape *t = c->t;
-    const int pfd = c->map.dense && g->n >= (1u << 18); /* (see below) */
+    const int pfd = c->map.dense && g->n >= (1u << 18); /* (number_push) */
     const int rec = c->ev != NULL;
     uint32_t *ev = c->ev;
     unsigned char *seen = c->seen;
-    size_t nev = 0, nstep = 0;
+    uint32_t *const dense = c->map.dense; /* (map_at) */
+    size_t nev = 0;
+    c->nstep = 0;
     for (size_t o = 0; o < n; o++) {
         uint32_t out_o = unlet(g, outputs[o]);
         if (o && !(o & 1023) && core_progress_tick((double)o)) return -1; /* a load's report */
         if (map_get(&c->map, out_o, 0)) continue;
-        c->sn = 0;
+        c->nsn = 0;
         {
             uint32_t *val = map_get(&c->map, out_o, 1);
             if (!val) return -1;
             *val = (uint32_t)c->nl;
-            if (number_node(c, out_o)) return -1;
-            GROWV(c->stack, c->sn, c->scap);
-            c->stack[c->sn++] = (dfs_frame){out_o, (uint32_t)(c->nl - 1), 0};
+            if (number_push(c, out_o, rec, pfd)) return -1;
         }
-        while (c->sn) {
-            dfs_frame *f = &c->stack[c->sn - 1];
-            uint32_t v = f->v, na = g->nd[v].na, i = f->next, ch = 0;
-            const uint32_t *args = mblx__args(g, v);
-            if (pfd && !i && na > 1) /* a large graph's misses (compile's
-                perf samples at N = 10^4: 244 -> 195): every operand's map entry and node fetched at
-                the node's first visit */
-                for (uint32_t j = 1; j < na; j++) MBLX__PREFETCH(&c->map.dense[args[j]], 0), MBLX__PREFETCH(&g->nd[args[j]], 0);
+        while (c->nsn) {
+            num_frame *f = &c->nstk[c->nsn - 1];
+            uint32_t v = f->v, na = f->na, i = f->next, ch = 0;
+            const uint32_t *args = f->args;
             /* the operands already numbered, in one loop; then the first new one. A let operand is
              * mapped too, to its node's local index (copy_sub_dag reads every operand's without
              * following the lets again) */
-            const int nary = rec && mblx__nary_local(&g->nd[v]);
+            const int nary = f->nary;
             if (nary && i > 1) ev[nev++] = f->l | EV_ACC; /* back from operand i - 1: complete */
             for (; i < na; i++) {
                 uint32_t x = args[i], *cv, lx;
-                if ((cv = map_get(&c->map, x, 0))) {
+                if ((cv = map_at(&c->map, dense, x, 0))) {
                     lx = *cv;
                 } else {
-                    if ((ch = unlet(g, x)) == x || !(cv = map_get(&c->map, ch, 0))) break;
-                    uint32_t *xv = map_get(&c->map, x, 1);
+                    if ((ch = unlet(g, x)) == x || !(cv = map_at(&c->map, dense, ch, 0))) break;
+                    uint32_t *xv = map_at(&c->map, dense, x, 1);
                     if (!xv) return -1;
                     *xv = lx = *cv;
                 }
@@ -437,27 +458,28 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
             }
             if (i < na) { /* first visit: descend */
                 f->next = i + 1;
-                uint32_t l = (uint32_t)c->nl, *cv = map_get(&c->map, ch, 1);
+                uint32_t l = (uint32_t)c->nl, *cv = map_at(&c->map, dense, ch, 1);
                 if (!cv) return -1;
                 *cv = l;
                 if (args[i] != ch) { /* a let: mapped too */
-                    uint32_t *xv = map_get(&c->map, args[i], 1);
+                    uint32_t *xv = map_at(&c->map, dense, args[i], 1);
                     if (!xv) return -1;
                     *xv = l;
                 }
                 if (rec && (nary || reads_operand(g, v, i))) seen[l] = SEEN | READ;
-                if (number_node(c, ch)) return -1;
-                GROWV(c->stack, c->sn, c->scap);
-                c->stack[c->sn++] = (dfs_frame){ch, l, 0};
+                if (number_push(c, ch, rec, pfd)) return -1;
                 continue;
             }
             GROWV(c->post, c->npost, c->pcap);
             c->post[c->npost++] = f->l; /* (complete: its operands numbered) */
-            if (rec && !nary) ev[nev++] = f->l, nstep += g->nd[v].op == MBLX_OP_STEP; /* (a sum's: none, fused) */
-            c->sn--;
+            if (rec && !nary) ev[nev++] = f->l; /* (a sum's: none, fused) */
+            c->nsn--;
         }
     }
-    c->nev = nev, c->nstep = nstep;
+    mbl_free(c->nstk); /* the traversal's scratch, before the copy allocates */
+    c->nstk = NULL;
+    c->nsn = c->nscap = 0;
+    c->nev = nev, c->nstep = rec ? c->nstep : 0; /* (number_push counts the steps) */
     if (rec) { /* the tail returned (in place; a failed shrink keeps it) */
         void *q = mbl_realloc_array(ev, nev ? nev : 1, sizeof *ev);
         if (q) c->ev = q;
