@@ -149,6 +149,18 @@ static void put_digits(char *d, uint64_t v, int n)
     if (n) d[0] = (char)('0' + w);
 }
 
+size_t core_fmt_int(char *buf, int v)
+{
+    uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
+    size_t k = v < 0;
+    int n = 1;
+    for (uint64_t t = 10; n < 10 && u >= t; t *= 10) n++;
+    if (k) buf[0] = '-';
+    put_digits(buf + k, u, n);
+    buf[k + (size_t)n] = '\0';
+    return k + (size_t)n;
+}
+
 int core_fmt_g(char *buf, double x, int prec)
 {
     if (!isfinite(x) || prec < 1 || prec > 17) return -1;

@@ -3,6 +3,7 @@
 #ifndef MBLIN_CORE_NUMFMT_H
 #define MBLIN_CORE_NUMFMT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -13,6 +14,9 @@
  * to even, as glibc's printf rounds in the default rounding mode. */
 #define CORE_NUMFMT_MAX 32
 int core_fmt_g(char *buf, double x, int prec);
+
+/* printf("%d", v)'s text into buf (at least 12 bytes, NUL-terminated); returns its length. */
+size_t core_fmt_int(char *buf, int v);
 
 /* fprintf(f, "%.*g", prec, x) through core_fmt_g where it applies. */
 void core_put_g(FILE *f, double x, int prec);

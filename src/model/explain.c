@@ -1,5 +1,6 @@
 /* The user's expressions kept for messages and domain checks, and the explanation of an
  * evaluation error: which expression (or which of its derivatives) fails at a point. */
+#include "core/numfmt.h"
 #include "model/formulate.h"
 #include "model/position_text.h"
 #include "model/text_blocks.h"
@@ -20,50 +21,24 @@ static void join_parts(char *buf, size_t len, const char *const *part, int n)
     if (len) buf[o] = '\0';
 }
 
-/* v in decimal at o (at most 11 characters, no NUL); returns their count. Two digits a division
- * (the records' lines at N = 10^4 have five). */
-static size_t put_int(char *o, int v)
-{
-    static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-                                   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-                                   "8081828384858687888990919293949596979899";
-    unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
-    size_t k = v < 0, n = 1;
-    if (v < 0) o[0] = '-';
-    for (unsigned t = 10; n < 10 && u >= t; t *= 10) n++; /* (t wraps after 10^9, unused then) */
-    size_t j = k + n;
-    for (; u >= 100; u /= 100) {
-        unsigned r = u % 100;
-        o[--j] = pairs[2 * r + 1];
-        o[--j] = pairs[2 * r];
-    }
-    if (u >= 10) {
-        o[--j] = pairs[2 * u + 1];
-        o[--j] = pairs[2 * u];
-    } else {
-        o[--j] = (char)('0' + u);
-    }
-    return k + n;
-}
-
 size_t model_position_text(char *buf, size_t len, const char *file, int line, int col, const char *what)
 {
     size_t nf = strlen(file), nw = strlen(what);
-    if (nf < len && nw < len - nf && len - nf - nw > 2 * 11 + 4) { /* all of it: written at once */
+    if (nf < len && nw < len - nf && len - nf - nw > 2 * 12 + 4) { /* all of it: written at once */
         memcpy(buf, file, nf);
         size_t o = nf;
         buf[o++] = ':';
-        o += put_int(buf + o, line);
+        o += core_fmt_int(buf + o, line);
         buf[o++] = ':';
-        o += put_int(buf + o, col);
+        o += core_fmt_int(buf + o, col);
         buf[o++] = ':';
         buf[o++] = ' ';
         memcpy(buf + o, what, nw + 1);
         return o + nw;
     }
     char ln[12], cn[12];
-    ln[put_int(ln, line)] = '\0';
-    cn[put_int(cn, col)] = '\0';
+    core_fmt_int(ln, line);
+    core_fmt_int(cn, col);
     const char *part[7] = {file, ":", ln, ":", cn, ": ", what};
     join_parts(buf, len, part, 7);
     return len ? strlen(buf) : 0;

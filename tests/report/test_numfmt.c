@@ -200,11 +200,37 @@ TEST(ob_g_memo_matches_printf)
     free(got), free(want);
 }
 
+/* core_fmt_int against printf's "%d": the extremes, every power of ten and its neighbours of either
+ * sign (each digit count), and 100,000 values spread over the range */
+static int int_differs(int v)
+{
+    char a[16], b[16];
+    memset(a, 'x', sizeof a);
+    size_t n = core_fmt_int(a, v);
+    int m = snprintf(b, sizeof b, "%d", v);
+    return (int)n != m || strcmp(a, b) != 0;
+}
+
+TEST(fmt_int_matches_printf)
+{
+    int bad = int_differs(0) + int_differs(INT32_MAX) + int_differs(INT32_MIN) + int_differs(INT32_MIN + 1);
+    for (long long t = 1; t <= INT32_MAX; t *= 10)
+        for (int d = -1; d <= 1; d++)
+            if (t + d <= INT32_MAX) bad += int_differs((int)(t + d)) + int_differs((int)-(t + d));
+    uint32_t x = 12345u;
+    for (int i = 0; i < 100000; i++) {
+        x = x * 1664525u + 1013904223u;
+        bad += int_differs((int)x) + int_differs((int)(x >> (x & 31)));
+    }
+    CHECK_MSG(bad == 0, "%d values differ", bad);
+}
+
 int main(void)
 {
     RUN(fmt_matches_printf);
     RUN(fmt_digits_and_round_trip);
     RUN(literals_match_strtod);
     RUN(ob_g_memo_matches_printf);
+    RUN(fmt_int_matches_printf);
     return test_summary("numfmt");
 }
