@@ -15,6 +15,7 @@ list(APPEND MBLIN_SOURCES
   src/model/formulate_let.c
   src/model/compile.c
   src/model/checks.c
+  src/model/jac_cols.c
   src/model/getters.c
   src/model/draw.c
   src/model/dae_nodes.c
