@@ -233,6 +233,10 @@ typedef struct mbl_point {
                                  (used only while the point's values and the model's parameters are
                                  those they were evaluated at, bit for bit); freed by mbl_point_free.
                                  A point made by the caller leaves it NULL */
+    int singular_row;         /* 0, or 1 + the first row of [Phi_q; A_nh] (Phi's m rows, then A_nh's) that
+                                 vanishes at the point: a solve that converged only linearly to where a
+                                 constraint holds only to second order (a pendulum of zero length), a
+                                 singular configuration that mbl_linearize refuses (docs/linearization.md) */
 } mbl_point;
 
 MBL_API int mbl_operating_point(const mbl_model *model, const mbl_opoint_options *opt, mbl_point **out, mbl_status *st);

@@ -271,6 +271,20 @@ static int caution_turning_frames(const mbl_model *md, const mbl_point *pt, mbl_
     return 1;
 }
 
+/* A point where a constraint's Jacobian row vanishes (mbl_point.singular_row): every method would
+ * linearize a constraint that is not there to first order, with a multiplier that grows without
+ * bound as the point is approached (the zero-length pendulum's 2.8e12): refused, the row named. */
+static int refuse_vanished_row(const mbl_model *md, const mbl_point *pt, mbl_status *st)
+{
+    int r = pt->singular_row - 1, hol = r < md->m;
+    return mbl_error(st, MBL_ESINGULAR,
+                     "%s: singular configuration: the Jacobian row of %sconstraint %d vanishes at the operating point "
+                     "(the constraint holds there only to second order, so neither its multiplier nor its linearization "
+                     "is defined); write the constraint in a form whose gradient does not vanish there, or linearize at "
+                     "another point",
+                     md->file, hol ? "" : "non-holonomic ", hol ? r + 1 : r - md->m + 1);
+}
+
 int mbl_linearize(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                   mbl_status *st)
 {
@@ -290,6 +304,7 @@ int mbl_linearize(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
     const char *method = opt->method ? opt->method : "augmented";
     for (int i = 0; i < NMETHODS; i++)
         if (!strcmp(method, methods[i].name)) {
+            if (pt->singular_row > 0) return refuse_vanished_row(md, pt, st);
             if (core_progress(st, "linearize", 0, 0)) return MBL_ECANCELLED;
             rc = dispatch(md, pt, opt, i, out, st);
             if (rc && core_progress_stopped()) rc = mbl_error(st, MBL_ECANCELLED, "cancelled during the linearization");

@@ -121,29 +121,66 @@ int opoint_constraint_triplets(const opoint_subproblem *sp, int *ti, int *tj, do
     return nz;
 }
 
-int opoint_constraint_rank(opoint_subproblem *sp, la_spqr *kept, int *rank, mbl_status *st)
+/* The 2-norms rn (m, cleared here) of the rows of the nz triplets */
+static void row_norms(int m, int nz, const int *ti, const double *tx, double *rn)
+{
+    memset(rn, 0, (size_t)m * sizeof *rn);
+    for (int p = 0; p < nz; p++) rn[ti[p]] = hypot(rn[ti[p]], tx[p]);
+}
+
+/* The rows' 2-norms rn_guess (m) of [Phi_q; A_nh] with the coordinates at q_guess (the rest of the
+ * point's symbols as they are), into the triplet arrays' room; sp->syms left at the point. */
+static int guess_row_norms(opoint_subproblem *sp, const double *q_guess, int *ti, int *tj, double *tx, double *rn_guess,
+                           mbl_status *st)
+{
+    const mbl_model *md = sp->md;
+    const int *sym_q = md->sym_of_unknown + model_blk0(md, MBL_BLK_Q);
+    model_fill_syms_pt(md, sp->pt, sp->syms);
+    for (int i = 0; i < sp->mv.n; i++) sp->syms[sym_q[i]] = q_guess[i];
+    if (opoint_jac(sp, st)) return model_eval_error(md, sp->syms, "while looking for the operating point", st);
+    row_norms(sp->mv.m + sp->mv.k, opoint_constraint_triplets(sp, ti, tj, tx), ti, tx, rn_guess);
+    model_fill_syms_pt(md, sp->pt, sp->syms);
+    return 0;
+}
+
+int opoint_constraint_rank(opoint_subproblem *sp, la_spqr *kept, const double *q_guess, int *rank, int *vanished,
+                           mbl_status *st)
 {
     const mbl_model *md = sp->md;
     const model_view *mv = &sp->mv;
     int m = mv->m + mv->k, n = mv->n;
-    *rank = 0;
+    *rank = 0, *vanished = -1;
     if (m == 0) return 0;
-    model_fill_syms_pt(md, sp->pt, sp->syms);
-    int rc = opoint_jac(sp, st);
-    if (rc) return model_eval_error(md, sp->syms, "while looking for the operating point", st);
-    int *ti, *tj;
+    int *ti, *tj, rc;
     double *tx;
     if ((rc = triplets_new(mv, &ti, &tj, &tx, st))) return rc;
-    int nz = opoint_constraint_triplets(sp, ti, tj, tx);
-    /* every row to unit 2-norm: a constraint's units must not decide the rank */
-    double *rn = mbl_calloc((size_t)m + 1, sizeof *rn);
-    if (!rn) {
-        mbl_free(ti), mbl_free(tj), mbl_free(tx);
-        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    double *rn = mbl_calloc(2 * (size_t)m + 1, sizeof *rn), *rn_guess = rn ? rn + m : NULL;
+    if (!rn) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    /* at a degenerate solution, the rows' norms where the solve began (before the point's values) */
+    int compare = !rc && sp->linear_rate && q_guess;
+    if (compare) rc = guess_row_norms(sp, q_guess, ti, tj, tx, rn_guess, st);
+    model_fill_syms_pt(md, sp->pt, sp->syms);
+    if (!rc && opoint_jac(sp, st)) rc = model_eval_error(md, sp->syms, "while looking for the operating point", st);
+    if (rc) {
+        mbl_free(ti), mbl_free(tj), mbl_free(tx), mbl_free(rn);
+        return rc;
     }
-    for (int p = 0; p < nz; p++) rn[ti[p]] = hypot(rn[ti[p]], tx[p]);
-    for (int p = 0; p < nz; p++)
-        if (rn[ti[p]] > 0 && isfinite(rn[ti[p]])) tx[p] /= rn[ti[p]];
+    int nz = opoint_constraint_triplets(sp, ti, tj, tx);
+    row_norms(m, nz, ti, tx, rn);
+    /* A row that fell below OPOINT_ROW_VANISH of its norm at the guess vanishes at the point: the
+     * constraint holds there only to second order (a singular configuration, such as a pendulum of
+     * zero length), and its row counts as zero, so that the rank drops; the first such is named. */
+    for (int i = 0; compare && i < m; i++)
+        if (rn[i] < OPOINT_ROW_VANISH * rn_guess[i]) {
+            if (*vanished < 0) *vanished = i;
+            rn[i] = 0;
+        }
+    /* every other row to unit 2-norm: a constraint's units must not decide the rank */
+    for (int p = 0; p < nz; p++) {
+        double r = rn[ti[p]];
+        if (r > 0 && isfinite(r)) tx[p] /= r;
+        else if (r == 0) tx[p] = 0;
+    }
     mbl_free(rn);
     if ((size_t)m * (size_t)n <= (size_t)OPOINT_DENSE_MAX * OPOINT_DENSE_MAX) {
         double *J = mbl_calloc((size_t)m * (size_t)n + 1, sizeof *J);

@@ -24,10 +24,11 @@ void opoint_rate_step(opoint_newton_rate *nr, const double *dx, double alpha, in
     nr->ds = ds, nr->ratio = r;
 }
 
-void opoint_note_linear(mbl_point *pt, const char *what, int it, const opoint_newton_rate *nr)
+int opoint_note_linear(mbl_point *pt, const char *what, int it, const opoint_newton_rate *nr)
 {
     static const char head[] = "Newton converged only linearly";
-    if (nr->run < OPOINT_LINEAR_RUN || strstr(pt->notes, head)) return;
+    if (nr->run < OPOINT_LINEAR_RUN) return 0;
+    if (strstr(pt->notes, head)) return 1;
     if (!strncmp(what, "the ", 4)) what += 4;
     char buf[300];
     /* the error the rate leaves: ratio / (1 - ratio) times the last step (the steps to come summed) */
@@ -35,6 +36,7 @@ void opoint_note_linear(mbl_point *pt, const char *what, int it, const opoint_ne
              "solution, a degenerate %s; the point is accurate to about %.1g", head, it, nr->ratio, what,
              nr->ds * nr->ratio / (1 - nr->ratio));
     opoint_note_add(pt, buf);
+    return 1;
 }
 
 void opoint_note_add(mbl_point *pt, const char *text)

@@ -171,6 +171,17 @@ static void note(mbl_point *pt, const char *fmt, const char *a, double x)
     opoint_note_add(pt, text);
 }
 
+/* The note on a constraint whose Jacobian row vanishes at the point (opoint_constraint_rank) */
+static void note_vanished_row(mbl_point *pt, const model_view *mv, int row)
+{
+    char what[64];
+    if (row < mv->m) snprintf(what, sizeof what, "constraint %d", row + 1);
+    else snprintf(what, sizeof what, "non-holonomic constraint %d", row - mv->m + 1);
+    note(pt, "the Jacobian row of %s vanishes at the point (below %g of its norm at the guess): the constraint holds "
+             "there only to second order, a singular configuration",
+         what, OPOINT_ROW_VANISH);
+}
+
 /* Initial multipliers: least squares on the equations of motion at the guess (q, v, vdot = 0),
  * lambda, mu minimizing ||R(q, v, 0, lambda, mu)|| (minimum-norm when [Phi_q; A] loses rank):
  * starting Newton from lambda = mu = 0 instead lets the first steps jump to another branch of
@@ -872,8 +883,10 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
     default:
         rc = mbl_error(st, MBL_EARG, "unknown operating point kind %d", (int)pt->at);
     }
-    if (!rc) rc = opoint_constraint_rank(&sp, qr, &pt->rank_phi_q, st);
+    int vanished = -1;
+    if (!rc) rc = opoint_constraint_rank(&sp, qr, q_guess, &pt->rank_phi_q, &vanished, st);
     la_spqr_free(qr);
+    if (!rc && vanished >= 0) pt->singular_row = vanished + 1, note_vanished_row(pt, mv, vanished);
     if (!rc && pt->rank_phi_q < mv->m + mv->k) {
         char buf[64];
         snprintf(buf, sizeof buf, "%d", pt->rank_phi_q);

@@ -15,8 +15,14 @@ int opoint_multipliers_step(opoint_subproblem *sp, la_spqr **keep, double *dx, m
 
 /* Rank of [Phi_q; A_nh] at the point, its rows scaled to unit 2-norm (dense SVD for moderate
  * sizes, SPQR otherwise). kept (may be NULL): opoint_multipliers_step's factorization; where the
- * transposed matrix has its pattern, the rank is that of the transpose refactored there. */
-int opoint_constraint_rank(opoint_subproblem *sp, la_spqr *kept, int *rank, mbl_status *st);
+ * transposed matrix has its pattern, the rank is that of the transpose refactored there.
+ * Where a solve ended at a linear rate (sp->linear_rate: a degenerate solution) and q_guess (the
+ * coordinates the solve began from) is given, a row whose 2-norm at the point is below
+ * OPOINT_ROW_VANISH times its norm at q_guess vanishes there and counts as zero; *vanished is the
+ * first such row (Phi's rows, then A_nh's), or -1. */
+#define OPOINT_ROW_VANISH 1e-6
+int opoint_constraint_rank(opoint_subproblem *sp, la_spqr *kept, const double *q_guess, int *rank, int *vanished,
+                           mbl_status *st);
 
 /* [Phi_q; A_nh]'s entries in sp->jac as triplets (ti: constraint, tj: coordinate, tx: value; room
  * for the Jacobian's jac.nz entries), their count returned. Where the Newton pattern of the solve

@@ -29,6 +29,7 @@ typedef struct opoint_subproblem {
     model_jac_memo *load_memo;     /* the mass check's values (model_take_load_memo), freed with sp */
     const mbl_opoint_options *opt;
     int rank_last;  /* rank of the last Jacobian (dense path), -1 if unknown */
+    int linear_rate; /* a solve ended at a linear rate (opoint_note_linear): a degenerate solution */
     /* sparse path, kept from one Newton step to the next (reset by opoint_sub_select) */
     mbla_csc *A;
     mbla_klu *lu;
@@ -192,8 +193,9 @@ typedef struct opoint_newton_rate {
 void opoint_rate_step(opoint_newton_rate *nr, const double *dx, double alpha, int n);
 /* At a solution of `what` reached in `it` iterations at a linear rate (nr): a note on the point
  * saying so, with the error the rate leaves; the point's first such note only (a solve that starts
- * again from the projection, or polishes after the continuation, converges alike). */
-void opoint_note_linear(mbl_point *pt, const char *what, int it, const opoint_newton_rate *nr);
+ * again from the projection, or polishes after the continuation, converges alike). 1 where the
+ * rate was linear (noted now or before), else 0. */
+int opoint_note_linear(mbl_point *pt, const char *what, int it, const opoint_newton_rate *nr);
 /* text appended to the point's notes after a "; " (nothing where they are full) */
 void opoint_note_add(mbl_point *pt, const char *text);
 /* Newton / Gauss-Newton with line search (and Levenberg-Marquardt steps where it stalls). */

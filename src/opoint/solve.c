@@ -893,7 +893,7 @@ int opoint_newton(opoint_subproblem *sp, const char *what, int linear, const opo
     if (!rc && !corrector) {
         if (finf > sp->pt->residual) sp->pt->residual = finf;
         if (rs > sp->pt->scaled_residual) sp->pt->scaled_residual = rs;
-        if (!linear) opoint_note_linear(sp->pt, what, it, &rate);
+        if (!linear && opoint_note_linear(sp->pt, what, it, &rate)) sp->linear_rate = 1;
         if (linear && rs > 1e4 * opt->tol && finf > opt->abs_tol)
             rc = mbl_error(st, MBL_ESINGULAR, "%s has no solution (residual %.3g, scaled residual %.3g): inconsistent equations",
                            what, finf, rs);

@@ -17,7 +17,17 @@
  * x = 0) Newton contracts each step by 2/3 exactly, and the point says so in its notes, with the
  * error that rate leaves (x / 3 of the last step, times 2: the next iterate's |x| exactly), checked
  * against the point's own |x| (the root is 0); regular equilibria (V = k (x^2 / 2 + x^4), the
- * four-bars above) get no such note. */
+ * four-bars above) get no such note.
+ *
+ * vanishing_row: a cart (M = 2) with a pendulum bob (m = 1) in Cartesian coordinates, one
+ * constraint (xp - x)^2 + yp^2 = l^2. At l = 0 its only real solution xp = x, yp = 0 is where its
+ * gradient 2 (x - xp, xp - x, yp) is exactly zero: Newton converges linearly there, the rank test
+ * must count the row out (rank 0, mbl_point.singular_row 1, the note naming constraint 1) and
+ * mbl_linearize must refuse with MBL_ESINGULAR under every method, where before it reported a
+ * 464 kHz "mode" from a multiplier of 2.8e12. At l = 0.5 the same model is regular: rank 1, no
+ * such note, and its one oscillation is sqrt(g (M + m) / (M l)) = 5.42494240 rad/s (the closed
+ * form). A degenerate equilibrium of the potential under a regular constraint (V = k x^4, y = x)
+ * converges linearly too but keeps its row: rank 1, singular_row 0. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,9 +149,80 @@ TEST(linear_note)
     mbl_model_free(md);
 }
 
+static const char *const cart_l0 = "model: dae\n"
+                                   "name: cart with a zero-length pendulum\n"
+                                   "parameters: {M: 2, m: 1, l: 0, g: 9.81}\n"
+                                   "coordinates: {x: 0.3, xp: 0.5, yp: -0.4}\n"
+                                   "kinetic_energy: \"M/2*der(x)^2 + m/2*(der(xp)^2 + der(yp)^2)\"\n"
+                                   "potential_energy: \"m*g*yp\"\n"
+                                   "constraints: [\"(xp - x)^2 + yp^2 - l^2\"]\n";
+static const char *const quartic_tied = "model: dae\n"
+                                        "name: quartic spring, tied\n"
+                                        "parameters: {m: 1, k: 3}\n"
+                                        "coordinates: {x: 0.7, y: 0.7}\n"
+                                        "kinetic_energy: \"m/2*(der(x)^2 + der(y)^2)\"\n"
+                                        "potential_energy: \"k*x^4\"\n"
+                                        "constraints: [\"y - x\"]\n";
+
+TEST(vanishing_row)
+{
+    static const char *const methods[] = {"augmented", "partition", "nullspace", "projection", "descriptor",
+                                          "penalty", "fd"};
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_status st;
+    int rc = fixture_model_point(NULL, cart_l0, "cart_l0.yaml", &md, &pt, &st);
+    CHECK_MSG(rc == 0, "zero length: %s", st.msg);
+    if (!rc) {
+        CHECK_MSG(strstr(pt->notes, LINEAR_HEAD) != NULL, "zero length: %s", pt->notes);
+        CHECK_MSG(strstr(pt->notes, "the Jacobian row of constraint 1 vanishes at the point") != NULL, "zero length: %s",
+                  pt->notes);
+        CHECK_EQ_INT(pt->rank_phi_q, 0);
+        CHECK_EQ_INT(pt->singular_row, 1);
+        for (size_t i = 0; i < sizeof methods / sizeof *methods; i++) {
+            mbl_lin_options lo;
+            mbl_lin_options_default(&lo);
+            lo.method = methods[i];
+            mbl_linear *lin = NULL;
+            int lrc = mbl_linearize(md, pt, &lo, &lin, &st);
+            CHECK_MSG(lrc == MBL_ESINGULAR && !lin && strstr(st.msg, "constraint 1 vanishes at the operating point"),
+                      "zero length, %s: rc %d, %s", methods[i], lrc, lrc ? st.msg : "answered");
+            mbl_linear_free(lin);
+        }
+    }
+    mbl_point_free(pt), pt = NULL;
+    /* the same model at l = 0.5: regular, its closed-form frequency */
+    int il = fixture_param_index(md, "l");
+    CHECK(il >= 0 && mbl_model_set_param(md, il, 0.5, &st) == 0);
+    rc = mbl_operating_point(md, NULL, &pt, &st);
+    CHECK_MSG(rc == 0, "l = 0.5: %s", st.msg);
+    if (!rc) {
+        CHECK_EQ_INT(pt->rank_phi_q, 1);
+        CHECK_EQ_INT(pt->singular_row, 0);
+        CHECK_MSG(!strstr(pt->notes, "vanishes"), "l = 0.5: %s", pt->notes);
+    }
+    double w[4];
+    int nw = fixture_omegas(md, NULL, w, 4, NULL);
+    CHECK_MSG(nw == 1 && fabs(w[0] - sqrt(9.81 * 3 / (2 * 0.5))) < 1e-9 * w[0], "l = 0.5: %d modes, %g rad/s", nw,
+              nw ? w[0] : 0);
+    mbl_point_free(pt), pt = NULL;
+    mbl_model_free(md), md = NULL;
+    /* a degenerate potential under a regular constraint: linear, but no row vanishes */
+    rc = fixture_model_point(NULL, quartic_tied, "quartic_tied.yaml", &md, &pt, &st);
+    CHECK_MSG(rc == 0, "quartic, tied: %s", st.msg);
+    if (!rc) {
+        CHECK_MSG(strstr(pt->notes, LINEAR_HEAD) != NULL, "quartic, tied: %s", pt->notes);
+        CHECK_EQ_INT(pt->rank_phi_q, 1);
+        CHECK_EQ_INT(pt->singular_row, 0);
+    }
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
 int main(void)
 {
     RUN(chord_steps_at_the_end);
     RUN(linear_note);
+    RUN(vanishing_row);
     return test_summary("newton");
 }
