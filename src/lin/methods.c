@@ -276,13 +276,13 @@ static int caution_turning_frames(const mbl_model *md, const mbl_point *pt, mbl_
  * bound as the point is approached (the zero-length pendulum's 2.8e12): refused, the row named. */
 static int refuse_vanished_row(const mbl_model *md, const mbl_point *pt, mbl_status *st)
 {
-    int r = pt->singular_row - 1, hol = r < md->m;
+    const char *name = mbl_model_constraint_name(md, pt->singular_row - 1);
     return mbl_error(st, MBL_ESINGULAR,
-                     "%s: singular configuration: the Jacobian row of %sconstraint %d vanishes at the operating point "
-                     "(the constraint holds there only to second order, so neither its multiplier nor its linearization "
-                     "is defined); write the constraint in a form whose gradient does not vanish there, or linearize at "
+                     "%s: singular configuration: the Jacobian row of %s vanishes at the operating point (the "
+                     "constraint holds there only to second order, so neither its multiplier nor its linearization is "
+                     "defined); write the constraint in a form whose gradient does not vanish there, or linearize at "
                      "another point",
-                     md->file, hol ? "" : "non-holonomic ", hol ? r + 1 : r - md->m + 1);
+                     md->file, name ? name : "a constraint");
 }
 
 int mbl_linearize(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,

@@ -201,7 +201,7 @@ static void guess_violation(opoint_subproblem *sp, const double *xs, char *buf, 
         if (row >= p0 && row < p0 + mv->m && fabs(sp->F[row]) > worst) worst = fabs(sp->F[row]), big = row - p0;
     }
     if (big >= 0)
-        snprintf(buf, size, "; the guess violates the constraint %.80s by %.3g", mbl_model_constraint_name(sp->md, big),
+        snprintf(buf, size, "; the guess violates %.80s by %.3g", mbl_model_constraint_name(sp->md, big),
                  worst);
 }
 

@@ -172,14 +172,12 @@ static void note(mbl_point *pt, const char *fmt, const char *a, double x)
 }
 
 /* The note on a constraint whose Jacobian row vanishes at the point (opoint_constraint_rank) */
-static void note_vanished_row(mbl_point *pt, const model_view *mv, int row)
+static void note_vanished_row(mbl_point *pt, const mbl_model *md, int row)
 {
-    char what[64];
-    if (row < mv->m) snprintf(what, sizeof what, "constraint %d", row + 1);
-    else snprintf(what, sizeof what, "non-holonomic constraint %d", row - mv->m + 1);
+    const char *name = mbl_model_constraint_name(md, row);
     note(pt, "the Jacobian row of %s vanishes at the point (below %g of its norm at the guess): the constraint holds "
              "there only to second order, a singular configuration",
-         what, OPOINT_ROW_VANISH);
+         name ? name : "a constraint", OPOINT_ROW_VANISH);
 }
 
 /* Initial multipliers: least squares on the equations of motion at the guess (q, v, vdot = 0),
@@ -886,7 +884,7 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
     int vanished = -1;
     if (!rc) rc = opoint_constraint_rank(&sp, qr, q_guess, &pt->rank_phi_q, &vanished, st);
     la_spqr_free(qr);
-    if (!rc && vanished >= 0) pt->singular_row = vanished + 1, note_vanished_row(pt, mv, vanished);
+    if (!rc && vanished >= 0) pt->singular_row = vanished + 1, note_vanished_row(pt, md, vanished);
     if (!rc && pt->rank_phi_q < mv->m + mv->k) {
         char buf[64];
         snprintf(buf, sizeof buf, "%d", pt->rank_phi_q);
