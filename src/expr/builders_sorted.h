@@ -102,11 +102,13 @@ static inline int mblx__product_sorted(mblx_graph *g, double coef, size_t n, con
                     base = g->args[xn->aoff];
                 }
             }
+            size_t j = nf;
             if (nf == FAST_MAX) return 0;
-            size_t j = nf++;
-            for (; j > 0 && base < bases[j - 1]; j--) out[j] = out[j - 1], bases[j] = bases[j - 1];
-            if (j > 0 && base == bases[j - 1]) return 0; /* a base twice: they merge */
-            out[j] = x, bases[j] = base;
+            if (j && base <= bases[j - 1]) { /* out of order: moved to its place */
+                for (; j > 0 && base < bases[j - 1]; j--) out[j] = out[j - 1], bases[j] = bases[j - 1];
+                if (j > 0 && base == bases[j - 1]) return 0; /* a base twice: they merge */
+            }
+            out[j] = x, bases[j] = base, nf++;
         }
     }
     if (coef == 0.0)
