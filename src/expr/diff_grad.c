@@ -143,7 +143,8 @@ static __attribute__((noinline)) int tmp_grow(adjoints *A)
     return 0;
 }
 
-/* The adjoint of local node k: the sum of its contributions, into adj.p[k] and *pa. */
+/* The adjoint of local node k: the sum of its contributions, into *pa and adj.p[k] (where kept:
+ * mblx_gradient reads its symbols' there; the callers of their terms read none). */
 static int sum_adjoint(mblx_graph *g, adjoints *A, size_t k, mblx_id *pa)
 {
     uint32_t c = A->head.p[k];
@@ -159,7 +160,7 @@ static int sum_adjoint(mblx_graph *g, adjoints *A, size_t k, mblx_id *pa)
         a = cnt >= 2 && cnt <= MBLX__SMEMO_TERMS && A->sm ? mblx__sum_kept(g, A->sm, cnt, A->tmp) : mblx_sum(g, cnt, A->tmp);
     }
     if (a == XNONE) return GRAD_FAIL;
-    A->adj.p[k] = a;
+    if (A->adj.p) A->adj.p[k] = a;
     *pa = a;
     return 0;
 }
@@ -372,14 +373,15 @@ static int gradient_sweep(mblx_graph *g, mblx_id e, size_t n, const mblx_id *sym
     if (P && P->amap && !mblx__rate_nodes(g, ord.p, ord.n, epoch, P->amap, P->nmap) && (rc = -1)) goto done;
     size_t nl = ord.n;
     A.head.p = mbl_alloc_array(nl, sizeof *A.head.p);
-    A.adj.p = mbl_alloc_array(nl, sizeof *A.adj.p);
-    if (!A.head.p || !A.adj.p) goto oom;
+    A.adj.p = out ? mbl_alloc_array(nl, sizeof *A.adj.p) : NULL; /* each written before it is read */
+    if (!A.head.p || (out && !A.adj.p)) goto oom;
     if (nl >= MBLX__PMEMO_SLOTS / 4) { /* a small sweep: without */
         A.pm = mbl_calloc(MBLX__PMEMO_SLOTS, sizeof *A.pm);
         A.sm = mbl_calloc(MBLX__SMEMO_SLOTS, sizeof *A.sm);
         if (A.neg_sym) A.nm = mbl_calloc(MBLX__NMEMO_SLOTS, sizeof *A.nm);
     }
-    for (size_t k = 0; k < nl; k++) A.head.p[k] = XNONE, A.adj.p[k] = g->zero;
+    _Static_assert(XNONE == 0xffffffffu, "XNONE is all bits set");
+    memset(A.head.p, 0xff, nl * sizeof *A.head.p); /* no contribution yet: XNONE each */
     mblx_id seed = P && g->nd[e].op == MBLX_OP_SYMBOL ? g->minus_one : g->one; /* a symbol's negated (P) */
     if (add_contrib(&A, (uint32_t)(nl - 1), seed)) goto oom;
     for (size_t k = nl; k-- > 0;) {
