@@ -70,16 +70,17 @@ static inline int mblx__sum_canonical(const mblx_graph *g, size_t n, const mblx_
 
 /* product_core's node where nothing in f[0..n) needs its records: constants
  * and flattened products only multiply the coefficient (finite, in the same order), and the other
- * factors (with a flattened product's operands in place) have strictly increasing bases (a power
- * of a constant exponent other than 0 and 1 by its base, any other factor itself), so the stable
- * sort keeps them, nothing merges and each is its own record's node. 1 with the node in *res
- * (XNONE when interning failed), 0 where product_core must make it. */
+ * factors (with a flattened product's operands in place) have distinct bases (a power of a
+ * constant exponent other than 0 and 1 by its base, any other factor itself), so nothing merges,
+ * each is its own record's node, and the stable sort's order is the one order by base: each
+ * factor is inserted at its place as it comes (a factor and its adjoint, or a partial and its
+ * operand's derivative, come in either order: the reverse sweep's c a P, the traversals' c P d). 1
+ * with the node in *res (XNONE when interning failed), 0 where product_core must make it. */
 static inline int mblx__product_sorted(mblx_graph *g, double coef, size_t n, const mblx_id *f, mblx_id *res)
 {
     enum { FAST_MAX = 16 };
-    uint32_t out[FAST_MAX];
+    uint32_t out[FAST_MAX], bases[FAST_MAX];
     size_t nf = 0;
-    uint32_t prev = 0;
     for (size_t i = 0; i < n; i++) {
         const mblx__node *nd = &g->nd[f[i]];
         const uint32_t *list = &f[i];
@@ -101,9 +102,13 @@ static inline int mblx__product_sorted(mblx_graph *g, double coef, size_t n, con
                     base = g->args[xn->aoff];
                 }
             }
-            if ((nf && base <= prev) || nf == FAST_MAX) return 0;
-            prev = base;
-            out[nf++] = x;
+            size_t j = nf;
+            if (nf == FAST_MAX) return 0;
+            if (j && base <= bases[j - 1]) { /* out of order: moved to its place */
+                for (; j > 0 && base < bases[j - 1]; j--) out[j] = out[j - 1], bases[j] = bases[j - 1];
+                if (j > 0 && base == bases[j - 1]) return 0; /* a base twice: they merge */
+            }
+            out[j] = x, bases[j] = base, nf++;
         }
     }
     if (coef == 0.0)

@@ -28,6 +28,7 @@ typedef struct adjoints {
     size_t tmpcap;
     mblx__pmemo *pm; /* the products' memo (NULL: none, out of memory; diff_memo.h) */
     mblx__smemo *sm; /* the sums' memo (likewise) */
+    mblx__nmemo *nm; /* the negations' memo (likewise) */
     int neg_sym;     /* the contributions to symbols negated (mblx__gradient_terms) */
     const uint32_t *amap; /* their time derivatives in their place, the map's (mblx__rate_gradient_terms) */
     size_t nmap;
@@ -142,7 +143,8 @@ static __attribute__((noinline)) int tmp_grow(adjoints *A)
     return 0;
 }
 
-/* The adjoint of local node k: the sum of its contributions, into adj.p[k] and *pa. */
+/* The adjoint of local node k: the sum of its contributions, into *pa and adj.p[k] (where kept:
+ * mblx_gradient reads its symbols' there; the callers of their terms read none). */
 static int sum_adjoint(mblx_graph *g, adjoints *A, size_t k, mblx_id *pa)
 {
     uint32_t c = A->head.p[k];
@@ -158,19 +160,30 @@ static int sum_adjoint(mblx_graph *g, adjoints *A, size_t k, mblx_id *pa)
         a = cnt >= 2 && cnt <= MBLX__SMEMO_TERMS && A->sm ? mblx__sum_kept(g, A->sm, cnt, A->tmp) : mblx_sum(g, cnt, A->tmp);
     }
     if (a == XNONE) return GRAD_FAIL;
-    A->adj.p[k] = a;
+    if (A->adj.p) A->adj.p[k] = a;
     *pa = a;
     return 0;
 }
 
+/* mblx_neg(g, a) through the memo A->nm (where there is one) */
+static mblx_id neg_kept(mblx_graph *g, adjoints *A, mblx_id a)
+{
+    mblx__nmemo *e = A->nm ? &A->nm[mblx__mix64(a) & (MBLX__NMEMO_SLOTS - 1)] : NULL;
+    if (e && e->res && e->a == a) return e->res - 1;
+    mblx_id r = mblx_neg(g, a);
+    if (e && r != XNONE) e->a = a, e->res = r + 1;
+    return r;
+}
+
 /* A sum's contribution a to its operand c where c is relevant (stamped with epoch): -a (*na, made
- * once per sum) to a symbol where A->neg_sym, none to a symbol where A->amap. */
+ * once per sum, and kept for the sweep: neg_kept) to a symbol where A->neg_sym, none to a symbol
+ * where A->amap. */
 static inline __attribute__((always_inline)) int sum_operand(mblx_graph *g, adjoints *A, mblx_id c, mblx_id a, mblx_id *na,
                                                              uint32_t epoch)
 {
     mblx_id t = a;
     if (g->stamp[c] != epoch || (A->amap && g->nd[c].op == MBLX_OP_SYMBOL)) return 0; /* a: constant */
-    if (A->neg_sym && g->nd[c].op == MBLX_OP_SYMBOL && (t = *na != XNONE ? *na : (*na = mblx_neg(g, a))) == XNONE)
+    if (A->neg_sym && g->nd[c].op == MBLX_OP_SYMBOL && (t = *na != XNONE ? *na : (*na = neg_kept(g, A, a))) == XNONE)
         return GRAD_FAIL;
     return add_contrib(A, g->memo[c], t) ? GRAD_OOM : 0;
 }
@@ -345,8 +358,8 @@ static int gradient_sweep(mblx_graph *g, mblx_id e, size_t n, const mblx_id *sym
     }
     seedset S = {NULL, 0, NULL, NULL, 0, 0};
     u32vec ord = {NULL, 0, 0, 0}, st = {NULL, 0, 0, 0};
-    adjoints A = {{NULL, 0, 0, 0}, {NULL, 0, 0, 0}, NULL, 0, 0, NULL, 0, NULL, NULL, P && !P->amap, P ? P->amap : NULL,
-                  P ? P->nmap : 0};
+    adjoints A = {{NULL, 0, 0, 0}, {NULL, 0, 0, 0}, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, P && !P->amap,
+                  P ? P->amap : NULL, P ? P->nmap : 0};
     int rc = 0;
     if (gradient_seeds(g, n, syms, &S)) goto fail;
     if (!(P && P->L) && !relevant(g, e, &S)) {
@@ -360,13 +373,15 @@ static int gradient_sweep(mblx_graph *g, mblx_id e, size_t n, const mblx_id *sym
     if (P && P->amap && !mblx__rate_nodes(g, ord.p, ord.n, epoch, P->amap, P->nmap) && (rc = -1)) goto done;
     size_t nl = ord.n;
     A.head.p = mbl_alloc_array(nl, sizeof *A.head.p);
-    A.adj.p = mbl_alloc_array(nl, sizeof *A.adj.p);
-    if (!A.head.p || !A.adj.p) goto oom;
+    A.adj.p = out ? mbl_alloc_array(nl, sizeof *A.adj.p) : NULL; /* each written before it is read */
+    if (!A.head.p || (out && !A.adj.p)) goto oom;
     if (nl >= MBLX__PMEMO_SLOTS / 4) { /* a small sweep: without */
         A.pm = mbl_calloc(MBLX__PMEMO_SLOTS, sizeof *A.pm);
         A.sm = mbl_calloc(MBLX__SMEMO_SLOTS, sizeof *A.sm);
+        if (A.neg_sym) A.nm = mbl_calloc(MBLX__NMEMO_SLOTS, sizeof *A.nm);
     }
-    for (size_t k = 0; k < nl; k++) A.head.p[k] = XNONE, A.adj.p[k] = g->zero;
+    _Static_assert(XNONE == 0xffffffffu, "XNONE is all bits set");
+    memset(A.head.p, 0xff, nl * sizeof *A.head.p); /* no contribution yet: XNONE each */
     mblx_id seed = P && g->nd[e].op == MBLX_OP_SYMBOL ? g->minus_one : g->one; /* a symbol's negated (P) */
     if (add_contrib(&A, (uint32_t)(nl - 1), seed)) goto oom;
     for (size_t k = nl; k-- > 0;) {
@@ -400,6 +415,7 @@ done:
     mbl_free(A.tmp);
     mbl_free(A.pm);
     mbl_free(A.sm);
+    mbl_free(A.nm);
     return rc;
 }
 

@@ -759,7 +759,8 @@ static void eom_rows(mbl_model *md, const mblx_id *pv, const size_t *rp, const m
         if (rt && nd) memcpy(t, rt + rp[i], nd * sizeof *t);
         else if (rt) t[0] = mblx_const(md->g, 0.0), nd = 1; /* dT/dv_i constant in time */
         else if (der_by(md, seeds, pv[i], t, &nd) == MBLX_NONE) t[0] = MBLX_NONE, nd = 1; /* failed: the row fails */
-        if (nd > 1 && !mblx__terms_by_themselves(md->g, nd, t)) t[0] = mblx_sum(md->g, nd, t), nd = 1;
+        /* (rate_rows' terms: by themselves, checked there) */
+        if (nd > 1 && !rt && !mblx__terms_by_themselves(md->g, nd, t)) t[0] = mblx_sum(md->g, nd, t), nd = 1;
         size_t nt = add_unless_zero(md->g, t, add_unless_zero(md->g, t, nd, g2[i]), mblx_neg(md->g, Fgen[i]));
         md->F[i] = mblx__sum_minus_terms(md->g, nt, t, nd, g1p[i + 1] - g1p[i], g1t + g1p[i]);
     }

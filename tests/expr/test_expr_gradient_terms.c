@@ -89,8 +89,52 @@ TEST(gradient_terms_against_gradient)
     mblx_graph_free(g);
 }
 
+/* Gravity terms c (gx (x_i + x_i+1) + gy (y_i + y_i+1)) of many bodies: every inner sum gets the
+ * same adjoint (c gx or c gy, alternating), whose negation each sum gives its symbols. A sweep this
+ * large keeps the negations made (diff_grad.c neg_kept): each symbol's terms must still be the
+ * gradient's (a negation kept under the wrong adjoint gives gy's to an x), and each contribution
+ * the node the builder makes for -(c gx) or -(c gy), and no more than the two negations are made
+ * (no node differs from the path without the memo, hash-consing finding them again). */
+TEST(shared_adjoints_negated)
+{
+    enum { NB = 200 };
+    mblx_graph *g = mblx_graph_new();
+    CHECK(g != NULL);
+    if (!g) return;
+    mblx_id q[2 * NB], par[3];
+    pool_symbols(g, "q", 2 * NB, q);
+    pool_symbols(g, "p", 3, par); /* gx, gy, c */
+    mblx_id *x = q, *y = q + NB, terms[NB];
+    for (int i = 0; i < NB; i++) {
+        int k = (i + 1) % NB;
+        mblx_id gxs = mblx_mul(g, par[0], mblx_add(g, x[i], x[k]));
+        mblx_id gys = mblx_mul(g, par[1], mblx_add(g, y[i], y[k]));
+        terms[i] = mblx_mul(g, mblx_mul(g, mblx_const(g, -0.5), par[2]), mblx_add(g, gxs, gys));
+    }
+    mblx_id V = mblx_sum(g, NB, terms);
+    size_t *ptr = malloc((2 * NB + 1) * sizeof *ptr);
+    mblx_id *w = NULL;
+    CHECK(ptr != NULL);
+    if (ptr && mblx__gradient_terms(g, V, 2 * NB, q, ptr, &w) == 0 && w) {
+        size_t n1 = mblx_node_count(g);
+        mblx_id c = mblx_scale(g, -0.5, par[2]);
+        mblx_id want[2] = {mblx_neg(g, mblx_mul(g, c, par[0])), mblx_neg(g, mblx_mul(g, c, par[1]))};
+        CHECK(mblx_node_count(g) == n1); /* made by the sweep already */
+        int bad = 0;
+        for (int i = 0; i < 2 * NB; i++) {
+            bad += ptr[i + 1] - ptr[i] != 2;
+            for (size_t j = ptr[i]; j < ptr[i + 1]; j++) bad += w[j] != want[i >= NB];
+        }
+        CHECK_MSG(bad == 0, "%d terms differ", bad);
+    }
+    free(ptr), free(w);
+    check_expr(g, V, 2 * NB, q, par[2], "gravity");
+    mblx_graph_free(g);
+}
+
 int main(void)
 {
     RUN(gradient_terms_against_gradient);
+    RUN(shared_adjoints_negated);
     return test_summary("expr_gradient_terms");
 }

@@ -8,9 +8,11 @@
  *   always takes the general path (sum_add, sum_build): the handles must agree and the second
  *   call must make no node (a node the shortcut made wrongly differs in its operands or order);
  * - products: mblx_product of the factors sorted by base (the shortcut where nothing merges),
- *   then of the same factors reversed (out of order: the general path, product_core's sort): the
- *   same handle, no node made by the second. The constants are small integers and powers of two,
- *   so the coefficient is exact in either order.
+ *   then of the same factors reversed (out of order: the shortcut's insertion where the bases are
+ *   distinct, product_core's sort where one is there twice): the same handle, no node made by the
+ *   second; and where the bases are distinct, the node is the canonical form worked out here (the
+ *   constants' and flattened products' coefficients multiplied, the factors sorted by base). The
+ *   constants are small integers and powers of two, so the coefficient is exact in either order.
  *
  * Both kinds are counted, to make sure the lists the shortcut takes and those it declines (a
  * constant, a sum to flatten, a key or base twice, more than 16 terms out of order) were met. */
@@ -91,6 +93,35 @@ TEST(sums_same_node)
     mblx_graph_free(g);
 }
 
+/* The canonical product of f[0..n) where its factors (flattened products' operands in place) have
+ * distinct bases: the constants' and the products' coefficients multiplied, the factors sorted by
+ * base; is r that node? -1 where a base is there twice (not worked out here). */
+static int canonical_product(mblx_graph *g, size_t n, const mblx_id *f, mblx_id r)
+{
+    mblx_id x[4 * MAXLIST];
+    size_t nx = 0;
+    double coef = 1.0;
+    for (size_t i = 0; i < n; i++) {
+        mblx_op op = mblx_node_op(g, f[i]);
+        if (op == MBLX_OP_CONST || op == MBLX_OP_MUL) coef *= mblx_node_value(g, f[i]);
+        if (op == MBLX_OP_CONST) continue;
+        int na = op == MBLX_OP_MUL ? mblx_node_nargs(g, f[i]) : 1;
+        for (int a = 0; a < na; a++) {
+            mblx_id y = op == MBLX_OP_MUL ? mblx_node_arg(g, f[i], a) : f[i];
+            size_t j = nx++;
+            for (; j > 0 && factor_base(g, y) < factor_base(g, x[j - 1]); j--) x[j] = x[j - 1];
+            if (j > 0 && factor_base(g, y) == factor_base(g, x[j - 1])) return -1;
+            x[j] = y;
+        }
+    }
+    if (nx == 0) return mblx_node_op(g, r) == MBLX_OP_CONST && mblx_node_value(g, r) == coef;
+    if (nx == 1 && coef == 1.0) return r == x[0];
+    if (mblx_node_op(g, r) != MBLX_OP_MUL || mblx_node_value(g, r) != coef || (size_t)mblx_node_nargs(g, r) != nx) return 0;
+    for (size_t j = 0; j < nx; j++)
+        if (mblx_node_arg(g, r, (int)j) != x[j]) return 0;
+    return 1;
+}
+
 TEST(products_same_node)
 {
     mblx_graph *g = mblx_graph_new();
@@ -99,7 +130,7 @@ TEST(products_same_node)
     mblx_id pool[MAXPOOL];
     size_t nplain, np = make_pool(g, pool, &nplain);
     unsigned s = 777u;
-    int calls = 0, distinct = 0, shared = 0;
+    int calls = 0, distinct = 0, shared = 0, worked = 0;
     for (int k = 0; k < 4000; k++) {
         mblx_id f[MAXLIST];
         size_t n = 2 + (size_t)(k % 4), from = k % 3 ? nplain : np - 1; /* (without the undefined node) */
@@ -125,12 +156,18 @@ TEST(products_same_node)
         mblx_id r2 = mblx_product(g, n, f);
         CHECK(r1 == r2);
         CHECK(mblx_node_count(g) == n1);
+        int canon = canonical_product(g, n, f, r2);
+        CHECK(canon != 0);
+        if (mblx_node_op(g, r2) == MBLX_OP_MUL) /* a base twice merged: the bases increase */
+            for (int j = 1; j < mblx_node_nargs(g, r2); j++)
+                CHECK(factor_base(g, mblx_node_arg(g, r2, j - 1)) < factor_base(g, mblx_node_arg(g, r2, j)));
+        worked += canon == 1;
         calls++;
         if (twice) shared++;
         else distinct++;
     }
     CHECK(calls == 4000);
-    CHECK(distinct > 1000 && shared > 300);
+    CHECK(distinct > 1000 && shared > 300 && worked > 1000);
     CHECK(mblx_graph_status(g, NULL) == 0);
     mblx_graph_free(g);
 }
