@@ -455,21 +455,23 @@ static inline __attribute__((always_inline)) int resolve(parser *p, size_t pos, 
     return resolve_asked(p, pos, nlen, nargs, args, out);
 }
 
-/* mblx_pow(b, c) of an integer exponent's constant c: by the parse's memo when it has one (an
- * entry of length POW_KEY_LEN, which no name's has: the exponent's node as its word, the base as
- * its argument), else made. The node mblx_pow gives for (b, c) does not change while the graph
- * lives and a second call makes none (nodes are never removed), so the memo's is the same node:
- * the kinetic energy writes each der(xB7)^2 three times (40,000 of its 60,000 powers at N = 10^4). */
-enum { POW_KEY_LEN = 9 };
-static inline mblx_id int_power(parser *p, mblx_id b, mblx_id c)
+/* mblx_pow(b, c) of an integer exponent's constant c (kind POW_KEY_LEN), or mblx_neg(b) (kind
+ * NEG_KEY_LEN, c XNONE): by the parse's memo when it has one (an entry of length kind, which no
+ * name's has: c as its word, b as its argument), else made. The node mblx_pow or mblx_neg gives
+ * does not change while the graph lives and a second call makes none (nodes are never removed), so
+ * the memo's is the same node: the kinetic energy writes each der(xB7)^2 three times (40,000 of its
+ * 60,000 powers at N = 10^4), the constraints end in - l^2 (20,002), the potential energy's terms
+ * have (s7 - L0) (10,000). */
+enum { POW_KEY_LEN = 9, NEG_KEY_LEN = 10 };
+static inline mblx_id built(parser *p, unsigned kind, mblx_id b, mblx_id c)
 {
-    if (!p->memo) return mblx_pow(p->g, b, c);
+    if (!p->memo) return kind == POW_KEY_LEN ? mblx_pow(p->g, b, c) : mblx_neg(p->g, b);
     uint64_t h = ((uint64_t)c + 1) * 0x9e3779b97f4a7c15ull ^ ((uint64_t)b + 1) * 0xc2b2ae3d27d4eb4full;
     struct name_memo_entry *m = &p->memo->e[(h * 0xff51afd7ed558ccdull) >> p->memo_shift];
-    if ((m->gen == p->memo_gen || m->gen == p->memo_lasting) && m->len == POW_KEY_LEN && m->word == c && m->arg == b)
+    if ((m->gen == p->memo_gen || m->gen == p->memo_lasting) && m->len == kind && m->word == c && m->arg == b)
         return m->node;
-    mblx_id v = mblx_pow(p->g, b, c);
-    if (v != XNONE) *m = (struct name_memo_entry){c, p->memo_lasting, POW_KEY_LEN, b, v};
+    mblx_id v = kind == POW_KEY_LEN ? mblx_pow(p->g, b, c) : mblx_neg(p->g, b);
+    if (v != XNONE) *m = (struct name_memo_entry){c, p->memo_lasting, kind, b, v};
     return v;
 }
 
@@ -574,7 +576,7 @@ static int close_term_built(parser *p, frame *f)
         t = mblx__neg_product(p->g, nf, p->items + f->fac_start);
     } else {
         t = nf == 1 ? p->items[f->fac_start] : mblx_product(p->g, nf, p->items + f->fac_start);
-        if (t != XNONE && f->term_neg) t = mblx_neg(p->g, t);
+        if (t != XNONE && f->term_neg) t = built(p, NEG_KEY_LEN, t, XNONE);
     }
     if (t == XNONE) return pfail(p, f->pos);
     p->nit = f->fac_start;
@@ -781,7 +783,7 @@ static int parse_after_atom(parser *p)
         mblx_id c = p->exp_id != XNONE && p->exp_val == x ? p->exp_id : mblx_const(g, x);
         if (c == XNONE) return pfail(p, num);
         p->exp_val = x, p->exp_id = c;
-        v = int_power(p, p->atom, c);
+        v = built(p, POW_KEY_LEN, p->atom, c);
         if (v != XNONE && p->atom_neg) v = mblx_neg(g, v);
         if (v == XNONE) return pfail(p, at);
         p->i = end;
