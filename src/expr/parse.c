@@ -405,8 +405,11 @@ static inline struct name_memo_entry *memo_slot(const parser *p, size_t pos, siz
 /* 1 when node is the symbol named as the name at pos (nlen characters) */
 static int own_symbol(const parser *p, size_t pos, size_t nlen, mblx_id node)
 {
-    const char *nm = p->g->nd[node].op == MBLX_OP_SYMBOL ? mblx_symbol_name(p->g, node) : NULL;
-    return nm && !strncmp(nm, p->s + pos, nlen) && nm[nlen] == '\0';
+    if (p->g->nd[node].op != MBLX_OP_SYMBOL) return 0;
+    const char *nm = p->g->names + p->g->sym_name[(size_t)p->g->nd[node].val]; /* (mblx_symbol_name) */
+    for (size_t k = 0; k < nlen; k++)
+        if (nm[k] != p->s[pos + k]) return 0; /* (a name has no NUL: stops at nm's end) */
+    return nm[nlen] == '\0';
 }
 
 /* The name at pos (nlen characters; nargs arguments, or -1 for a name) by the caller's resolver,
