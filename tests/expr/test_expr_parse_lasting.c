@@ -181,10 +181,61 @@ TEST(negations_and_powers_kept)
     mblx_graph_free(b);
 }
 
+/* A name whose resolver parses a long text of its own for the same owner (a model's variable at
+ * its first use): the memo made anew, larger; the outer parse goes on without one, the same nodes,
+ * and the next parse of the owner takes the nested text's names from the new memo */
+static char *nested_text;
+static int nested_owner;
+
+static int res_nested(void *ud, mblx_graph *g, const char *name, size_t len, int nargs, const mblx_id *args,
+                      mblx_id *out, char *why, size_t whylen)
+{
+    if (nargs < 0 && len == 3 && !memcmp(name, "big", 3)) {
+        mblx_parse_opts o = {res, NULL, 0, 0, 0, NULL};
+        mbl_status st;
+        size_t n = strlen(nested_text);
+        return (ud ? mblx__parse_lasting(g, nested_text, n, &o, &nested_owner, out, &st)
+                   : mblx_parse(g, nested_text, n, &o, out, &st)) != 0;
+    }
+    return res(ud, g, name, len, nargs, args, out, why, whylen);
+}
+
+TEST(nested_long_text)
+{
+    mblx_graph *a = mblx_graph_new(), *b = mblx_graph_new();
+    nested_text = malloc(200000);
+    CHECK(a && b && nested_text);
+    if (!a || !b || !nested_text) return;
+    size_t o = 0;
+    for (int i = 0; i < 9000; i++) o += (size_t)sprintf(nested_text + o, "%sw%d*w%d", i ? " + " : "", i % 3000, i % 700);
+    const char *outer = "x + y + x*y + big + x^2 + y^2 - x*y*z - x^2";
+    mblx_parse_opts pa = {res_nested, NULL, 0, 0, 0, NULL}, pb = {res_nested, b, 0, 0, 0, NULL};
+    mblx_id xa = 0, xb = 0;
+    mbl_status sa, sb;
+    CHECK(mblx__parse_lasting(b, "x + y", 5, &pb, &nested_owner, &xb, &sb) == 0 && b->name_memo);
+    CHECK(mblx_parse(a, "x + y", 5, &pa, &xa, &sa) == 0 && xa == xb);
+    const void *memo0 = b->name_memo;
+    int ra = mblx_parse(a, outer, strlen(outer), &pa, &xa, &sa);
+    calls_own = 0;
+    int rb = mblx__parse_lasting(b, outer, strlen(outer), &pb, &nested_owner, &xb, &sb);
+    CHECK(ra == 0 && rb == 0 && xa == xb && mblx_node_count(a) == mblx_node_count(b));
+    CHECK(b->name_memo && b->name_memo != memo0);
+    /* the nested text's 3,000 names of its 18,000 (again when their entry of the 2^13 was taken),
+     * then x, y, x, y, z after big without a memo */
+    CHECK_MSG(calls_own >= 3000 + 5 && calls_own < 18000, "%ld names asked", calls_own);
+    long cn, cv;
+    CHECK(both(a, b, "w1 + w2 + w3 + w4 + w5 + w6 + w7 + w8 + w9 + w10 + x", &nested_owner, &cn, &cv));
+    CHECK_MSG(cn <= 6, "%ld of 11 names asked", cn); /* (w1, w4, w5, w9, w10: their entries taken by others) */
+    free(nested_text);
+    mblx_graph_free(a);
+    mblx_graph_free(b);
+}
+
 int main(void)
 {
     RUN(names_kept_for_the_owner);
     RUN(chain_of_short_texts);
     RUN(negations_and_powers_kept);
+    RUN(nested_long_text);
     return test_summary("expr_parse_lasting");
 }
