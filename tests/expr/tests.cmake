@@ -19,7 +19,6 @@ mblin_add_test(test_expr_fwd_models ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_f
 mblin_add_test(test_expr_parse_lean ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_parse_lean.c)
 # the parser's memo of resolved names (mblx__parse_memo) against mblx_parse, node for node
 mblin_add_test(test_expr_parse_memo ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_parse_memo.c)
-mblin_add_test(test_expr_parse_lasting ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_parse_lasting.c)
 mblin_add_test(test_expr_compile_inplace ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_compile_inplace.c)
 mblin_add_test(test_expr_schedule_inplace ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_schedule_inplace.c)
 mblin_add_test(test_expr_schedule_keys ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_schedule_keys.c)
