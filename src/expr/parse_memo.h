@@ -20,7 +20,7 @@ int mblx__parse_memo(mblx_graph *g, const char *text, size_t len, const mblx_par
  * memo), and so are integer powers. For a resolver that, in every such parse, answers a name it
  * once gave its own symbol with that symbol again and with nothing else to do: the model's in the
  * full and position scopes (coordinates, parameters, inputs, t), over the 20,002 constraints of
- * the N = 10^4 four-bar, each naming l and two coordinates of the one before. */
+ * the N = 10^4 four-bar (l in each, a coupler's coordinates named by the constraints before). */
 int mblx__parse_lasting(mblx_graph *g, const char *text, size_t len, const mblx_parse_opts *opts, const void *owner,
                         mblx_id *out, mbl_status *st);
 
