@@ -13,6 +13,7 @@
 #include "expr/expr_internal.h"
 #include "expr/number_node.h"
 #include "expr/parse_memo.h"
+#include "expr/parse_memo_table.h"
 
 enum { INIT_CAP = 32, LOCAL_NUM = 64, WHY_MAX = 256 };
 
@@ -115,64 +116,13 @@ typedef struct parser {
     mblx_id exp_id; /* same value gives the same node while the graph lives, as mblx_const would */
     mblx_id div_of, div_id; /* the last divisor and its mblx_powc(., -1) (XNONE: none yet): the same node
                              * while the graph lives ("m/6*(...)" in each of the kinetic energy's terms) */
-    struct mblx__name_memo *memo; /* mblx__parse_memo: the graph's memo, this parse's generation and */
-    uint32_t memo_gen;            /* 64 - the memo's bits (NULL, 0: every name to the resolver) */
+    struct mblx__name_memo *memo; /* mblx__parse_memo: the graph's memo, this parse's generation, its */
+    uint32_t memo_gen, memo_lasting; /* owner's lasting one (or memo_gen) and 64 - the memo's bits */
     unsigned memo_shift;
     struct name_memo_entry *memo_at; /* the entry for the name being resolved (NULL: none), its key */
     uint64_t memo_word;
     mblx_id memo_arg;
 } parser;
-
-/* The memo of resolved names (mblx__parse_memo), direct-mapped: a name of at most 8 characters
- * (its bytes as a word, zero padded, and its length), or a call of one symbol of such a name (arg
- * the symbol's node, else XNONE), and the node the resolver gave in the parse of generation gen.
- * Kept by the graph, so that a parse neither allocates nor clears it: an entry of another parse
- * is not this one's by its generation. 2^bits entries, a sixteenth of the longest text's bytes
- * rounded up (at least 2^12, at most 2^17): the kinetic energy of the N = 10^4 four-bar (1.59 MB)
- * names der(xB7) again 10^4 terms after its first (2^12 entries kept 4 % of them); freed with the
- * graph's table (mblx_graph_drop_table), once the model's texts are parsed. */
-enum { NAME_MEMO_MIN_BITS = 12, NAME_MEMO_MAX_BITS = 17 };
-struct mblx__name_memo {
-    unsigned bits;
-    struct name_memo_entry {
-        uint64_t word;
-        uint32_t gen, len;
-        mblx_id arg, node;
-    } e[];
-};
-
-/* bytes of a memo of 2^bits entries */
-static size_t name_memo_size(unsigned bits)
-{
-    return sizeof(struct mblx__name_memo) + ((size_t)1 << bits) * sizeof(struct name_memo_entry);
-}
-
-void mblx__name_memo_free(mblx_graph *g)
-{
-    if (g->name_memo) mblx__zeroed_free(g->name_memo, name_memo_size(g->name_memo->bits), 1);
-    g->name_memo = NULL;
-}
-
-/* The graph's memo of at least the entries a text of len bytes needs, its generation the next (the
- * memo cleared when the generations start again); NULL when out of memory (then none). Mapped
- * from the system from 1 MB (mblx__zeroed_alloc): its pages are returned when it is freed. */
-static struct mblx__name_memo *name_memo_for(mblx_graph *g, size_t len)
-{
-    unsigned bits = NAME_MEMO_MIN_BITS;
-    while (bits < NAME_MEMO_MAX_BITS && (len >> 4) > ((size_t)1 << bits)) bits++;
-    struct mblx__name_memo *m = g->name_memo;
-    if (!m || m->bits < bits) {
-        mblx__name_memo_free(g);
-        m = g->name_memo = mblx__zeroed_alloc(name_memo_size(bits), 1);
-        if (!m) return NULL;
-        m->bits = bits;
-    }
-    if (++g->name_memo_gen == 0) { /* the generations start again: the entries of old ones go */
-        memset(m->e, 0, ((size_t)1 << m->bits) * sizeof m->e[0]);
-        g->name_memo_gen = 1;
-    }
-    return m;
-}
 
 static void location(const parser *p, size_t off, int *line, int *col)
 {
@@ -452,8 +402,20 @@ static inline struct name_memo_entry *memo_slot(const parser *p, size_t pos, siz
     return &p->memo->e[(h * 0xff51afd7ed558ccdull) >> p->memo_shift];
 }
 
+/* 1 when node is the symbol named as the name at pos (nlen characters) */
+static int own_symbol(const parser *p, size_t pos, size_t nlen, mblx_id node)
+{
+    if (p->g->nd[node].op != MBLX_OP_SYMBOL) return 0;
+    const char *nm = p->g->names + p->g->sym_name[(size_t)p->g->nd[node].val]; /* (mblx_symbol_name) */
+    for (size_t k = 0; k < nlen; k++)
+        if (nm[k] != p->s[pos + k]) return 0; /* (a name has no NUL: stops at nm's end) */
+    return nm[nlen] == '\0';
+}
+
 /* The name at pos (nlen characters; nargs arguments, or -1 for a name) by the caller's resolver,
- * into the memo's entry p->memo_at when not NULL. Its messages apart (resolve_failed). */
+ * into the memo's entry p->memo_at when not NULL: a name the resolver answers with its own symbol
+ * under the owner's lasting generation (mblx__parse_lasting), any other under the parse's. Its
+ * messages apart (resolve_failed). */
 static __attribute__((noinline)) int resolve_asked(parser *p, size_t pos, size_t nlen, int nargs, const mblx_id *args,
                                                    mblx_id *out)
 {
@@ -466,7 +428,10 @@ static __attribute__((noinline)) int resolve_asked(parser *p, size_t pos, size_t
         rc = p->o->resolve(p->o->ud, p->g, p->s + pos, nlen, nargs, args, out, why, sizeof why);
     if (p->memo && p->memo != p->g->name_memo) p->memo = NULL, p->memo_at = m = NULL; /* freed by a nested parse */
     if (rc == 0 && mblx__valid(p->g, *out)) {
-        if (m) *m = (struct name_memo_entry){p->memo_word, p->memo_gen, (uint32_t)nlen, p->memo_arg, *out};
+        if (!m) return 0;
+        uint32_t gen = p->memo_lasting != p->memo_gen && nargs < 0 && own_symbol(p, pos, nlen, *out) ? p->memo_lasting
+                                                                                                      : p->memo_gen;
+        *m = (struct name_memo_entry){p->memo_word, gen, (uint32_t)nlen, p->memo_arg, *out};
         return 0;
     }
     return resolve_failed(p, pos, nlen, nargs, rc, why, sizeof why);
@@ -483,7 +448,9 @@ static inline __attribute__((always_inline)) int resolve(parser *p, size_t pos, 
         uint64_t word = 0;
         mblx_id arg = nargs < 0 ? XNONE : args[0];
         struct name_memo_entry *m = memo_slot(p, pos, nlen, arg, &word);
-        if (m && m->gen == p->memo_gen && m->word == word && m->len == nlen && m->arg == arg) return *out = m->node, 0;
+        if (m && (m->gen == p->memo_gen || m->gen == p->memo_lasting) && m->word == word && m->len == nlen &&
+            m->arg == arg)
+            return *out = m->node, 0;
         p->memo_at = m, p->memo_word = word, p->memo_arg = arg;
     } else if (p->memo) {
         p->memo_at = NULL;
@@ -491,20 +458,23 @@ static inline __attribute__((always_inline)) int resolve(parser *p, size_t pos, 
     return resolve_asked(p, pos, nlen, nargs, args, out);
 }
 
-/* mblx_pow(b, c) of an integer exponent's constant c: by the parse's memo when it has one (an
- * entry of length POW_KEY_LEN, which no name's has: the exponent's node as its word, the base as
- * its argument), else made. The node mblx_pow gives for (b, c) does not change while the graph
- * lives and a second call makes none (nodes are never removed), so the memo's is the same node:
- * the kinetic energy writes each der(xB7)^2 three times (40,000 of its 60,000 powers at N = 10^4). */
-enum { POW_KEY_LEN = 9 };
-static inline mblx_id int_power(parser *p, mblx_id b, mblx_id c)
+/* mblx_pow(b, c) of an integer exponent's constant c (kind POW_KEY_LEN), or mblx_neg(b) (kind
+ * NEG_KEY_LEN, c XNONE): by the parse's memo when it has one (an entry of length kind, which no
+ * name's has: c as its word, b as its argument), else made. The node mblx_pow or mblx_neg gives
+ * does not change while the graph lives and a second call makes none (nodes are never removed), so
+ * the memo's is the same node: the kinetic energy writes each der(xB7)^2 three times (40,000 of its
+ * 60,000 powers at N = 10^4), the constraints end in - l^2 (20,002), the potential energy's terms
+ * have (s7 - L0) (10,000). */
+enum { POW_KEY_LEN = 9, NEG_KEY_LEN = 10 };
+static inline mblx_id built(parser *p, unsigned kind, mblx_id b, mblx_id c)
 {
-    if (!p->memo) return mblx_pow(p->g, b, c);
+    if (!p->memo) return kind == POW_KEY_LEN ? mblx_pow(p->g, b, c) : mblx_neg(p->g, b);
     uint64_t h = ((uint64_t)c + 1) * 0x9e3779b97f4a7c15ull ^ ((uint64_t)b + 1) * 0xc2b2ae3d27d4eb4full;
     struct name_memo_entry *m = &p->memo->e[(h * 0xff51afd7ed558ccdull) >> p->memo_shift];
-    if (m->gen == p->memo_gen && m->len == POW_KEY_LEN && m->word == c && m->arg == b) return m->node;
-    mblx_id v = mblx_pow(p->g, b, c);
-    if (v != XNONE) *m = (struct name_memo_entry){c, p->memo_gen, POW_KEY_LEN, b, v};
+    if ((m->gen == p->memo_gen || m->gen == p->memo_lasting) && m->len == kind && m->word == c && m->arg == b)
+        return m->node;
+    mblx_id v = kind == POW_KEY_LEN ? mblx_pow(p->g, b, c) : mblx_neg(p->g, b);
+    if (v != XNONE) *m = (struct name_memo_entry){c, p->memo_lasting, kind, b, v};
     return v;
 }
 
@@ -609,7 +579,7 @@ static int close_term_built(parser *p, frame *f)
         t = mblx__neg_product(p->g, nf, p->items + f->fac_start);
     } else {
         t = nf == 1 ? p->items[f->fac_start] : mblx_product(p->g, nf, p->items + f->fac_start);
-        if (t != XNONE && f->term_neg) t = mblx_neg(p->g, t);
+        if (t != XNONE && f->term_neg) t = built(p, NEG_KEY_LEN, t, XNONE);
     }
     if (t == XNONE) return pfail(p, f->pos);
     p->nit = f->fac_start;
@@ -816,7 +786,7 @@ static int parse_after_atom(parser *p)
         mblx_id c = p->exp_id != XNONE && p->exp_val == x ? p->exp_id : mblx_const(g, x);
         if (c == XNONE) return pfail(p, num);
         p->exp_val = x, p->exp_id = c;
-        v = int_power(p, p->atom, c);
+        v = built(p, POW_KEY_LEN, p->atom, c);
         if (v != XNONE && p->atom_neg) v = mblx_neg(g, v);
         if (v == XNONE) return pfail(p, at);
         p->i = end;
@@ -938,9 +908,10 @@ static int parse_operator(parser *p, mblx_id *out)
     return close_group(p, v, c);
 }
 
-/* mblx_parse (memo: with the memo of names, mblx__parse_memo) */
+/* mblx_parse (memo: with the memo of names, mblx__parse_memo; owner not NULL: the names it keeps for
+ * the owner's other parses, mblx__parse_lasting) */
 static int parse_text(mblx_graph *g, const char *text, size_t len, const mblx_parse_opts *opts, int memo,
-                      mblx_id *out, mbl_status *st)
+                      const void *owner, mblx_id *out, mbl_status *st)
 {
     if (out) *out = XNONE;
     if (!g || !out || (!text && len)) return mbl_error(st, MBL_EARG, "mblx_parse: NULL argument");
@@ -966,10 +937,8 @@ static int parse_text(mblx_graph *g, const char *text, size_t len, const mblx_pa
     p->atom_pos = 0;
     p->exp_id = XNONE;
     p->div_of = XNONE;
-    if (memo && (p->memo = name_memo_for(g, len))) { /* (none: without) */
-        p->memo_gen = g->name_memo_gen;
+    if (memo && (p->memo = mblx__name_memo_for(g, len, owner, &p->memo_gen, &p->memo_lasting))) /* (none: without) */
         p->memo_shift = 64 - p->memo->bits;
-    }
     int rc = push_frame(p, FR_EXPR, 0);
     while (!rc && p->state != S_DONE) {
         if (p->state == S_OPERAND)
@@ -987,11 +956,22 @@ static int parse_text(mblx_graph *g, const char *text, size_t len, const mblx_pa
 
 int mblx_parse(mblx_graph *g, const char *text, size_t len, const mblx_parse_opts *opts, mblx_id *out, mbl_status *st)
 {
-    return parse_text(g, text, len, opts, 0, out, st);
+    return parse_text(g, text, len, opts, 0, NULL, out, st);
 }
 
 int mblx__parse_memo(mblx_graph *g, const char *text, size_t len, const mblx_parse_opts *opts, mblx_id *out,
                      mbl_status *st)
 {
-    return parse_text(g, text, len, opts, 1, out, st);
+    return parse_text(g, text, len, opts, 1, NULL, out, st);
+}
+
+/* A text shorter than LASTING_MAKE_MIN uses the graph's memo when there is one, without making it:
+ * the model's first texts (the N = 10^4 four-bar's 10,000 variables) made one of 2^12 entries on
+ * the heap, and the model's later blocks, 98 KB further up, reached into one more huge page (peak
+ * RSS 2 MB more) */
+enum { LASTING_MAKE_MIN = 128 };
+int mblx__parse_lasting(mblx_graph *g, const char *text, size_t len, const mblx_parse_opts *opts, const void *owner,
+                        mblx_id *out, mbl_status *st)
+{
+    return parse_text(g, text, len, opts, !g || g->name_memo || len >= LASTING_MAKE_MIN, owner, out, st);
 }

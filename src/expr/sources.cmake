@@ -15,6 +15,7 @@ list(APPEND MBLIN_SOURCES
   src/expr/print.c
   src/expr/parse.c
   src/expr/parse_excerpt.c
+  src/expr/parse_memo.c
   src/expr/tape.c
   src/expr/tape_share.c
   src/expr/tape_schedule.c

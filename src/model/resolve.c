@@ -367,11 +367,19 @@ int model_parse_item_text(loader *L, const mbl_src_item *it, int scope, const ch
      * for der() of a symbol, each time, with nothing else to do, but for a named constraint (counted, cname_refs).
      * A short text names little twice: the memo's entries cost more than they save there (the N = 10^4
      * four-bar's 20,002 constraints of about 45 characters: 4.5 M instructions more with it) */
+    /* In the full and position scopes resolve answers a name it gives its own symbol (a coordinate, a
+     * parameter, an input, an ode state, an implicit variable, t) the same in every parse, with nothing
+     * else to do: those are kept for the source's later parses (mblx__parse_lasting), whatever the text's
+     * length (60,002 of the 80,006 names in the N = 10^4 four-bar's constraints were named by an earlier
+     * one: l in each, a coupler's four coordinates by the rockers and the coupler before) */
     size_t len = strlen(it->text);
-    int memo = len >= MEMO_MIN_TEXT && !L->src->named_constraints && !L->src->named_nonholonomic;
+    int named = L->src->named_constraints || L->src->named_nonholonomic;
+    int lasting = !named && (scope == SCOPE_FULL || scope == SCOPE_POSITION);
+    int memo = len >= MEMO_MIN_TEXT && !named;
     int rc = mblx__number_node(L->md->g, it->text, out) ? 0
-             : memo ? mblx__parse_memo(L->md->g, it->text, len, &po, out, &st)
-                    : mblx_parse(L->md->g, it->text, len, &po, out, &st);
+             : lasting ? mblx__parse_lasting(L->md->g, it->text, len, &po, L->src, out, &st)
+             : memo    ? mblx__parse_memo(L->md->g, it->text, len, &po, out, &st)
+                       : mblx_parse(L->md->g, it->text, len, &po, out, &st);
     if (rc && (L->oom || mblx_graph_status(L->md->g, NULL) == MBL_ENOMEM))
         return mbl_error(L->st, MBL_ENOMEM, "%s: out of memory", L->src->file);
     if (rc) {

@@ -4,7 +4,8 @@
  * name to the resolver), one with the memo: the same node and node count after each text, the
  * same messages and offsets; the resolver's calls with the memo counted against the distinct
  * names and calls of each text (computed here from the text). The resolver: a name is its symbol,
- * d(e) is e^3 (a node made at the first call, found after), u is unknown. */
+ * d(e) is e^3 (a node made at the first call, found after), u is unknown, v is the symbol v0 or v1
+ * (not its own: the memo across one owner's parses, mblx__parse_lasting, asks it in each parse). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,8 @@
 #include "expr/parse_memo.h"
 #include "test.h"
 
-static long calls_name, calls_d;
+static long calls_name, calls_d, calls_v;
+static int v_phase;
 
 static int res(void *ud, mblx_graph *g, const char *name, size_t len, int nargs, const mblx_id *args, mblx_id *out,
                char *why, size_t whylen)
@@ -31,13 +33,19 @@ static int res(void *ud, mblx_graph *g, const char *name, size_t len, int nargs,
         snprintf(why, whylen, "u is not known here");
         return 1;
     }
+    if (len == 1 && name[0] == 'v') {
+        calls_v++;
+        *out = mblx_symbol(g, v_phase ? "v1" : "v0");
+        return 0;
+    }
     calls_name++;
     *out = mblx_symbol_n(g, name, len);
     return 0;
 }
 
-/* parse s in a (mblx_parse) and b (the memo): same outcome; the resolver's calls of b's parse in *cn, *cd */
-static int both(mblx_graph *a, mblx_graph *b, const char *s, long *cn, long *cd)
+/* parse s in a (mblx_parse) and b (the memo; for owner, mblx__parse_lasting, when not NULL): same
+ * outcome; the resolver's calls of b's parse in *cn, *cd (and calls_v) */
+static int both(mblx_graph *a, mblx_graph *b, const char *s, const void *owner, long *cn, long *cd)
 {
     mblx_parse_opts o = {res, NULL, 0, 0, 0, NULL};
     size_t ea = 0, eb = 0;
@@ -45,9 +53,10 @@ static int both(mblx_graph *a, mblx_graph *b, const char *s, long *cn, long *cd)
     mbl_status sa, sb;
     o.error_offset = &ea;
     int ra = mblx_parse(a, s, strlen(s), &o, &xa, &sa);
-    calls_name = calls_d = 0;
+    calls_name = calls_d = calls_v = 0;
     o.error_offset = &eb;
-    int rb = mblx__parse_memo(b, s, strlen(s), &o, &xb, &sb);
+    int rb = owner ? mblx__parse_lasting(b, s, strlen(s), &o, owner, &xb, &sb)
+                   : mblx__parse_memo(b, s, strlen(s), &o, &xb, &sb);
     *cn = calls_name, *cd = calls_d;
     int ok = ra == rb && xa == xb && mblx_node_count(a) == mblx_node_count(b);
     if (ra || rb) ok = ok && ea == eb && !strcmp(sa.msg, sb.msg);
@@ -78,7 +87,7 @@ TEST(names_and_calls_once_a_parse)
     };
     for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
         long cn, cd;
-        CHECK(both(a, b, t[i].s, &cn, &cd));
+        CHECK(both(a, b, t[i].s, NULL, &cn, &cd));
         CHECK_MSG(cn == t[i].names && cd == t[i].calls, "'%s': %ld names, %ld calls", t[i].s, cn, cd);
     }
     mblx_graph_free(a);
@@ -100,9 +109,9 @@ TEST(many_names_one_text)
     for (int k = 0; k < 3; k++)
         for (int i = 0; i < N; i++) o += (size_t)sprintf(s + o, "%sx%d*d(x%d)", o ? " + " : "", (i * 7 + k * 11) % N, i);
     long cn, cd;
-    CHECK(both(a, b, s, &cn, &cd));
+    CHECK(both(a, b, s, NULL, &cn, &cd));
     CHECK(cn >= N && cn < 6 * N && cd >= N && cd < 3 * N); /* fewer than without the memo (6 N, 3 N) */
-    CHECK(both(a, b, s, &cn, &cd)); /* the same text again: the nodes found */
+    CHECK(both(a, b, s, NULL, &cn, &cd)); /* the same text again: the nodes found */
     free(s);
     mblx_graph_free(a);
     mblx_graph_free(b);
@@ -126,7 +135,7 @@ TEST(integer_powers_once_a_parse)
     };
     for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
         long cn, cd;
-        CHECK(both(a, b, t[i], &cn, &cd));
+        CHECK(both(a, b, t[i], NULL, &cn, &cd));
     }
     enum { N = 3000 }; /* 3 N names, each squared, cubed and d(.)^2 three times: entries evicted, slots shared */
     char *s = malloc((size_t)3 * N * 48);
@@ -138,7 +147,7 @@ TEST(integer_powers_once_a_parse)
             o += (size_t)sprintf(s + o, "%sx%d^2*x%d^3 + d(x%d)^2", o ? " + " : "", (i * 7 + k * 11) % N, i,
                                  (i * 13 + k) % N);
     long cn, cd;
-    CHECK(both(a, b, s, &cn, &cd));
+    CHECK(both(a, b, s, NULL, &cn, &cd));
     /* 400 names each to the powers 2 to 17, twice, in a memo of 2^13 entries: pairs of one base and
      * two exponents, and of two bases and one exponent, meet in a slot */
     enum { M = 400 };
@@ -147,13 +156,13 @@ TEST(integer_powers_once_a_parse)
         for (int e = 2; e < 18; e++)
             for (int i = 0; i < M; i++) o += (size_t)sprintf(s + o, "%sy%d^%d", o ? " + " : "", (i * 37 + k) % M, e);
     CHECK(o < 3 * N * 48 && o >> 4 > 1u << 12 && o >> 4 <= 1u << 13);
-    CHECK(both(a, b, s, &cn, &cd));
+    CHECK(both(a, b, s, NULL, &cn, &cd));
     /* one base to the powers 2 to 1601, twice, in a memo of 2^12 entries: exponents of one base meet */
     o = 0;
     for (int k = 0; k < 2; k++)
         for (int e = 2; e < 1602; e++) o += (size_t)sprintf(s + o, "%sz^%d", o ? " + " : "", e);
     CHECK(o >> 4 <= 1u << 12);
-    CHECK(both(a, b, s, &cn, &cd));
+    CHECK(both(a, b, s, NULL, &cn, &cd));
     free(s);
     mblx_graph_free(a);
     mblx_graph_free(b);
@@ -166,21 +175,21 @@ TEST(generations_restart)
     CHECK(a && b);
     if (!a || !b) return;
     long cn, cd;
-    CHECK(both(a, b, "x + y", &cn, &cd));
+    CHECK(both(a, b, "x + y", NULL, &cn, &cd));
     b->name_memo_gen = UINT32_MAX - 1;
-    CHECK(both(a, b, "x + z", &cn, &cd) && cn == 2); /* generation UINT32_MAX */
-    CHECK(both(a, b, "x + y", &cn, &cd) && cn == 2); /* 1 again: x not found from generation 1 of before */
+    CHECK(both(a, b, "x + z", NULL, &cn, &cd) && cn == 2); /* generation UINT32_MAX */
+    CHECK(both(a, b, "x + y", NULL, &cn, &cd) && cn == 2); /* 1 again: x not found from generation 1 of before */
     CHECK(b->name_memo_gen == 1);
-    CHECK(both(a, b, "x + y + x", &cn, &cd) && cn == 2);
+    CHECK(both(a, b, "x + y + x", NULL, &cn, &cd) && cn == 2);
     /* the memo freed with the table (mblx_graph_drop_table) and made again, larger, by a long text */
     CHECK(mblx_graph_drop_table(a) == 0 && mblx_graph_drop_table(b) == 0 && b->name_memo == NULL);
-    CHECK(both(a, b, "x + y + x^2 + x^2", &cn, &cd) && cn == 2 && b->name_memo != NULL);
+    CHECK(both(a, b, "x + y + x^2 + x^2", NULL, &cn, &cd) && cn == 2 && b->name_memo != NULL);
     char *s = malloc(200000);
     CHECK(s != NULL);
     if (s) {
         size_t o = 0;
         for (int i = 0; i < 9000; i++) o += (size_t)sprintf(s + o, "%sw%d^2*w%d", i ? " + " : "", i % 5000, i % 4000);
-        CHECK(both(a, b, s, &cn, &cd));
+        CHECK(both(a, b, s, NULL, &cn, &cd));
         /* 18,000 names, 5,000 of them distinct: 7,584 asked in 2^14 entries, 11,381 in the 2^12
          * of the short text before */
         CHECK_MSG(cn >= 5000 && cn < 8000, "%ld names asked", cn);
@@ -196,6 +205,7 @@ TEST(generations_restart)
  * did: AddressSanitizer's heap-use-after-free, and natively x and y answered from freed memory). */
 static char *nested_text;
 static long outer_names;
+static const void *nested_owner; /* the nested parse's owner (mblx__parse_lasting), or NULL (mblx__parse_memo) */
 
 static int res_nested(void *ud, mblx_graph *g, const char *name, size_t len, int nargs, const mblx_id *args,
                       mblx_id *out, char *why, size_t whylen)
@@ -204,20 +214,30 @@ static int res_nested(void *ud, mblx_graph *g, const char *name, size_t len, int
         mblx_parse_opts o = {res, NULL, 0, 0, 0, NULL};
         mbl_status st;
         size_t n = strlen(nested_text);
-        return (ud ? mblx__parse_memo(g, nested_text, n, &o, out, &st) : mblx_parse(g, nested_text, n, &o, out, &st)) != 0;
+        return (!ud            ? mblx_parse(g, nested_text, n, &o, out, &st)
+                : nested_owner ? mblx__parse_lasting(g, nested_text, n, &o, nested_owner, out, &st)
+                               : mblx__parse_memo(g, nested_text, n, &o, out, &st)) != 0;
     }
     if (nargs < 0) outer_names++;
     return res(ud, g, name, len, nargs, args, out, why, whylen);
 }
 
+/* the nested text: 9,000 products of 3,000 names (117 KB: a memo of 2^13 entries); 0 when not made */
+static int nested_text_make(void)
+{
+    nested_text = malloc(200000);
+    CHECK(nested_text != NULL);
+    if (!nested_text) return 0;
+    size_t o = 0;
+    for (int i = 0; i < 9000; i++) o += (size_t)sprintf(nested_text + o, "%sw%d*w%d", i ? " + " : "", i % 3000, i % 700);
+    return 1;
+}
+
 TEST(nested_parse_makes_the_memo_anew)
 {
     mblx_graph *a = mblx_graph_new(), *b = mblx_graph_new();
-    nested_text = malloc(200000);
-    CHECK(a && b && nested_text);
-    if (!a || !b || !nested_text) return;
-    size_t o = 0;
-    for (int i = 0; i < 9000; i++) o += (size_t)sprintf(nested_text + o, "%sw%d*w%d", i ? " + " : "", i % 3000, i % 700);
+    CHECK(a && b);
+    if (!a || !b || !nested_text_make()) return;
     const char *outer = "x + y + x*y + big + x^2 + y^2 + x*y*z";
     mblx_parse_opts pa = {res_nested, NULL, 0, 0, 0, NULL}, pb = {res_nested, b, 0, 0, 0, NULL};
     mblx_id xa = 0, xb = 0;
@@ -239,6 +259,183 @@ TEST(nested_parse_makes_the_memo_anew)
     mblx_graph_free(b);
 }
 
+/* two new graphs (0 when not: a check failed), freed by two_graphs_free */
+static int two_graphs(mblx_graph **a, mblx_graph **b)
+{
+    *a = mblx_graph_new(), *b = mblx_graph_new();
+    CHECK(*a && *b);
+    if (*a && *b) return 1;
+    mblx_graph_free(*a), mblx_graph_free(*b);
+    return 0;
+}
+
+static void two_graphs_free(mblx_graph *a, mblx_graph *b) { mblx_graph_free(a), mblx_graph_free(b); }
+
+/* The memo across the parses of one owner (mblx__parse_lasting): a name the resolver answers with
+ * the symbol of that very name is asked once over all of the owner's parses while the memo lives;
+ * any other answer once a parse, as mblx__parse_memo. */
+/* the memo made by a text of the owner of 128 bytes or more (k0 + k1 + ... + k29): 1 when made */
+static int memo_made(mblx_graph *a, mblx_graph *b, const void *owner)
+{
+    char s[256];
+    size_t o = 0;
+    for (int i = 0; i < 30; i++) o += (size_t)snprintf(s + o, sizeof s - o, "%sk%d", i ? " + " : "", i);
+    long cn, cd;
+    return o >= 128 && both(a, b, s, owner, &cn, &cd) && b->name_memo != NULL;
+}
+
+TEST(names_kept_for_the_owner)
+{
+    mblx_graph *a, *b;
+    if (!two_graphs(&a, &b)) return;
+    static int owner1, owner2;
+    /* a short text makes no memo (the model's first ones, on the heap: 2 MB more peak RSS) */
+    long cn, cd;
+    CHECK(both(a, b, "x + y + x*y + x", &owner1, &cn, &cd) && cn == 5 && b->name_memo == NULL);
+    CHECK(both(a, b, "x + y + x*y + x", &owner1, &cn, &cd) && cn == 5 && b->name_memo == NULL);
+    CHECK(memo_made(a, b, &owner1));
+    static const struct {
+        const char *s;
+        const int *owner;
+        int phase;
+        long own, v; /* the resolver's calls in b */
+    } t[] = {
+        {"x + y + x*y", &owner1, 0, 2, 0},
+        {"y + z + y^2 + x^2", &owner1, 0, 1, 0},    /* z only */
+        {"x + y + z + v + v*x", &owner1, 0, 0, 1},  /* v once a parse: not its own symbol */
+        {"v + x + d(x)^2", &owner1, 1, 0, 1},       /* v asked again: now v1 */
+        {"x + u", &owner1, 1, 0, 0},                /* the same message */
+        {"p + q + p", NULL, 1, 2, 0},               /* a parse of no owner asks its names once */
+        {"x + y + z + q", &owner1, 1, 1, 0},        /* q: another parse's; x, y, z still the owner's */
+        {"x + y + v", &owner2, 1, 2, 1},            /* another owner: its own entries */
+        {"x + y + z", &owner1, 1, 3, 0},            /* the memo's owner is owner2: owner1's entries gone */
+        {"z + y^2 + x^3 + d(y)^2", &owner1, 1, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        v_phase = t[i].phase;
+        CHECK(both(a, b, t[i].s, t[i].owner, &cn, &cd));
+        CHECK_MSG(cn == t[i].own && calls_v == t[i].v, "'%s': %ld own names, %ld v asked", t[i].s, cn, calls_v);
+    }
+    /* a text that needs a larger memo: made anew, the owner's entries gone with the old one */
+    char *s = malloc(200000);
+    CHECK(s != NULL);
+    if (s) {
+        size_t o = 0;
+        for (int i = 0; i < 9000; i++) o += (size_t)sprintf(s + o, "%sw%d^2*w%d", i ? " + " : "", i % 5000, i % 4000);
+        const void *memo0 = b->name_memo;
+        CHECK(both(a, b, s, &owner1, &cn, &cd) && cn >= 5000 && b->name_memo != memo0);
+        /* its names in a later parse: most from the memo (5,000 names and 4,000 powers in 2^14 entries) */
+        o = 0;
+        for (int i = 0; i < 200; i++) o += (size_t)sprintf(s + o, "%sw%d", i ? " + " : "", i * 25);
+        CHECK(both(a, b, s, &owner1, &cn, &cd));
+        CHECK_MSG(cn < 100, "%ld of 200 names asked after the long text", cn);
+        /* the generations start again: the owner's entries go with the others */
+        b->name_memo_gen = UINT32_MAX;
+        CHECK(both(a, b, "x + w7", &owner1, &cn, &cd) && cn == 2);
+        CHECK(both(a, b, "x + w7 + x", &owner1, &cn, &cd) && cn == 0);
+        free(s);
+    }
+    /* the memo freed with the table: made again, no owner's entry kept */
+    CHECK(mblx_graph_drop_table(a) == 0 && mblx_graph_drop_table(b) == 0 && b->name_memo == NULL);
+    CHECK(memo_made(a, b, &owner1));
+    CHECK(both(a, b, "x + y + x", &owner1, &cn, &cd) && cn == 2);
+    two_graphs_free(a, b);
+}
+
+/* 5,000 short texts of five names, two of them the next's too, and l in each (the four-bar's
+ * constraints): about 10,003 names asked in all instead of 25,000 (the few more: entries of one text
+ * taken by the next one's in a slot of 4,096), the same nodes */
+TEST(chain_of_short_texts)
+{
+    mblx_graph *a, *b;
+    if (!two_graphs(&a, &b)) return;
+    static int owner;
+    long asked = 0, cn, cd;
+    int ok = memo_made(a, b, &owner);
+    for (int i = 0; i < 5000; i++) {
+        char s[96];
+        snprintf(s, sizeof s, "(x%d - x%d)^2 + (y%d - y%d)^2 - l^2", i + 1, i, i + 1, i);
+        ok = ok && both(a, b, s, &owner, &cn, &cd);
+        asked += cn;
+    }
+    CHECK(ok);
+    CHECK_MSG(asked >= 2 * 5000 + 3 && asked < 2 * 5000 + 100, "%ld names asked", asked);
+    two_graphs_free(a, b);
+}
+
+/* a term's negation (mblx_neg of the term) and integer powers taken from the memo, in the parse and
+ * in the owner's later ones: the same node as made each time, never that of another term; the
+ * graph's node count the same after each text */
+TEST(negations_and_powers_kept)
+{
+    mblx_graph *a, *b;
+    if (!two_graphs(&a, &b)) return;
+    static int owner;
+    static const char *const t[] = {
+        "a - x^2 - y^2 - x^2 - (x + y) - (x + y) - 2 - 3 - 2 - x - y - x",
+        "b - x^2 - 3 - (y + x) - y^3 - y^2 + x^2",
+        "-x - -x - (-x) - x*y - x*y - y*x - x/y - x/y",
+        "c - x^2^2 - (x^2)^2 - x^4 - 0 - 1 - -1 - x^0 - x^1",
+        "d - x^2 - y^2 - u", /* the same message */
+        "e - v - v^2 - v^2 + v", /* v's symbol (v1) is not its own: asked once a parse */
+    };
+    v_phase = 1;
+    CHECK(memo_made(a, b, &owner));
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+            long cn, cd;
+            CHECK(both(a, b, t[i], &owner, &cn, &cd));
+        }
+    /* 3,000 bases, each negated, squared and its square negated three times over the texts of 20 */
+    enum { N = 3000 };
+    int ok = 1;
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < N; i += 20) {
+            char s[1024];
+            size_t o = 0;
+            for (int j = i; j < i + 20; j++)
+                o += (size_t)snprintf(s + o, sizeof s - o, "%s- w%d - w%d^2", j > i ? " " : "", (j * 7 + k) % N,
+                                      (j * 11 + k) % N);
+            long cn, cd;
+            ok = ok && both(a, b, s, &owner, &cn, &cd);
+        }
+    CHECK(ok);
+    two_graphs_free(a, b);
+}
+
+/* A name whose resolver parses a long text of its own for the same owner (a model's variable at
+ * its first use): the memo made anew, larger; the outer parse goes on without one, the same nodes,
+ * and the next parse of the owner takes the nested text's names from the new memo */
+TEST(nested_long_text)
+{
+    static int owner;
+    mblx_graph *a, *b;
+    if (!two_graphs(&a, &b)) return;
+    nested_owner = &owner;
+    if (!nested_text_make()) return;
+    const char *outer = "x + y + x*y + big + x^2 + y^2 - x*y*z - x^2";
+    mblx_parse_opts pa = {res_nested, NULL, 0, 0, 0, NULL}, pb = {res_nested, b, 0, 0, 0, NULL};
+    mblx_id xa = 0, xb = 0;
+    mbl_status sa, sb;
+    CHECK(memo_made(a, b, &owner) && mblx__parse_lasting(b, "x + y", 5, &pb, &owner, &xb, &sb) == 0);
+    CHECK(mblx_parse(a, "x + y", 5, &pa, &xa, &sa) == 0 && xa == xb);
+    const void *memo0 = b->name_memo;
+    int ra = mblx_parse(a, outer, strlen(outer), &pa, &xa, &sa);
+    calls_name = 0;
+    int rb = mblx__parse_lasting(b, outer, strlen(outer), &pb, &owner, &xb, &sb);
+    CHECK(ra == 0 && rb == 0 && xa == xb && mblx_node_count(a) == mblx_node_count(b));
+    CHECK(b->name_memo && b->name_memo != memo0);
+    /* the nested text's 3,000 names of its 18,000 (again when their entry of the 2^13 was taken),
+     * then x, y, x, y, z after big without a memo */
+    CHECK_MSG(calls_name >= 3000 + 5 && calls_name < 18000, "%ld names asked", calls_name);
+    long cn, cd;
+    CHECK(both(a, b, "w1 + w2 + w3 + w4 + w5 + w6 + w7 + w8 + w9 + w10 + x", &owner, &cn, &cd));
+    CHECK_MSG(cn <= 6, "%ld of 11 names asked", cn); /* (w1, w4, w5, w9, w10: their entries taken by others) */
+    free(nested_text);
+    nested_owner = NULL;
+    two_graphs_free(a, b);
+}
+
 int main(void)
 {
     RUN(names_and_calls_once_a_parse);
@@ -246,5 +443,9 @@ int main(void)
     RUN(integer_powers_once_a_parse);
     RUN(generations_restart);
     RUN(nested_parse_makes_the_memo_anew);
+    RUN(names_kept_for_the_owner);
+    RUN(chain_of_short_texts);
+    RUN(negations_and_powers_kept);
+    RUN(nested_long_text);
     return test_summary("expr_parse_memo");
 }
