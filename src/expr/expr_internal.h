@@ -55,7 +55,7 @@ struct mblx_graph {
     uint32_t *table; /* open-addressing hash table: the hash's high bits | node id + 1 (graph.c) */
     size_t tcap, tcount;
     size_t tcap_dropped; /* mblx_graph_drop_table: the capacity the table is rebuilt with */
-    uint8_t tid_bits;    /* the low bits of a table entry that hold the node id + 1 */
+    uint32_t tid_mask;   /* the low bits of a table entry that hold the node id + 1 */
     uint32_t make_room; /* graph.c: nodes below it are made without the checks of make_room_renew */
 
     /* symbols */

@@ -217,7 +217,7 @@ static int same_key(const mblx_graph *g, mblx_id e, unsigned op, double v, size_
     return 1;
 }
 
-/* Table entries are 32 bits: the node id + 1 in the low g->tid_bits bits (enough for every id
+/* Table entries are 32 bits: the node id + 1 in the low bits of g->tid_mask (enough for every id
  * below the node capacity: mblx__grow_nodes widens them as it grows) and the key's hash bits above
  * them, a tag compared before the node is read; 0 is an empty slot, so that a zeroed table is
  * empty. A key's slot is found from its hash's low bits. Half the 8 bytes of (hash << 32) | (id +
@@ -227,25 +227,19 @@ static int same_key(const mblx_graph *g, mblx_id e, unsigned op, double v, size_
  * pages). */
 #define TABLE_EMPTY 0
 
-/* the bits an entry gives the id + 1 of nodes below the capacity cap (32: no tag) */
-static unsigned table_id_bits(size_t cap)
+/* the bits of an entry that hold the id + 1 of the nodes below the capacity cap (all: no tag) */
+static uint32_t table_id_mask(size_t cap)
 {
-    unsigned b = 1;
-    while (b < 32 && ((uint64_t)1 << b) <= cap) b++;
-    return b;
+    uint32_t m = 1;
+    while (m != UINT32_MAX && m < cap) m = m << 1 | 1;
+    return m;
 }
 
-/* the entry of node e of hash h */
-static inline uint32_t table_entry(uint32_t h, mblx_id e, unsigned bits)
-{
-    return (uint32_t)((uint64_t)h >> bits << bits) | (e + 1);
-}
+/* the entry of node e + 1 of hash h */
+static inline uint32_t table_entry(uint32_t h, uint32_t e1, uint32_t mask) { return (h & ~mask) | e1; }
 
 /* the node of a table entry */
-static inline mblx_id table_node(uint32_t en, unsigned bits)
-{
-    return (uint32_t)(en & (((uint64_t)1 << bits) - 1)) - 1;
-}
+static inline mblx_id table_node(uint32_t en, uint32_t mask) { return (en & mask) - 1; }
 
 /* ---- deferred insertion into a large table --------------------------------------------------
  * A large graph's table is far larger than the caches: the slot a lookup reads was a miss to
@@ -362,7 +356,7 @@ static void defer_flush(mblx_graph *g)
     for (uint32_t i = 0; i < D->npend; i++) {
         if (i + DEFER_AHEAD < D->npend) MBLX__PREFETCH(&g->table[(size_t)(D->pend[i + DEFER_AHEAD] >> 32) & (g->tcap - 1)], 0);
         uint32_t h = (uint32_t)(D->pend[i] >> 32);
-        table_put(g->table, g->tcap, h, table_entry(h, (uint32_t)D->pend[i] - 1, g->tid_bits));
+        table_put(g->table, g->tcap, h, table_entry(h, (uint32_t)D->pend[i], g->tid_mask));
     }
     D->npend = 0;
     if (++D->gen == DEFER_GENS) { /* the slots of generation 1 made empty before it comes again */
@@ -378,32 +372,32 @@ static uint32_t *table_new(size_t ncap) { return mblx__zeroed_alloc(ncap, sizeof
  * but the symbols (which are made without it) in handle order, the deferral's batch among them
  * (put into the old table first). An entry's tag holds fewer bits of the hash than the slot's
  * position needs at a larger capacity, so the hashes are computed again from the nodes. */
-static int table_make(mblx_graph *g, size_t ncap)
+static __attribute__((noinline)) int table_make(mblx_graph *g, size_t ncap)
 {
     uint32_t *t = table_new(ncap);
     if (!t) return -1;
     defer_flush(g);
-    unsigned bits = table_id_bits(g->cap);
+    uint32_t mask = table_id_mask(g->cap);
     size_t cnt = 0;
     for (uint32_t e = 0; e < g->n; e++) {
         const mblx__node *nd = &g->nd[e];
         if (nd->op == MBLX_OP_SYMBOL) continue;
         uint32_t h = hash_key(nd->op, nd->val, nd->na, mblx__args(g, e));
-        table_put(t, ncap, h, table_entry(h, e, bits));
+        table_put(t, ncap, h, table_entry(h, e + 1, mask));
         cnt++;
     }
     mbl_free(g->table);
     g->table = t;
     g->tcap = ncap;
     g->tcount = cnt;
-    g->tid_bits = (uint8_t)bits;
+    g->tid_mask = mask;
     g->tcap_dropped = 0;
     return 0;
 }
 
 /* The table of a graph whose table was dropped (mblx_graph_drop_table), rebuilt from its nodes at
  * the capacity it had. */
-static int table_rebuild(mblx_graph *g)
+static __attribute__((noinline)) int table_rebuild(mblx_graph *g)
 {
     size_t ncap = g->tcap_dropped ? g->tcap_dropped : INIT_TABLE;
     while (ncap < 2 * ((size_t)g->n + 1)) ncap *= 2;
@@ -414,11 +408,11 @@ static int table_rebuild(mblx_graph *g)
  * width cleared (the ids have zeros there), each entry in its slot. */
 static void table_widen_ids(mblx_graph *g)
 {
-    unsigned bits = table_id_bits(g->cap);
-    if (!g->table || bits <= g->tid_bits) return;
-    uint32_t clear = (uint32_t)((((uint64_t)1 << bits) - 1) & ~(((uint64_t)1 << g->tid_bits) - 1));
+    uint32_t mask = table_id_mask(g->cap);
+    if (!g->table || mask == g->tid_mask) return;
+    uint32_t clear = mask & ~g->tid_mask;
     for (size_t k = 0; k < g->tcap; k++) g->table[k] &= ~clear;
-    g->tid_bits = (uint8_t)bits;
+    g->tid_mask = mask;
 }
 
 int mblx_graph_drop_table(mblx_graph *g)
@@ -822,9 +816,9 @@ static inline __attribute__((always_inline)) mblx_id table_find(const mblx_graph
                                                                 size_t n, const uint32_t *a)
 {
     size_t k = h & (g->tcap - 1);
-    unsigned bits = g->tid_bits;
+    uint32_t mask = g->tid_mask;
     for (uint32_t en; (en = g->table[k]) != TABLE_EMPTY; k = (k + 1) & (g->tcap - 1))
-        if (!((uint64_t)(en ^ h) >> bits) && same_key(g, table_node(en, bits), op, v, n, a)) return table_node(en, bits);
+        if (!((en ^ h) & ~mask) && same_key(g, table_node(en, mask), op, v, n, a)) return table_node(en, mask);
     return XNONE;
 }
 
@@ -852,7 +846,7 @@ static __attribute__((noinline)) mblx_id intern_large(mblx_graph *g, unsigned op
         pend_add(D, en);
         if (D->npend == DEFER_BATCH) defer_flush(g);
     } else {
-        table_put(g->table, g->tcap, h, table_entry(h, e, g->tid_bits));
+        table_put(g->table, g->tcap, h, table_entry(h, e + 1, g->tid_mask));
     }
     g->tcount++;
     return e;
@@ -868,7 +862,7 @@ static __attribute__((noinline)) mblx_id intern_small(mblx_graph *g, unsigned op
     }
     mblx_id e = make_node(g, op, v, n, a);
     if (e == XNONE) return e;
-    table_put(g->table, g->tcap, h, table_entry(h, e, g->tid_bits));
+    table_put(g->table, g->tcap, h, table_entry(h, e + 1, g->tid_mask));
     g->tcount++;
     return e;
 }
