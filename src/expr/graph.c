@@ -84,7 +84,7 @@ void mblx__hugepages(void *p, size_t bytes)
  * measured), and unmapped when freed, so that the blocks allocated after them (the model's
  * compilation) cleared pages of their own again. In the heap they are on its huge pages and
  * their pages are used again after them: 101 -> 80 huge pages touched at N = 10^4, for the
- * clearing (about 25 M instructions). Blocks from glibc's mmap threshold up it maps itself, and
+ * clearing (28 M instructions). Blocks from glibc's mmap threshold up it maps itself, and
  * does not clear. */
 void *mblx__zeroed_alloc(size_t n, size_t sz)
 {
