@@ -52,9 +52,10 @@ struct mblx_graph {
     uint32_t depmark_cap, depstamp;
     uint64_t dep_union_steps; /* elements read and marks scanned by those unions (a cost count) */
 
-    uint64_t *table; /* open-addressing hash table: (hash << 32) | node id; TABLE_EMPTY = empty */
+    uint32_t *table; /* open-addressing hash table: the hash's high bits | node id + 1 (graph.c) */
     size_t tcap, tcount;
     size_t tcap_dropped; /* mblx_graph_drop_table: the capacity the table is rebuilt with */
+    uint32_t tid_mask;   /* the low bits of a table entry that hold the node id + 1 */
     uint32_t make_room; /* graph.c: nodes below it are made without the checks of make_room_renew */
 
     /* symbols */
@@ -116,9 +117,8 @@ mblx_id mblx__oom(mblx_graph *g);
 /* Advise the system to back the large array p (bytes long) with huge pages (a no-op for small
  * arrays and where unsupported). */
 void mblx__hugepages(void *p, size_t bytes);
-/* n zeroed elements of size sz, from 1 MB up mapped from the system (its pages zeroed as first
- * touched, not cleared at once) and advised for huge pages; NULL when out of memory. Freed by
- * mblx__zeroed_free with the same n and sz. */
+/* n zeroed elements of size sz from the heap (calloc), advised for huge pages when large; NULL
+ * when out of memory. Freed by mblx__zeroed_free (with the same n and sz) or mbl_free. */
 void *mblx__zeroed_alloc(size_t n, size_t sz);
 void mblx__zeroed_free(void *p, size_t n, size_t sz);
 /* Reallocate p (old_bytes long) to n elements of size sz (huge-page advice for large arrays);

@@ -76,49 +76,27 @@ void mblx__hugepages(void *p, size_t bytes)
 #endif
 }
 
-/* From 1 MB up a zeroed block is mapped from the system directly (Linux): its pages come zeroed
- * when first touched, where calloc cleared the whole block at once (glibc takes it from the
- * heap's top, which cli/startup.c reserves, and clears it in full: 33.5 M instructions, 0.8 % of
- * the N = 10^4 four-bar's process, for the graph's 32 MB hash table, and the N = 1000 four-bar's
- * 2 MB one 4.2 M before). Smaller blocks: calloc. Whether a block is mapped follows from its size
- * alone, so that mblx__zeroed_free needs no record of it. */
-enum { ZEROED_MAP_MIN = 1u << 20 }; /* bytes */
-
-static int zeroed_mapped(size_t bytes)
-{
-#if defined(__linux__) && defined(MAP_ANONYMOUS)
-    return bytes >= ZEROED_MAP_MIN;
-#else
-    (void)bytes;
-    return 0;
-#endif
-}
-
+/* A zeroed block from the heap (calloc). From 1 MB up such blocks (the graph's hash table, the
+ * parser's memo of names, the tape sharing's pair table) were mapped from the system, to skip
+ * calloc's clearing (glibc clears a block from the heap's top in full: cli/startup.c reserves it),
+ * but then their pages, first read as the shared zero page and then written, were faulted in
+ * 4 KiB pages (1,580 of the N = 10^4 four-bar's 1,830 faults, 10-15 us each on the machines
+ * measured), and unmapped when freed, so that the blocks allocated after them (the model's
+ * compilation) cleared pages of their own again. In the heap they are on its huge pages and
+ * their pages are used again after them: 101 -> 80 huge pages touched at N = 10^4, for the
+ * clearing (28 M instructions). Blocks from glibc's mmap threshold up it maps itself, and
+ * does not clear. */
 void *mblx__zeroed_alloc(size_t n, size_t sz)
 {
     if (sz && n > SIZE_MAX / sz) return NULL;
-    size_t bytes = n * sz;
-    void *p = NULL;
-#if defined(__linux__) && defined(MAP_ANONYMOUS)
-    if (zeroed_mapped(bytes)) {
-        p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED) p = NULL;
-    } else
-#endif
-        p = mbl_calloc(n ? n : 1, sz ? sz : 1);
-    if (p) mblx__hugepages(p, bytes);
+    void *p = mbl_calloc(n ? n : 1, sz ? sz : 1);
+    mblx__hugepages(p, n * sz);
     return p;
 }
 
 void mblx__zeroed_free(void *p, size_t n, size_t sz)
 {
-    if (!p) return;
-#if defined(__linux__) && defined(MAP_ANONYMOUS)
-    if (zeroed_mapped(n * sz)) {
-        (void)munmap(p, n * sz);
-        return;
-    }
-#endif
+    (void)n, (void)sz;
     mbl_free(p);
 }
 
@@ -157,6 +135,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t sz, size_t init)
 int mblx__grow(void **p, size_t *cap, size_t need, size_t sz, size_t init) { return grow(p, cap, need, sz, init); }
 
 static void defer_cover(mblx_graph *g);
+static void table_widen_ids(mblx_graph *g);
 
 int mblx__grow_nodes(mblx_graph *g, size_t need)
 {
@@ -182,6 +161,7 @@ int mblx__grow_nodes(mblx_graph *g, size_t need)
      * mblx_symbol_n), and nothing reads the stamp of a node that does not exist yet, so the
      * reserve beyond n stays untouched; memo[] is read only where the stamp is current */
     g->cap = (uint32_t)nc;
+    table_widen_ids(g);
     defer_cover(g);
     return 0;
 }
@@ -237,8 +217,29 @@ static int same_key(const mblx_graph *g, mblx_id e, unsigned op, double v, size_
     return 1;
 }
 
-/* Table entries are (hash << 32) | (node id + 1), so that a zeroed table is empty. */
+/* Table entries are 32 bits: the node id + 1 in the low bits of g->tid_mask (enough for every id
+ * below the node capacity: mblx__grow_nodes widens them as it grows) and the key's hash bits above
+ * them, a tag compared before the node is read; 0 is an empty slot, so that a zeroed table is
+ * empty. A key's slot is found from its hash's low bits. Half the 8 bytes of (hash << 32) | (id +
+ * 1): the N = 10^4 four-bar's table is 16 MB, below glibc's mmap threshold (32 MB, cli/startup.c),
+ * so it is taken from the heap and its pages, freed at mblx_graph_drop_table, serve the model's
+ * compilation after it (mapped and unmapped, they were cleared twice: 21 of the run's 101 huge
+ * pages). */
 #define TABLE_EMPTY 0
+
+/* the bits of an entry that hold the id + 1 of the nodes below the capacity cap (all: no tag) */
+static uint32_t table_id_mask(size_t cap)
+{
+    uint32_t m = 1;
+    while (m != UINT32_MAX && m < cap) m = m << 1 | 1;
+    return m;
+}
+
+/* the entry of node e + 1 of hash h */
+static inline uint32_t table_entry(uint32_t h, uint32_t e1, uint32_t mask) { return (h & ~mask) | e1; }
+
+/* the node of a table entry */
+static inline mblx_id table_node(uint32_t en, uint32_t mask) { return (en & mask) - 1; }
 
 /* ---- deferred insertion into a large table --------------------------------------------------
  * A large graph's table is far larger than the caches: the slot a lookup reads was a miss to
@@ -247,8 +248,9 @@ static int same_key(const mblx_graph *g, mblx_id e, unsigned op, double v, size_
  * same hash bits cannot exist yet (sig_bit): its lookup is skipped. A new node's entry waits in a small batch
  * (looked up there too) and the batch goes into the table at once, each slot fetched ahead of
  * its insertion. Which nodes exist and their handles do not change: only when the table learns
- * of them. From 2^20 slots (8 MB, four times the L2 cache of the machine measured): the N = 1000
- * four-bar's 2 MB table gained nothing and took 3 % more instructions. */
+ * of them. From 2^20 slots (8 MB of 8-byte slots then, 4 MB now; the L2 cache of the machine
+ * measured is 2 MB): the N = 1000 four-bar's 2 MB table gained nothing and took 3 % more
+ * instructions. */
 enum { DEFER_MIN_TCAP = 1 << 20, DEFER_BATCH = 2048, DEFER_AHEAD = 16 };
 /* The batch's lookup table holds positions in the batch tagged with the batch's generation:
  * slots of an older batch count as empty, so a flush need not clear the table (a memset of its
@@ -338,9 +340,10 @@ static void defer_cover(mblx_graph *g)
     if (g->defer && used_grow(g->defer, (size_t)g->cap + 1)) defer_free(g);
 }
 
-static void table_put(uint64_t *t, size_t cap, uint64_t en)
+/* entry en of hash h into table t (which has an empty slot) */
+static void table_put(uint32_t *t, size_t cap, uint32_t h, uint32_t en)
 {
-    size_t k = (size_t)(en >> 32) & (cap - 1);
+    size_t k = h & (cap - 1);
     while (t[k] != TABLE_EMPTY) k = (k + 1) & (cap - 1);
     t[k] = en;
 }
@@ -352,7 +355,8 @@ static void defer_flush(mblx_graph *g)
     if (!D || !D->npend) return;
     for (uint32_t i = 0; i < D->npend; i++) {
         if (i + DEFER_AHEAD < D->npend) MBLX__PREFETCH(&g->table[(size_t)(D->pend[i + DEFER_AHEAD] >> 32) & (g->tcap - 1)], 0);
-        table_put(g->table, g->tcap, D->pend[i]);
+        uint32_t h = (uint32_t)(D->pend[i] >> 32);
+        table_put(g->table, g->tcap, h, table_entry(h, (uint32_t)D->pend[i], g->tid_mask));
     }
     D->npend = 0;
     if (++D->gen == DEFER_GENS) { /* the slots of generation 1 made empty before it comes again */
@@ -361,53 +365,54 @@ static void defer_flush(mblx_graph *g)
     }
 }
 
-/* A table of ncap empty slots (TABLE_EMPTY is 0): mblx__zeroed_alloc's, mapped from 1 MB up. */
-static uint64_t *table_new(size_t ncap) { return mblx__zeroed_alloc(ncap, sizeof(uint64_t)); }
+/* A table of ncap empty slots (TABLE_EMPTY is 0); NULL when out of memory. Freed by mbl_free. */
+static uint32_t *table_new(size_t ncap) { return mblx__zeroed_alloc(ncap, sizeof(uint32_t)); }
 
-/* free a table of ncap slots made by table_new */
-static void table_free(uint64_t *t, size_t ncap) { mblx__zeroed_free(t, ncap, sizeof *t); }
-
-static int table_rehash(mblx_graph *g, size_t ncap)
+/* The table made at ncap slots (at least twice the entries) from the graph's nodes: every node
+ * but the symbols (which are made without it) in handle order, the deferral's batch among them
+ * (put into the old table first). An entry's tag holds fewer bits of the hash than the slot's
+ * position needs at a larger capacity, so the hashes are computed again from the nodes. */
+static __attribute__((noinline)) int table_make(mblx_graph *g, size_t ncap)
 {
-    uint64_t *t = table_new(ncap);
+    uint32_t *t = table_new(ncap);
     if (!t) return -1;
     defer_flush(g);
-    for (size_t i = 0; i < g->tcap; i++) {
-        uint64_t en = g->table[i];
-        if (en == TABLE_EMPTY) continue;
-        size_t k = (size_t)(en >> 32) & (ncap - 1);
-        while (t[k] != TABLE_EMPTY) k = (k + 1) & (ncap - 1);
-        t[k] = en;
-    }
-    table_free(g->table, g->tcap);
-    g->table = t;
-    g->tcap = ncap;
-    return 0;
-}
-
-/* The table of a graph whose table was dropped (mblx_graph_drop_table), rebuilt from its nodes at
- * the capacity it had: every node but the symbols (which are made without it) in handle order. */
-static int table_rebuild(mblx_graph *g)
-{
-    size_t ncap = g->tcap_dropped ? g->tcap_dropped : INIT_TABLE;
-    while (ncap < 2 * ((size_t)g->n + 1)) ncap *= 2;
-    uint64_t *t = table_new(ncap);
-    if (!t) return -1;
+    uint32_t mask = table_id_mask(g->cap);
     size_t cnt = 0;
     for (uint32_t e = 0; e < g->n; e++) {
         const mblx__node *nd = &g->nd[e];
         if (nd->op == MBLX_OP_SYMBOL) continue;
         uint32_t h = hash_key(nd->op, nd->val, nd->na, mblx__args(g, e));
-        size_t k = h & (ncap - 1);
-        while (t[k] != TABLE_EMPTY) k = (k + 1) & (ncap - 1);
-        t[k] = ((uint64_t)h << 32) | ((uint64_t)e + 1);
+        table_put(t, ncap, h, table_entry(h, e + 1, mask));
         cnt++;
     }
+    mbl_free(g->table);
     g->table = t;
     g->tcap = ncap;
     g->tcount = cnt;
+    g->tid_mask = mask;
     g->tcap_dropped = 0;
     return 0;
+}
+
+/* The table of a graph whose table was dropped (mblx_graph_drop_table), rebuilt from its nodes at
+ * the capacity it had. */
+static __attribute__((noinline)) int table_rebuild(mblx_graph *g)
+{
+    size_t ncap = g->tcap_dropped ? g->tcap_dropped : INIT_TABLE;
+    while (ncap < 2 * ((size_t)g->n + 1)) ncap *= 2;
+    return table_make(g, ncap);
+}
+
+/* The entries' ids widened to the node capacity (mblx__grow_nodes): the tag's bits below the new
+ * width cleared (the ids have zeros there), each entry in its slot. */
+static void table_widen_ids(mblx_graph *g)
+{
+    uint32_t mask = table_id_mask(g->cap);
+    if (!g->table || mask == g->tid_mask) return;
+    uint32_t clear = mask & ~g->tid_mask;
+    for (size_t k = 0; k < g->tcap; k++) g->table[k] &= ~clear;
+    g->tid_mask = mask;
 }
 
 int mblx_graph_drop_table(mblx_graph *g)
@@ -422,7 +427,7 @@ int mblx_graph_drop_table(mblx_graph *g)
     g->make_room = 0; /* (the table's count and capacity change) */
     if (!g->tcap) return 0;
     g->tcap_dropped = g->tcap;
-    table_free(g->table, g->tcap);
+    mbl_free(g->table);
     g->table = NULL;
     g->tcap = 0;
     g->tcount = 0;
@@ -769,7 +774,7 @@ static __attribute__((noinline)) int make_room_renew(mblx_graph *g)
 {
     if (!(g->n & 0xfff) && core_progress_tick((double)g->n)) return mblx__fail(g, MBL_ECANCELLED, "cancelled"), -1;
     if (g->n >= g->cap && mblx__grow_nodes(g, (size_t)g->n + 1)) return mblx__oom(g), -1;
-    if ((g->tcount + 1) * 2 > g->tcap && table_rehash(g, g->tcap ? g->tcap * 2 : INIT_TABLE))
+    if ((g->tcount + 1) * 2 > g->tcap && table_make(g, g->tcap ? g->tcap * 2 : INIT_TABLE))
         return mblx__oom(g), -1;
     size_t room = ((size_t)g->n | 0xfff) + 1, half = (size_t)g->n + g->tcap / 2 - g->tcount;
     if (room > g->cap) room = g->cap;
@@ -811,8 +816,9 @@ static inline __attribute__((always_inline)) mblx_id table_find(const mblx_graph
                                                                 size_t n, const uint32_t *a)
 {
     size_t k = h & (g->tcap - 1);
-    for (uint64_t en; (en = g->table[k]) != TABLE_EMPTY; k = (k + 1) & (g->tcap - 1))
-        if ((uint32_t)(en >> 32) == h && same_key(g, (uint32_t)en - 1, op, v, n, a)) return (uint32_t)en - 1;
+    uint32_t mask = g->tid_mask;
+    for (uint32_t en; (en = g->table[k]) != TABLE_EMPTY; k = (k + 1) & (g->tcap - 1))
+        if (!((en ^ h) & ~mask) && same_key(g, table_node(en, mask), op, v, n, a)) return table_node(en, mask);
     return XNONE;
 }
 
@@ -840,7 +846,7 @@ static __attribute__((noinline)) mblx_id intern_large(mblx_graph *g, unsigned op
         pend_add(D, en);
         if (D->npend == DEFER_BATCH) defer_flush(g);
     } else {
-        table_put(g->table, g->tcap, en);
+        table_put(g->table, g->tcap, h, table_entry(h, e + 1, g->tid_mask));
     }
     g->tcount++;
     return e;
@@ -856,7 +862,7 @@ static __attribute__((noinline)) mblx_id intern_small(mblx_graph *g, unsigned op
     }
     mblx_id e = make_node(g, op, v, n, a);
     if (e == XNONE) return e;
-    table_put(g->table, g->tcap, ((uint64_t)h << 32) | ((uint64_t)e + 1));
+    table_put(g->table, g->tcap, h, table_entry(h, e + 1, g->tid_mask));
     g->tcount++;
     return e;
 }
@@ -909,7 +915,7 @@ int mblx_graph_reserve(mblx_graph *g, size_t nodes)
         grow((void **)&g->args, &g->args_cap, 2 * nodes, sizeof *g->args, INIT_POOL) ||
         grow((void **)&g->deps, &g->deps_cap, 2 * nodes, sizeof *g->deps, INIT_POOL) ||
         grow((void **)&g->tmp, &g->tmp_cap, INIT_POOL, sizeof *g->tmp, INIT_POOL) ||
-        (tc > g->tcap && table_rehash(g, tc)))
+        (tc > g->tcap && table_make(g, tc)))
         return MBL_ENOMEM;
     return 0;
 }
@@ -924,7 +930,7 @@ void mblx_graph_free(mblx_graph *g)
     mbl_free(g->deps);
     mbl_free(g->tmp);
     mbl_free(g->depmark);
-    table_free(g->table, g->tcap);
+    mbl_free(g->table);
     mbl_free(g->sym_node);
     mbl_free(g->sym_name);
     mbl_free(g->names);

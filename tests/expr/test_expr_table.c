@@ -1,9 +1,8 @@
-/* The hash-consing table's memory and the deferral's batch (src/expr/graph.c). A table of 1 MB or
- * more is mapped from the system (its pages come zeroed) and unmapped when it grows, is dropped
- * or the graph is freed; a smaller one is calloc'd and freed: a graph growing through that size
- * from nothing must find every node it made (none made twice) and give the handles of a graph
- * reserved large from the start (whose table is mapped from its first node), also after a drop and
- * rebuild (freeing a mapped table with free(), or unmapping a calloc'd one, crashes). The batch of
+/* The hash-consing table's memory and the deferral's batch (src/expr/graph.c). The table is made
+ * anew from the nodes when it grows, is dropped and rebuilt: a graph growing from nothing must find
+ * every node it made (none made twice) and give the handles of a graph reserved large from the
+ * start, also after a drop and rebuild (it was mapped from the system from 1 MB up; now calloc'd).
+ * Its entries' ids widened with the node arrays: ids_widened_under_a_live_table. The batch of
  * a large table's new entries is looked up through slots tagged with the batch's generation (slots
  * of older batches are empty, the slots cleared once the generations start again): a node made and
  * made again at once, while its entry waits in the batch, must be found there across many batches
@@ -44,8 +43,8 @@ TEST(table_through_the_mapped_size)
 {
     mblx_graph *a = mblx_graph_new(), *b = mblx_graph_new();
     CHECK(a && b);
-    CHECK_EQ_INT(mblx_graph_reserve(b, 300000), 0); /* 2^20 slots (8 MB): mapped at once */
-    build(a, xa, ra); /* 128 slots, calloc'd, grown past 1 MB: mapped */
+    CHECK_EQ_INT(mblx_graph_reserve(b, 300000), 0); /* 2^20 slots at once */
+    build(a, xa, ra); /* 128 slots, grown past 2^17 */
     build(b, xb, rb);
     size_t n = mblx_node_count(a);
     CHECK(n > 100000); /* past 2^17 slots (1 MB) at half load */
@@ -55,10 +54,10 @@ TEST(table_through_the_mapped_size)
     CHECK(same);
     for (int i = 0; i < NROW; i += 5) CHECK_EQ_INT((int)row(a, xa, ra, i), (int)ra[i]);
     CHECK_EQ_INT((int)mblx_node_count(a), (int)n); /* every node found: none made */
-    CHECK_EQ_INT(mblx_graph_drop_table(a), 0);     /* the mapped table unmapped */
+    CHECK_EQ_INT(mblx_graph_drop_table(a), 0);     /* the table freed */
     for (int i = 0; i < NROW; i += 3) CHECK_EQ_INT((int)row(a, xa, ra, i), (int)ra[i]);
-    CHECK_EQ_INT((int)mblx_node_count(a), (int)n); /* the rebuilt (mapped) table finds them all */
-    CHECK_EQ_INT(mblx_graph_reserve(a, 1000000), 0); /* grown: the old mapped table unmapped */
+    CHECK_EQ_INT((int)mblx_node_count(a), (int)n); /* the rebuilt table finds them all */
+    CHECK_EQ_INT(mblx_graph_reserve(a, 1000000), 0); /* grown: made anew from the nodes */
     CHECK_EQ_INT((int)mblx_mul(a, ra[NROW - 1], ra[NROW - 2]), (int)mblx_mul(b, rb[NROW - 1], rb[NROW - 2]));
     CHECK_EQ_INT(mblx_graph_status(a, NULL), 0);
     CHECK_EQ_INT(mblx_graph_status(b, NULL), 0);
@@ -201,9 +200,84 @@ TEST(progress_ticks_where_due)
     core_progress_stage(NULL);
 }
 
-/* mblx__zeroed_alloc's blocks below and above its 1 MB mapping size come zeroed, take writes over
- * their whole length and are freed by mblx__zeroed_free by their size (a mapped block given to
- * free(), or a calloc'd one unmapped, crashes); a size that overflows is refused. */
+/* A table entry holds the node id + 1 in as many low bits as the node arrays' capacity needs and
+ * the hash's bits above them (graph.c): when the node arrays grow under a table that does not grow
+ * (symbols are made without it), every entry's id is widened in place. The graphs make symbols in
+ * rounds four times larger each, then sums and products of the round's symbols (few: the table
+ * stays small), so that the node ids outgrow the bits of the table's last making; graph b is
+ * reserved large from the start (its entries' bits never change), c under the deferral's large
+ * table. Every product made again is found (none made twice) with the handles b gives. Without the
+ * widening the new ids run into the tag and are not found; with the width but the entries not
+ * cleared, the old entries' tag bits read as part of their ids. */
+enum { NW = 1 << 16, NW_STEP = 64 };
+
+static void widen_symbol(mblx_graph *g, mblx_id *s, int i)
+{
+    char nm[16];
+    snprintf(nm, sizeof nm, "w%d", i);
+    s[i] = mblx_symbol(g, nm);
+}
+
+static mblx_id widen_product(mblx_graph *g, const mblx_id *s, int i)
+{
+    return mblx_mul(g, mblx_add(g, s[i], s[i / 2]), mblx_const(g, 1.0 + i));
+}
+
+/* the rounds of symbols and products, up to nw symbols, after each round every product made
+ * again (before the table is next made anew): 1 if all were found */
+static int widen_build(mblx_graph *g, mblx_id *s, mblx_id *p, int nw)
+{
+    int found = 1;
+    for (int lo = 0, hi = 64; lo < nw; lo = hi, hi *= 4) {
+        for (int i = lo; i < hi && i < nw; i++) widen_symbol(g, s, i);
+        for (int i = lo; i < hi && i < nw; i += NW_STEP) p[i] = widen_product(g, s, i);
+        size_t n = mblx_node_count(g);
+        for (int i = 0; i < hi && i < nw; i += NW_STEP) found &= widen_product(g, s, i) == p[i] && p[i] != MBLX_NONE;
+        found &= mblx_node_count(g) == n;
+    }
+    return found && mblx_graph_status(g, NULL) == 0;
+}
+
+TEST(ids_widened_under_a_live_table)
+{
+    static mblx_id sa[NW], sb[NW], pa[NW], pb[NW];
+    mblx_graph *a = mblx_graph_new(), *b = mblx_graph_new(), *c = mblx_graph_new();
+    CHECK(a && b && c);
+    CHECK_EQ_INT(mblx_graph_reserve(a, 100), 0); /* 128 nodes, 256 slots: 8 bits of id */
+    CHECK_EQ_INT(mblx_graph_reserve(b, 200000), 0);
+    CHECK(widen_build(a, sa, pa, NW));
+    CHECK(widen_build(b, sb, pb, NW));
+    CHECK_EQ_INT((int)mblx_node_count(a), (int)mblx_node_count(b));
+    int same = 1;
+    for (int i = 0; i < NW; i += NW_STEP) same &= pa[i] == pb[i];
+    CHECK(same);
+    /* c: 2^20 slots (deferring), node arrays of 2^19, grown to 2^21 by the symbols (ids past the
+     * 20 bits of the table's making); the products of b's graph again, entries waiting in the
+     * batch when the ids are widened */
+    CHECK_EQ_INT(mblx_graph_reserve(c, 300000), 0);
+    static mblx_id sc[1 << 20 | 1 << 16], pc[1 << 20 | 1 << 16];
+    CHECK(widen_build(c, sc, pc, NW));
+    same = 1;
+    for (int i = 0; i < NW; i += NW_STEP) same &= pc[i] == pb[i];
+    CHECK(same);
+    for (int i = NW; i < (1 << 20 | 1 << 16); i++) widen_symbol(c, sc, i);
+    CHECK(mblx_node_count(c) > (1u << 20));
+    size_t n = mblx_node_count(c);
+    for (int i = NW; i < (1 << 20 | 1 << 16); i += 4096) pc[i] = widen_product(c, sc, i);
+    int found = 1;
+    for (int i = 0; i < NW; i += NW_STEP) found &= widen_product(c, sc, i) == pb[i];
+    for (int i = NW; i < (1 << 20 | 1 << 16); i += 4096) found &= widen_product(c, sc, i) == pc[i];
+    CHECK(found);
+    CHECK_EQ_INT((int)mblx_node_count(c), (int)(n + 3 * 256)); /* the new products only */
+    CHECK_EQ_INT(mblx_graph_status(c, NULL), 0);
+    mblx_graph_free(a);
+    mblx_graph_free(b);
+    mblx_graph_free(c);
+}
+
+/* mblx__zeroed_alloc's blocks of every size (from 1 MB up they were mapped) come zeroed, take
+ * writes over their whole length and are freed by mblx__zeroed_free; a size that overflows is
+ * refused. */
 TEST(zeroed_blocks_either_side)
 {
     static const size_t counts[] = {0, 1, 1000, (1u << 20) / 8 - 1, (1u << 20) / 8, 3u << 20};
@@ -229,6 +303,7 @@ int main(void)
     RUN(batch_found_across_generations);
     RUN(one_and_two_operand_sets);
     RUN(progress_ticks_where_due);
+    RUN(ids_widened_under_a_live_table);
     RUN(zeroed_blocks_either_side);
     return test_summary("expr_table");
 }
