@@ -96,6 +96,7 @@ void mblx_tape_free(mblx_tape *t)
 {
     if (!t) return;
     mbl_free(t->ins);
+    mbl_free(t->cst);
     mbl_free(t->outreg);
     mbl_free(t->ext);
     mblx__data_free(t->data, t->ndata);
@@ -659,7 +660,11 @@ static int tape_arrays(compiler *c, size_t n)
     /* the smaller array first: it may fit a hole the larger would not */
     t->ins_node = mbl_alloc_array(nins ? nins : 1, sizeof *t->ins_node);
     t->ins = mbl_alloc_array(nins ? nins : 1, sizeof *t->ins);
-    if (!t->ins || !t->ins_node) return -1;
+    /* the constants' pool at one per instruction and cst[0] (its tail returned after the emission) */
+    t->cst = mbl_alloc_array(nins + 1, sizeof *t->cst);
+    if (!t->ins || !t->ins_node || !t->cst) return -1;
+    t->cst[0] = 0.0;
+    t->ncst = 1;
     mblx__hugepages(t->ins, nins * sizeof *t->ins);
     mblx__hugepages(t->ins_node, nins * sizeof *t->ins_node);
     if (c->nstep && !(t->ext = mbl_alloc_array(c->nstep, 5 * sizeof *t->ext))) return -1;
@@ -687,16 +692,24 @@ static int emit_instructions(compiler *c, mblx__sched *s)
     size_t ni = 0, kext = 0, nev = c->nev, w0 = 0;
     const size_t wend = s ? SCHED_WINDOW : SIZE_MAX;
     const int fuse = c->fuse;
+    double *cst = t->cst;
+    size_t nc = t->ncst;
 /* nr_: the registers it reads, a_ and b_ (2), a_ (1), none (0), the step's five at ext[a_] (5), or
  * as its opcode says (-1) */
 #define EMIT(nr_, op_, a_, b_, c_)                                                        \
     do {                                                                                  \
         tins *q_ = &ins[ni - w0];                                                         \
+        uint32_t ci_ = 0;                                                                 \
+        if (TI_CONST_OPS >> (op_) & 1) { /* its constant into the pool */                \
+            if (nc == TI_CONST_MAX) return -1;                                            \
+            cst[nc] = (c_);                                                               \
+            ci_ = (uint32_t)nc++;                                                         \
+        }                                                                                 \
         q_->op = (op_);                                                                   \
+        q_->ci = ci_;                                                                     \
         q_->dst = (uint32_t)ni;                                                           \
         q_->a = (a_);                                                                     \
         q_->b = (b_);                                                                     \
-        q_->c = (c_);                                                                     \
         ins_node[ni - w0] = owner[l];                                                     \
         if (s && (nr_) < 0) {                                                             \
             mblx__sched_note(s, w0, ni, q_);                                              \
@@ -777,6 +790,9 @@ static int emit_instructions(compiler *c, mblx__sched *s)
     }
 #undef EMIT
     if (s && ni > w0 && mblx__sched_window(s, w0, ni)) return -1; /* the last window */
+    t->ncst = nc;
+    void *q = mbl_realloc_array(cst, nc, sizeof *cst); /* (in place; a failed shrink keeps it) */
+    if (q) t->cst = q;
     t->nins = ni; /* (c->nev, less the constants only read as immediates) */
     t->nreg = 0;  /* (the scheduler's) */
     return 0;

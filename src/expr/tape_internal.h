@@ -48,14 +48,28 @@ static inline unsigned mblx__ti_reads(uint32_t op)
     return reads[op];
 }
 
+/* An instruction: 16 bytes (its constant in the tape's pool, not a double of its own: the
+ * N = 10^4 four-bar's residual tape, 890,066 instructions of which 300,023 have one, went from
+ * 21.4 to 14.2 + 2.4 MB, live from its compilation to the end). ci: the constant's index in t->cst
+ * for the opcodes of TI_CONST_OPS, 0 (t->cst[0] = 0.0) for the others. */
 typedef struct tins {
-    uint32_t op, dst, a, b;
-    double c;
+    uint32_t op : 6;
+    uint32_t ci : 26;
+    uint32_t dst, a, b;
 } tins;
+_Static_assert(sizeof(tins) == 16, "an instruction is 16 bytes");
+/* The opcodes whose constant is read (TI_LDC: its value; ADDC, MULC, ADD2C, MUL2C: the constant
+ * added or multiplied; POWC: the exponent; DATA: the node's code); the pool's size limit. */
+#define TI_CONST_OPS                                                                               \
+    (TI_SET(TI_LDC) | TI_SET(TI_ADDC) | TI_SET(TI_MULC) | TI_SET(TI_ADD2C) | TI_SET(TI_MUL2C) |    \
+     TI_SET(TI_POWC) | TI_SET(TI_DATA))
+#define TI_CONST_MAX ((size_t)1 << 26)
 
 struct mblx_tape {
     size_t nins, nreg, nout, nsymreq;
     tins *ins;
+    double *cst; /* the instructions' constants (tins.ci; cst[0] = 0.0), ncst */
+    size_t ncst;
     uint32_t *outreg;
     uint32_t *ext; /* step operands, 5 registers each */
     mblx__dataset *data; /* the graph's data sets, copied (TI_DATA: a = x, b = y, c = the node's code) */
@@ -78,6 +92,9 @@ struct mblx_tape {
     uint8_t *run_op;     /* nrun */
     struct mblx_fwdjac *fwdjac; /* owned: the coloring of its outputs' Jacobian (mblx_tape_set_fwdjac), or NULL */
 };
+
+/* Instruction p's constant (0.0 for an opcode without one). */
+static inline double mblx__ins_c(const mblx_tape *t, const tins *p) { return t->cst[p->ci]; }
 
 /* A frame of the explicit depth-first traversal stacks (graph node v, local index l, next operand). */
 typedef struct dfs_frame {
