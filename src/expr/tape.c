@@ -227,6 +227,7 @@ typedef struct compiler {
     size_t npairs;            /* their pairs of operands the pairs' search counts (mblx__pairs_local) */
     int no_pairs;             /* mblx_compile_few: the chains alone */
     int fuse;                 /* a sum's or product's constant fused into its last operation (mblx__share) */
+    mblx__cpool cp;           /* the instructions' constants (emit_instructions) */
 } compiler;
 
 static void compiler_free(compiler *c)
@@ -245,6 +246,7 @@ static void compiler_free(compiler *c)
     mbl_free(c->dlargs);
     mbl_free(c->gid);
     mbl_free(c->post);
+    mblx__cpool_free(&c->cp);
 }
 
 /* Grow arr_ (cnt_ elements used of cap_) by doubling when full; returns -1 from the calling
@@ -660,11 +662,7 @@ static int tape_arrays(compiler *c, size_t n)
     /* the smaller array first: it may fit a hole the larger would not */
     t->ins_node = mbl_alloc_array(nins ? nins : 1, sizeof *t->ins_node);
     t->ins = mbl_alloc_array(nins ? nins : 1, sizeof *t->ins);
-    /* the constants' pool at one per instruction and cst[0] (its tail returned after the emission) */
-    t->cst = mbl_alloc_array(nins + 1, sizeof *t->cst);
-    if (!t->ins || !t->ins_node || !t->cst) return -1;
-    t->cst[0] = 0.0;
-    t->ncst = 1;
+    if (!t->ins || !t->ins_node || mblx__cpool_init(&c->cp)) return -1;
     mblx__hugepages(t->ins, nins * sizeof *t->ins);
     mblx__hugepages(t->ins_node, nins * sizeof *t->ins_node);
     if (c->nstep && !(t->ext = mbl_alloc_array(c->nstep, 5 * sizeof *t->ext))) return -1;
@@ -692,19 +690,15 @@ static int emit_instructions(compiler *c, mblx__sched *s)
     size_t ni = 0, kext = 0, nev = c->nev, w0 = 0;
     const size_t wend = s ? SCHED_WINDOW : SIZE_MAX;
     const int fuse = c->fuse;
-    double *cst = t->cst;
-    size_t nc = t->ncst;
+    mblx__cpool *cp = &c->cp;
 /* nr_: the registers it reads, a_ and b_ (2), a_ (1), none (0), the step's five at ext[a_] (5), or
  * as its opcode says (-1) */
 #define EMIT(nr_, op_, a_, b_, c_)                                                        \
     do {                                                                                  \
         tins *q_ = &ins[ni - w0];                                                         \
         uint32_t ci_ = 0;                                                                 \
-        if (TI_CONST_OPS >> (op_) & 1) { /* its constant into the pool */                \
-            if (nc == TI_CONST_MAX) return -1;                                            \
-            cst[nc] = (c_);                                                               \
-            ci_ = (uint32_t)nc++;                                                         \
-        }                                                                                 \
+        if (TI_CONST_OPS >> (op_) & 1 && (ci_ = mblx__cpool_put(cp, (c_))) == UINT32_MAX) \
+            return -1; /* its constant in the pool */                                     \
         q_->op = (op_);                                                                   \
         q_->ci = ci_;                                                                     \
         q_->dst = (uint32_t)ni;                                                           \
@@ -790,9 +784,7 @@ static int emit_instructions(compiler *c, mblx__sched *s)
     }
 #undef EMIT
     if (s && ni > w0 && mblx__sched_window(s, w0, ni)) return -1; /* the last window */
-    t->ncst = nc;
-    void *q = mbl_realloc_array(cst, nc, sizeof *cst); /* (in place; a failed shrink keeps it) */
-    if (q) t->cst = q;
+    t->cst = mblx__cpool_take(cp, &t->ncst);
     t->nins = ni; /* (c->nev, less the constants only read as immediates) */
     t->nreg = 0;  /* (the scheduler's) */
     return 0;

@@ -1,8 +1,8 @@
 /* The instructions' constants in the tape's pool (issue 31, item 2, session 36: src/expr/tape.c
- * emit_instructions, tape_internal.h tins): an instruction is 16 bytes and its constant, for the
- * opcodes that read one (TI_CONST_OPS), is t->cst[ci]. Checked: every such instruction has a
- * constant of its own (ci >= 1, no two alike), every other ci = 0 (cst[0] = 0.0), the pool holds
- * exactly those (1 + their count, at its size: the compiler's reserve returned), each constant is
+ * emit_instructions, tape_consts.c, tape_internal.h tins): an instruction is 16 bytes and its
+ * constant, for the opcodes that read one (TI_CONST_OPS), is t->cst[ci]. Checked: every other ci
+ * is 0 (cst[0] = +0.0), the pool holds each value once and only values read (at its size), a
+ * value read by several instructions is one entry, each constant is
  * the node's (a sum's or product's term, a power's exponent, a constant's value) by the values
  * of the tapes against the same operations in C, for copying and bound tapes, and by the
  * forward sweep's derivatives of the constant-reading opcodes against their closed forms. */
@@ -19,32 +19,39 @@ static mblx_graph *G;
 
 static mblx_id P(const char *s) { return fixture_parse(G, s); }
 
-/* The pool's invariants of tape t. */
-static void check_pool(const mblx_tape *t)
+/* The pool's invariants of tape t; returns the instructions that read a constant. */
+static size_t check_pool(const mblx_tape *t)
 {
     size_t nconst = 0;
     unsigned char *used = calloc(t->ncst ? t->ncst : 1, 1);
     CHECK(used != NULL && t->cst != NULL && t->ncst >= 1);
     if (!used || !t->cst) {
         free(used);
-        return;
+        return 0;
     }
-    CHECK(t->cst[0] == 0.0);
+    uint64_t b0;
+    memcpy(&b0, &t->cst[0], sizeof b0);
+    CHECK(b0 == 0); /* +0.0 */
     for (size_t i = 0; i < t->nins; i++) {
         const tins *p = &t->ins[i];
         if (TI_CONST_OPS >> p->op & 1) {
             nconst++;
-            CHECK_MSG(p->ci >= 1 && p->ci < t->ncst && !used[p->ci], "instruction %zu (op %u): ci %u", i,
-                      (unsigned)p->op, (unsigned)p->ci);
+            CHECK_MSG(p->ci < t->ncst, "instruction %zu (op %u): ci %u", i, (unsigned)p->op, (unsigned)p->ci);
             if (p->ci < t->ncst) used[p->ci] = 1;
         } else {
             CHECK_MSG(p->ci == 0, "instruction %zu (op %u) without a constant: ci %u", i, (unsigned)p->op,
                       (unsigned)p->ci);
         }
     }
-    CHECK_MSG(t->ncst == nconst + 1, "%zu constants for %zu instructions that read one", t->ncst, nconst);
+    /* each value once, every one read */
+    for (size_t k = 1; k < t->ncst; k++) {
+        CHECK_MSG(used[k], "constant %zu (%g) read by no instruction", k, t->cst[k]);
+        for (size_t j = 0; j < k; j++) CHECK_MSG(memcmp(&t->cst[j], &t->cst[k], sizeof t->cst[k]), "constants %zu and %zu alike", j, k);
+    }
+    CHECK(t->ncst <= nconst + 1);
     CHECK(malloc_usable_size(t->cst) < t->ncst * sizeof *t->cst + 64);
     free(used);
+    return nconst;
 }
 
 TEST(constants_in_the_pool)
@@ -88,6 +95,43 @@ TEST(constants_in_the_pool)
     mblx_graph_free(G);
 }
 
+/* A value read by several instructions (a product's coefficient, a sum's term, an exponent) is
+ * one constant of the pool; 0.0 is cst[0]. */
+TEST(each_value_once)
+{
+    G = mblx_graph_new();
+    (void)mblx_symbol(G, "x"), (void)mblx_symbol(G, "y");
+    mblx_id e[5] = {P("2.5*x"), P("2.5*y"), P("x^2.5"), P("y + 2.5"), P("x*y*2.5")};
+    mbl_status st;
+    for (int bound = 0; bound < 2; bound++) {
+        mblx_tape *t = bound ? mblx_compile_bound(G, 5, e, NULL, NULL, &st) : mblx_compile(G, 5, e, &st);
+        CHECK(t != NULL);
+        if (!t) continue;
+        CHECK_EQ_INT((int)check_pool(t), 5);
+        CHECK_EQ_INT((int)t->ncst, 2);
+        CHECK(t->ncst == 2 && t->cst[1] == 2.5);
+        double sv[2] = {1.5, -0.25}, out[5], w[64];
+        CHECK(mblx_tape_work_size(t) <= 64);
+        CHECK_EQ_INT(mblx_tape_eval(t, sv, out, w, &st), 0);
+        CHECK(out[0] == 1.5 * 2.5 && out[1] == -0.25 * 2.5 && out[2] == pow(1.5, 2.5) && out[3] == -0.25 + 2.5 &&
+              out[4] == 1.5 * -0.25 * 2.5);
+        mblx_tape_free(t);
+    }
+    /* a constant output 0.0: cst[0] itself (the pool then holds it alone) */
+    mblx_id z = mblx_const(G, 0.0);
+    mblx_tape *t = mblx_compile(G, 1, &z, &st);
+    CHECK(t != NULL);
+    if (t) {
+        CHECK_EQ_INT((int)check_pool(t), 1);
+        CHECK(t->ncst == 1 && t->nins == 1 && t->ins[0].op == TI_LDC && t->ins[0].ci == 0);
+        double w[4], v = 1.0;
+        CHECK_EQ_INT(mblx_tape_eval(t, NULL, &v, w, &st), 0);
+        CHECK(v == 0.0);
+        mblx_tape_free(t);
+    }
+    mblx_graph_free(G);
+}
+
 /* The forward sweep's derivatives of the constant-reading opcodes (tape_forward.c: fwd1 and the
  * runs of MULC, ADDC, MUL2C) against their closed forms. */
 TEST(forward_derivatives_read_the_pool)
@@ -123,6 +167,7 @@ TEST(forward_derivatives_read_the_pool)
 int main(void)
 {
     RUN(constants_in_the_pool);
+    RUN(each_value_once);
     RUN(forward_derivatives_read_the_pool);
     return test_summary("expr_tape_consts");
 }
