@@ -12,20 +12,20 @@ static inline double exec1(const tins *p, const double *x, const double *w, cons
                            const mblx_tape *t)
 {
     switch (p->op) {
-    case TI_LDC: return p->c;
+    case TI_LDC: return mblx__ins_c(t, p);
     case TI_LDS: return x[p->a];
     case TI_ADD: return w[p->a] + w[p->b];
-    case TI_ADDC: return w[p->a] + p->c;
+    case TI_ADDC: return w[p->a] + mblx__ins_c(t, p);
     case TI_MUL: return w[p->a] * w[p->b];
-    case TI_MULC: return w[p->a] * p->c;
-    case TI_ADD2C: return w[p->a] + w[p->b] + p->c;
-    case TI_MUL2C: return w[p->a] * w[p->b] * p->c;
+    case TI_MULC: return w[p->a] * mblx__ins_c(t, p);
+    case TI_ADD2C: return w[p->a] + w[p->b] + mblx__ins_c(t, p);
+    case TI_MUL2C: return w[p->a] * w[p->b] * mblx__ins_c(t, p);
     case TI_SQR: return w[p->a] * w[p->a];
     case TI_CUBE: return w[p->a] * w[p->a] * w[p->a];
     case TI_RECIP: return 1.0 / w[p->a];
     case TI_RSQR: return 1.0 / (w[p->a] * w[p->a]);
     case TI_SQRTP: return sqrt(w[p->a]);
-    case TI_POWC: return pow(w[p->a], p->c);
+    case TI_POWC: return pow(w[p->a], mblx__ins_c(t, p));
     case TI_POW: return pow(w[p->a], w[p->b]);
     case TI_SQRT: return sqrt(w[p->a]);
     case TI_SIN: return sin(w[p->a]);
@@ -48,7 +48,7 @@ static inline double exec1(const tins *p, const double *x, const double *w, cons
         const uint32_t *r = ext + p->a;
         return mblx__step_value(w[r[0]], w[r[1]], w[r[2]], w[r[3]], w[r[4]]);
     }
-    case TI_DATA: return mblx__data_value(t->data, t->ndata, p->c, w[p->a], w[p->b]);
+    case TI_DATA: return mblx__data_value(t->data, t->ndata, mblx__ins_c(t, p), w[p->a], w[p->b]);
     default: return NAN;
     }
 }
@@ -103,8 +103,8 @@ static int diagnose_unlocked(const mblx_tape *t, const double *x, double *w, mbl
                 continue;
             }
             uint32_t l = t->ins_node[i];
-            double a = p->op == TI_LDS ? x[p->a] : (p->op == TI_LDC ? p->c : w[p->a]);
-            double b = (p->op == TI_POW || p->op == TI_ATAN2) ? w[p->b] : p->c;
+            double a = p->op == TI_LDS ? x[p->a] : (p->op == TI_LDC ? mblx__ins_c(t, p) : w[p->a]);
+            double b = (p->op == TI_POW || p->op == TI_ATAN2) ? w[p->b] : mblx__ins_c(t, p);
             char what[MBL_MSG_MAX / 4];
             unsigned op = node_op(t, l);
             switch (op) {
@@ -122,7 +122,8 @@ static int diagnose_unlocked(const mblx_tape *t, const double *x, double *w, mbl
             case MBLX_OP_POW:
                 if (p->op == TI_POW || p->op == TI_POWC || p->op == TI_RECIP || p->op == TI_RSQR ||
                     p->op == TI_SQRTP) {
-                    if (p->op != TI_POW && p->op != TI_POWC) b = p->c;
+                    if (p->op != TI_POW && p->op != TI_POWC) /* the exponent its opcode stands for */
+                        b = p->op == TI_RECIP ? -1.0 : p->op == TI_RSQR ? -2.0 : 0.5;
                     if (a == 0.0 && b < 0.0) {
                         snprintf(what, sizeof what, "division by zero");
                         break;
@@ -136,7 +137,7 @@ static int diagnose_unlocked(const mblx_tape *t, const double *x, double *w, mbl
                 break;
             case MBLX_OP_DATA:
                 if (p->op == TI_DATA) {
-                    mblx__data_why(t->data, t->ndata, p->c, a, w[p->b], what, sizeof what);
+                    mblx__data_why(t->data, t->ndata, mblx__ins_c(t, p), a, w[p->b], what, sizeof what);
                     break;
                 }
                 snprintf(what, sizeof what, "non-finite result %g", v);
@@ -177,6 +178,7 @@ int mblx_tape_eval(const mblx_tape *t, const double *symvals, double *out, doubl
     if (!t || (t->nout && !out) || (t->nreg && !work) || (t->nsymreq && !symvals))
         return mbl_error(st, MBL_EARG, "mblx_tape_eval: NULL argument");
     const tins *ins = t->ins;
+    const double *cst = t->cst;
     const uint32_t *ext = t->ext;
     double *w = work;
     double bad = 0.0; /* v * 0 is 0 for a finite v, NaN else: the sum is NaN when a value is not finite */
@@ -190,14 +192,14 @@ int mblx_tape_eval(const mblx_tape *t, const double *symvals, double *out, doubl
     for (size_t r = 0; r < t->nrun; r++) {
         const tins *p = ins + t->run_start[r], *e = ins + t->run_start[r + 1];
         switch (t->run_op[r]) {
-        case TI_LDC: RUN(p->c);
+        case TI_LDC: RUN(cst[p->ci]);
         case TI_LDS: RUN(symvals[p->a]);
         case TI_ADD: RUN(w[p->a] + w[p->b]);
-        case TI_ADDC: RUN(w[p->a] + p->c);
+        case TI_ADDC: RUN(w[p->a] + cst[p->ci]);
         case TI_MUL: RUN(w[p->a] * w[p->b]);
-        case TI_MULC: RUN(w[p->a] * p->c);
-        case TI_ADD2C: RUN(w[p->a] + w[p->b] + p->c);
-        case TI_MUL2C: RUN(w[p->a] * w[p->b] * p->c);
+        case TI_MULC: RUN(w[p->a] * cst[p->ci]);
+        case TI_ADD2C: RUN(w[p->a] + w[p->b] + cst[p->ci]);
+        case TI_MUL2C: RUN(w[p->a] * w[p->b] * cst[p->ci]);
         case TI_SQR: RUN(w[p->a] * w[p->a]);
         case MBLX__RUN_GAP: break; /* a view's instructions left out */
         default: RUN(exec1(p, symvals, w, ext, t));

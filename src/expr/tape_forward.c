@@ -194,9 +194,9 @@ static double binary(const mblx_tape *t, const tins *in, double a, double b, dou
         *db = 0.5 * (in->op == TI_MAX ? 1.0 - s : 1.0 + s);
         return in->op == TI_MIN ? (a < b ? a : b) : (a > b ? a : b);
     case TI_DATA:
-        *da = mblx__data_partial_value(t->data, t->ndata, in->c, 0, a, b);
-        *db = mblx__data_partial_value(t->data, t->ndata, in->c, 1, a, b);
-        return mblx__data_value(t->data, t->ndata, in->c, a, b);
+        *da = mblx__data_partial_value(t->data, t->ndata, mblx__ins_c(t, in), 0, a, b);
+        *db = mblx__data_partial_value(t->data, t->ndata, mblx__ins_c(t, in), 1, a, b);
+        return mblx__data_value(t->data, t->ndata, mblx__ins_c(t, in), a, b);
     default: *da = *db = NAN; return NAN;
     }
 }
@@ -296,33 +296,33 @@ static int tangents_finite(const double *T, size_t p)
 static inline __attribute__((always_inline)) double fwd1(const mblx_tape *t, const tins *in, const double *x, size_t p, const fwd_seed *sd,
                           const double *w, double *T)
 {
-    double *Td = T + (size_t)in->dst * p, v, da, db;
+    double *Td = T + (size_t)in->dst * p, v, da, db, c = mblx__ins_c(t, in);
 #define Ta (T + (size_t)in->a * p) /* the operands' tangents (a and b are registers here) */
 #define Tb (T + (size_t)in->b * p)
     switch (in->op) {
     case TI_LDC:
         LANES(SPLAT(0.0));
-        return in->c;
+        return c;
     case TI_LDS:
         seed_symbol(Td, in->a, p, sd);
         return x[in->a];
     case TI_ADD:
     case TI_ADD2C:
-        v = in->op == TI_ADD ? w[in->a] + w[in->b] : w[in->a] + w[in->b] + in->c;
+        v = in->op == TI_ADD ? w[in->a] + w[in->b] : w[in->a] + w[in->b] + c;
         LANES(V(Ta) + V(Tb));
         return v;
     case TI_ADDC:
         if (Td != Ta) memcpy(Td, Ta, p * sizeof *Td);
-        return w[in->a] + in->c;
+        return w[in->a] + c;
     case TI_MUL:
     case TI_MUL2C: {
-        double a = w[in->a], b = w[in->b], c = in->op == TI_MUL ? 1.0 : in->c;
-        LANES(c * (V(Ta) * b + a * V(Tb)));
-        return in->op == TI_MUL ? a * b : a * b * in->c;
+        double a = w[in->a], b = w[in->b], cm = in->op == TI_MUL ? 1.0 : c;
+        LANES(cm * (V(Ta) * b + a * V(Tb)));
+        return in->op == TI_MUL ? a * b : a * b * c;
     }
     case TI_MULC:
-        LANES(in->c * V(Ta));
-        return w[in->a] * in->c;
+        LANES(c * V(Ta));
+        return w[in->a] * c;
     case TI_STEP: return step(t->ext + in->a, w, T, Td, p, sd);
     case TI_POW:
     case TI_ATAN2:
@@ -334,8 +334,8 @@ static inline __attribute__((always_inline)) double fwd1(const mblx_tape *t, con
         return v;
     default: {
         double a = w[in->a];
-        v = value1(in->op, a, in->c);
-        lin1(Td, Ta, deriv1(in->op, a, v, in->c), p, mask_of(sd, in->a), sd);
+        v = value1(in->op, a, c);
+        lin1(Td, Ta, deriv1(in->op, a, v, c), p, mask_of(sd, in->a), sd);
         return v;
     }
     }
@@ -358,26 +358,31 @@ enum { SWEEP_PF_MIN = 1 << 19 };
 
 /* The binary operations of sweep_body's runs: instruction in's tangents into T, its value into w,
  * returned. */
-static inline __attribute__((always_inline)) double run_add(const tins *in, double *w, double *T, size_t p)
+static inline __attribute__((always_inline)) double run_add(const tins *in, double *w, double *T, size_t p,
+                                                              const double *cst)
 {
+    (void)cst;
     const double *Ta = T + (size_t)in->a * p, *Tb = T + (size_t)in->b * p;
     double *Td = T + (size_t)in->dst * p, v = w[in->a] + w[in->b];
     LANES(V(Ta) + V(Tb));
     return w[in->dst] = v;
 }
 
-static inline __attribute__((always_inline)) double run_mul(const tins *in, double *w, double *T, size_t p)
+static inline __attribute__((always_inline)) double run_mul(const tins *in, double *w, double *T, size_t p,
+                                                              const double *cst)
 {
+    (void)cst;
     const double *Ta = T + (size_t)in->a * p, *Tb = T + (size_t)in->b * p;
     double *Td = T + (size_t)in->dst * p, a = w[in->a], b = w[in->b];
     LANES(V(Ta) * b + a * V(Tb));
     return w[in->dst] = a * b;
 }
 
-static inline __attribute__((always_inline)) double run_mul2c(const tins *in, double *w, double *T, size_t p)
+static inline __attribute__((always_inline)) double run_mul2c(const tins *in, double *w, double *T, size_t p,
+                                                                const double *cst)
 {
     const double *Ta = T + (size_t)in->a * p, *Tb = T + (size_t)in->b * p;
-    double *Td = T + (size_t)in->dst * p, a = w[in->a], b = w[in->b], c = in->c, v = a * b * c;
+    double *Td = T + (size_t)in->dst * p, a = w[in->a], b = w[in->b], c = cst[in->ci], v = a * b * c;
     double ca = c * a, cb = c * b; /* c (Ta b + a Tb) to rounding */
     LANES(V(Ta) * cb + ca * V(Tb));
     return w[in->dst] = v;
@@ -391,9 +396,9 @@ static inline __attribute__((always_inline)) double run_mul2c(const tins *in, do
         const tins *e8_ = pf && e - in > 8 ? e - 8 : in;                                          \
         for (; in < e8_; in++) {                                                                  \
             PF_AHEAD(in);                                                                         \
-            bad += not_finite(fn(in, w, T, p));                                                   \
+            bad += not_finite(fn(in, w, T, p, cst));                                              \
         }                                                                                         \
-        for (; in < e; in++) bad += not_finite(fn(in, w, T, p));                                  \
+        for (; in < e; in++) bad += not_finite(fn(in, w, T, p, cst));                             \
     } while (0)
 
 /* Values into w and tangents into T (p per register), in the tape's order, by its runs of one
@@ -405,6 +410,7 @@ static inline __attribute__((always_inline)) int sweep_body(const mblx_tape *t, 
                                                             size_t *where, const int pf)
 {
     double bad = 0.0; /* NaN when a value is not finite (not_finite) */
+    const double *cst = t->cst;
     for (size_t r = 0; r < t->nrun && find; r++) {
         if (t->run_op[r] == MBLX__RUN_GAP) continue; /* a view's instructions left out */
         for (size_t i = t->run_start[r]; i < t->run_start[r + 1]; i++) {
@@ -445,7 +451,7 @@ static inline __attribute__((always_inline)) int sweep_body(const mblx_tape *t, 
         case TI_ADDC:
             for (; in < e; in++) {
                 const double *Ta = T + (size_t)in->a * p;
-                double *Td = T + (size_t)in->dst * p, v = w[in->a] + in->c;
+                double *Td = T + (size_t)in->dst * p, v = w[in->a] + cst[in->ci];
                 if (Td != Ta) memcpy(Td, Ta, p * sizeof *Td);
                 w[in->dst] = v;
                 bad += not_finite(v);
@@ -454,7 +460,7 @@ static inline __attribute__((always_inline)) int sweep_body(const mblx_tape *t, 
         case TI_MULC:
             for (; in < e; in++) {
                 const double *Ta = T + (size_t)in->a * p;
-                double *Td = T + (size_t)in->dst * p, c = in->c, v = w[in->a] * c;
+                double *Td = T + (size_t)in->dst * p, c = cst[in->ci], v = w[in->a] * c;
                 LANES(c * V(Ta));
                 w[in->dst] = v;
                 bad += not_finite(v);

@@ -11,6 +11,7 @@ mblin_add_test(test_expr_der_memo ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_der
 mblin_add_test(test_expr_defer ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_defer.c)
 mblin_add_test(test_expr_table ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_table.c)
 mblin_add_test(test_expr_bound ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_bound.c)
+mblin_add_test(test_expr_tape_consts ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_tape_consts.c)
 mblin_add_test(test_expr_data ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_data.c)
 mblin_add_test(test_expr_deps ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_deps.c)
 mblin_add_test(test_expr_fwd ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_fwd.c)
