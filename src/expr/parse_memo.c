@@ -30,7 +30,7 @@ static uint32_t next_gen(mblx_graph *g, struct mblx__name_memo *m)
     return g->name_memo_gen;
 }
 
-/* Mapped from the system from 1 MB (mblx__zeroed_alloc): its pages are returned when it is freed.
+/* Zeroed by mblx__zeroed_alloc (calloc, from the heap: a later block reuses its pages when it is freed).
  * A memo made anew (larger) has no owner: the next owner's lasting entries start again. */
 struct mblx__name_memo *mblx__name_memo_for(mblx_graph *g, size_t len, const void *owner, uint32_t *gen,
                                             uint32_t *lasting)

@@ -280,7 +280,7 @@ static int pair_init(pair_table *P, size_t want)
 {
     size_t cap = 64;
     while (cap < 2 * want + 2) cap *= 2;
-    P->key = mblx__zeroed_alloc(cap, sizeof *P->key); /* (mapped when large: not cleared at once) */
+    P->key = mblx__zeroed_alloc(cap, sizeof *P->key); /* (zeroed: empty slots) */
     P->val = mbl_alloc_array(cap, sizeof *P->val);
     P->cap = cap;
     P->n = 0;
