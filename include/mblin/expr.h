@@ -113,8 +113,8 @@ MBL_API mblx_graph *mblx_graph_new(void);
  * still usable) or MBL_EARG (g NULL). */
 MBL_API int mblx_graph_reserve(mblx_graph *g, size_t nodes);
 
-/* Free the hash-consing table of g (8 bytes a slot, at least 16 bytes a node: 32 MB for the 1.7 M
- * nodes of the N = 10^4 four-bar) and the derivatives' per-node scratch (8 bytes a node) while its
+/* Free the hash-consing table of g (4 bytes a slot, at least 8 bytes a node: 16 MB for the
+ * N = 10^4 four-bar's reserve of 1.7 M nodes) and the derivatives' per-node scratch (8 bytes a node) while its
  * nodes are only read (compiled, evaluated, printed). The next node made rebuilds the table from
  * the nodes at the size it had (about 20 ns a node), the next derivative its scratch: handles,
  * and every node a builder returns, are the same as without the drop. Returns 0, or MBL_EARG for
