@@ -58,10 +58,23 @@ RUNS = {
                 [SP, "--period", "0.5", "--json"],
                 ["tests/study/floquet/coleman3.yaml", "--param", "Omega", "--mbc", "z1,z2,z3", "--json"]],
 }
+# Issue 65, item 19: every example's linearize --json (a new example is checked without naming it here;
+# the singular four-bar with the method that works there), and the trimmed models' equilibrium --json
+# (operating_point.trim). EXAMPLE_ARGS: the options an example needs.
+EXAMPLE_ARGS = {"examples/fourbar_singular.yaml": ["--method", "descriptor"]}
+EXAMPLES = sorted(os.path.join(d, f) for d, _, fs in os.walk("examples") for f in fs
+                  if f.endswith((".yaml", ".urdf")))
+check(len(EXAMPLES) >= 60, "the examples are found (%d)" % len(EXAMPLES))
+listed = {tuple(r) for r in RUNS["linearize"]}
+RUNS["linearize"] += [[m, "--json"] + EXAMPLE_ARGS.get(m, []) for m in EXAMPLES
+                      if (m, "--json", *EXAMPLE_ARGS.get(m, [])) not in listed]
+TRIMMED = ["examples/vehicle/single_track_turn.yaml", "examples/vehicle/mech_single_track_turn.yaml"]
+RUNS["equilibrium"] += [[m, "--json"] for m in TRIMMED]
 # keys that only some outputs have: each must be seen at least once, so the examples cover the schema
 OPTIONAL_SEEN = {"linearize": ["ss", "mck", "mode_shapes", "q_S", "descriptor", "flexible_bodies", "velocity_transformation"],
                  "sweep": ["critical_speeds"], "sensitivity": ["named_mode"],
                  "symbolic": ["point_values", "ode_states", "velocity_values"], "floquet": ["mbc"]}
+OP_SEEN = {"linearize": ["trim"], "equilibrium": ["trim"]}  # keys of operating_point that only some have
 
 versions = set()
 for cmd, runs in RUNS.items():
@@ -70,7 +83,7 @@ for cmd, runs in RUNS.items():
     jsonschema.Draft202012Validator.check_schema(schema)
     versions.add(schema["properties"]["schema_version"]["const"])
     v = jsonschema.Draft202012Validator(schema)
-    seen = set()
+    seen, op_seen = set(), set()
     first = None
     for args in runs:
         p = subprocess.run([MBLIN, cmd, *args], capture_output=True, text=True, timeout=300,
@@ -89,8 +102,11 @@ for cmd, runs in RUNS.items():
         check(not errors, "%s against %s: %s" % (what, path, "; ".join(errors[:5])))
         check(next(iter(d)) == "schema_version", "%s: schema_version is the first key" % what)
         seen |= set(d)
+        op_seen |= set(d.get("operating_point", {}))
     for k in OPTIONAL_SEEN.get(cmd, []):
         check(k in seen, "%s: the examples show the optional key '%s'" % (cmd, k))
+    for k in OP_SEEN.get(cmd, []):
+        check(k in op_seen, "%s: the examples show the optional key 'operating_point.%s'" % (cmd, k))
     if first:  # the schema refuses an undocumented key and a missing required one (the check can fail)
         bad = copy.deepcopy(first)
         bad["undocumented_key"] = 1
