@@ -45,21 +45,12 @@ int cli_number(const char *s, double *out, char *why, size_t whylen)
     if (!cli_decimal(s, out)) return 0;
     size_t len = strlen(s);
     if (!len || len > 200) return snprintf(why, whylen, "%s", len ? "too long" : "empty"), -1;
-    mblx_graph *g = mblx_graph_new();
-    if (!g) return snprintf(why, whylen, "out of memory"), -1;
-    mblx_id e = MBLX_NONE;
     mbl_status st;
-    double x = NAN;
-    int rc = mblx_parse(g, s, len, NULL, &e, &st);
-    if (!rc) rc = mblx_eval(g, e, NULL, &x, &st);
-    mblx_graph_free(g);
-    if (rc) {
+    if (mblx_eval_text(s, len, out, &st)) {
         const char *m = st.msg, *c = strstr(m, ": "); /* drop the "1:COL: " position of a one-line text */
-        snprintf(why, whylen, "%s", rc == MBL_EPARSE && c && m[0] >= '0' && m[0] <= '9' ? c + 2 : m);
+        snprintf(why, whylen, "%s", st.code == MBL_EPARSE && c && m[0] >= '0' && m[0] <= '9' ? c + 2 : m);
         return -1;
     }
-    if (!isfinite(x)) return snprintf(why, whylen, "not finite"), -1;
-    *out = x;
     return 0;
 }
 

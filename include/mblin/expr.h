@@ -410,6 +410,13 @@ MBL_API int mblx_tape_eval(const mblx_tape *t, const double *symvals, double *ou
 MBL_API int mblx_eval(const mblx_graph *g, mblx_id e, const double *symvals, double *value,
               mbl_status *st);
 
+/* The value of a constant expression given as text (numbers, pi, operators and functions; no
+ * names), as a parameter value is written on the command line or in Python (2, -0.5, 1e-3, pi/2,
+ * sqrt(2)*9.81): parsed in a scratch graph and evaluated. MBL_EPARSE for malformed text or a name
+ * (the message starts with "1:COL: "), MBL_EDOMAIN for a value outside a function's domain or not
+ * finite; *value is then unchanged. */
+MBL_API int mblx_eval_text(const char *text, size_t len, double *value, mbl_status *st);
+
 /* ---- forward mode: derivative values of a tape without symbolic derivatives ---------------- */
 
 /* Doubles the work array of mblx_tape_fwd must hold for p directions: (p + 1) per register. */

@@ -19,6 +19,7 @@ file position. See docs/python.md.
 """
 
 import json as _json
+import math as _math
 import os as _os
 
 try:
@@ -58,16 +59,33 @@ def methods():
     return _core.methods()
 
 
-def _sets(set_):
+def _value(what, k, v):
+    """A value of set, guess, velocities or targets: a finite number, or a constant expression as
+    text as the CLI's --set takes it ("pi/2", "2*9.81")."""
+    if isinstance(v, str):
+        try:
+            return _core.constant(v)
+        except Error as e:
+            raise ArgumentError("%s: '%s': %r is not a number or a constant expression (2, -0.5, 1e-3, pi/2): %s"
+                                % (what, k, v[:120], e), ArgumentError.code) from None
+    if isinstance(v, bool) or not isinstance(v, (int, float, _np.integer, _np.floating)):
+        raise TypeError("%s: '%s' must be a number or a str expression, not %s" % (what, k, type(v).__name__))
+    x = float(v)
+    if not _math.isfinite(x):
+        raise ArgumentError("%s: '%s' = %r is not finite" % (what, k, x), ArgumentError.code)
+    return x
+
+
+def _sets(set_, what="set"):
     if set_ is None:
         return []
     if not hasattr(set_, "items"):
-        raise TypeError("set must be a dict {parameter name: value}")
+        raise TypeError("%s must be a dict {name: value}" % what)
     out = []
     for k, v in set_.items():
         if not isinstance(k, str):
-            raise TypeError("parameter names must be str, got %r" % (k,))
-        out.append((k, float(v)))
+            raise TypeError("%s: names must be str, got %r" % (what, k))
+        out.append((k, _value(what, k, v)))
     return out
 
 
@@ -252,16 +270,16 @@ class Model:
             at_code = _AT[at]
         else:
             raise ValueError("at must be 'equilibrium', 'given', 'steady' or 'trim', not %r" % (at,))
-        g = _sets(guess) if guess is not None else None
+        g = _sets(guess, "guess") if guess is not None else None
         if g:
             g = [(k, v_) for k, v_ in g]
         qv = None if q is None else [float(x) for x in _np.asarray(q, dtype=float).ravel()]
         vv = None if v is None else [float(x) for x in _np.asarray(v, dtype=float).ravel()]
         opts = dict(options)
         if velocities is not None:
-            opts["velocities"] = [(k, v_) for k, v_ in _sets(velocities)]
+            opts["velocities"] = [(k, v_) for k, v_ in _sets(velocities, "velocities")]
         if targets is not None:
-            opts["targets"] = [(k, v_) for k, v_ in _sets(targets)]
+            opts["targets"] = [(k, v_) for k, v_ in _sets(targets, "targets")]
         core_point = model._core.point(at_code, qv, vv, g, None if t is None else float(t), opts)
         return OperatingPoint(model, core_point)
 
@@ -280,7 +298,8 @@ class Model:
             point: an :class:`OperatingPoint` of this model (then at, q, v, guess, t are not used);
                 None: found here with at, q, v, guess, t, velocities, targets as in
                 :meth:`operating_point`.
-            zero_tol: |eigenvalue| counted as zero relative to the largest (default 1e-9).
+            zero_tol: |eigenvalue| counted as zero relative to the largest (None or 0: the default
+                1e-9); a finite number >= 0, else ArgumentError.
             options: the fields of mbl_lin_options: state_weight, pivot_tol, rcond_min, rank_tol,
                 dense_max, dense_n_max, nev, shift, constraint_scale, pen_alpha, pen_xi, pen_omega,
                 pen_ratio, fd_step, fd_tol, mem_budget (bytes), partial ("auto", "always", "never"),
@@ -296,7 +315,13 @@ class Model:
         model = self._variant(set, states, velocity_states)
         opts = model._lin_options(method, options, "linearize")
         point = model._point_for(point, at, q, v, guess, t, velocities, targets)
-        d = model._core.linearize(point._core, opts, float(zero_tol) if zero_tol else 0.0)
+        if zero_tol is None:
+            zero_tol = 0.0
+        elif (isinstance(zero_tol, bool) or not isinstance(zero_tol, (int, float, _np.integer, _np.floating))
+              or not _math.isfinite(zero_tol) or zero_tol < 0):
+            raise ArgumentError("linearize: zero_tol must be a finite number >= 0 (None or 0: the default), not %r"
+                                % (zero_tol,), ArgumentError.code)
+        d = model._core.linearize(point._core, opts, float(zero_tol))
         return Linearization(model, point, d)
 
     def compare(self, *, set=None, states=None, velocity_states=None, point=None, at=None, q=None, v=None,
@@ -305,11 +330,16 @@ class Model:
 
         Returns a :class:`Comparison`: the reference method and one row per method (time,
         physical eigenvalues, largest relative deviation from the reference, error estimate, note).
-        A method that refuses is a row with ``ok`` False, not an exception.
+        A method that refuses is a row with ``ok`` False, not an exception. ``repeat``: runs per
+        method, the median time reported (1 to 1000, as the CLI's ``--repeat``).
         """
         model = self._variant(set, states, velocity_states)
         opts = model._lin_options(None, options, "compare")
         point = model._point_for(point, at, q, v, guess, t)
+        if (isinstance(repeat, bool) or not isinstance(repeat, (int, _np.integer))
+                or not 1 <= repeat <= 1000):
+            raise ArgumentError("compare: repeat must be an integer from 1 to 1000 (the CLI's --repeat), not %r"
+                                % (repeat,), ArgumentError.code)
         ref, rows = model._core.compare(point._core, opts, int(repeat))
         return Comparison(ref, rows)
 

@@ -10,7 +10,7 @@ __version__: str
 FloatArray = npt.NDArray[np.float64]
 ComplexArray = npt.NDArray[np.complex128]
 BoolArray = npt.NDArray[np.bool_]
-Settings = Mapping[str, float]
+Settings = Mapping[str, Union[float, str]]  # a number, or a constant expression as text ("pi/2")
 
 class Error(Exception):
     message: str

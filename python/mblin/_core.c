@@ -14,7 +14,7 @@
  *   Model.linearize(point, options, zero_tol) -> dict (the mbl_linear and mbl_modes fields)
  *   Model.compare(point, options, repeat) -> (reference, [row dicts])
  *   Point.to_dict() -> dict
- *   methods(), version()
+ *   methods(), version(), constant(text)
  *
  * Errors: a failing library call raises the exception mblin._errors.from_status(code, message)
  * builds (a subclass of mblin.Error). The heavy calls release the GIL: a loaded model is
@@ -576,11 +576,25 @@ static PyObject *core_version(PyObject *mod, PyObject *noargs)
     return PyUnicode_FromString(mbl_version());
 }
 
+/* constant(text) -> float: a constant expression's value (mblx_eval_text), as --set reads one */
+static PyObject *core_constant(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    const char *text;
+    Py_ssize_t len;
+    if (!PyArg_ParseTuple(args, "s#", &text, &len)) return NULL;
+    double x = 0;
+    mbl_status st;
+    if (mblx_eval_text(text, (size_t)len, &x, &st)) return py_raise_status(&st);
+    return PyFloat_FromDouble(x);
+}
+
 static PyMethodDef core_functions[] = {
     {"load_file", core_load_file, METH_VARARGS, "load_file(path, sets, states, velocity_states) -> Model"},
     {"load_string", core_load_string, METH_VARARGS, "load_string(text, name, sets, states, velocity_states) -> Model"},
     {"sweep", py_sweep, METH_VARARGS, "sweep(path, sets, param, from, to, count, threads, at) -> dict"},
     {"boundary", py_boundary, METH_VARARGS, "boundary(path, sets, param, near, order, tol, mode, at[, shape, branch, sweep, from, to]) -> dict"},
+    {"constant", core_constant, METH_VARARGS, "constant(text) -> float: a constant expression's value (2, pi/2)"},
     {"methods", core_methods, METH_NOARGS, "the linearization methods"},
     {"version", core_version, METH_NOARGS, "the library version"},
     {NULL, NULL, 0, NULL}};

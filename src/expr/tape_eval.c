@@ -232,6 +232,23 @@ int mblx_eval(const mblx_graph *g, mblx_id e, const double *symvals, double *val
     return rc;
 }
 
+int mblx_eval_text(const char *text, size_t len, double *value, mbl_status *st)
+{
+    if (!text || !value) return mbl_error(st, MBL_EARG, "mblx_eval_text: invalid arguments");
+    mblx_graph *g = mblx_graph_new();
+    if (!g) return mbl_error(st, MBL_ENOMEM, "out of memory while reading a constant expression");
+    mblx_id e = MBLX_NONE;
+    double x = NAN;
+    int rc = mblx_parse(g, text, len, NULL, &e, st);
+    if (!rc) rc = mblx_eval(g, e, NULL, &x, st);
+    mblx_graph_free(g);
+    if (rc) return rc;
+    if (!isfinite(x)) return mbl_error(st, MBL_EDOMAIN, "not finite");
+    *value = x;
+    mbl_status_clear(st);
+    return 0;
+}
+
 /* ---- a view of some outputs (tape_subset.h) ------------------------------------------------- */
 
 /* The registers instruction in reads into need. */

@@ -188,7 +188,7 @@ static int check_lin(const mbl_linear *lin, const double *w, int nw, mbl_status 
         return mbl_error(st, MBL_EARG, "mbl_freqresp: the linear model has no state-space form (a partial spectrum)");
     for (int k = 0; k < nw; k++)
         if (!isfinite(w[k]) || w[k] < 0)
-            return mbl_error(st, MBL_EARG, "mbl_freqresp: frequency %d is not a finite non-negative number", k);
+            return mbl_error(st, MBL_EARG, "mbl_freqresp: w[%d] = %g (of %d frequencies) is not a finite non-negative number", k, w[k], nw);
     return 0;
 }
 

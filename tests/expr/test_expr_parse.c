@@ -451,6 +451,25 @@ TEST(deep_and_long_texts)
     free(t);
 }
 
+/* mblx_eval_text: a constant expression's value (the CLI's --set, Python's set={'k': 'pi'}) */
+TEST(constant_text)
+{
+    mbl_status st;
+    double x = -1;
+    CHECK_EQ_INT(mblx_eval_text("pi/2", 4, &x, &st), 0);
+    CHECK_EQ_INT(x == 1.57079632679489661923, 1); /* M_PI / 2 rounds to the same double */
+    CHECK_EQ_INT(mblx_eval_text("sqrt(2)*2^-0.5", 14, &x, &st), 0);
+    CHECK_CLOSE(x, 1.0, 1e-15);
+    x = 7;
+    CHECK_EQ_INT(mblx_eval_text("2*k", 3, &x, &st), MBL_EPARSE); /* no names */
+    CHECK(strncmp(st.msg, "1:3: ", 5) == 0);
+    CHECK_EQ_INT(x == 7, 1);
+    CHECK_EQ_INT(mblx_eval_text("log(0)", 6, &x, &st), MBL_EDOMAIN);
+    CHECK_EQ_INT(mblx_eval_text("1e308*10", 8, &x, &st), MBL_EDOMAIN);
+    CHECK_EQ_INT(mblx_eval_text("", 0, &x, &st), MBL_EPARSE);
+    CHECK_EQ_INT(x == 7, 1);
+}
+
 int main(void)
 {
     G = mblx_graph_new();
@@ -462,6 +481,7 @@ int main(void)
     RUN(print_formats);
     RUN(print_parse_roundtrip);
     RUN(deep_and_long_texts);
+    RUN(constant_text);
     mblx_graph_free(G);
     return test_summary("expr_parse");
 }

@@ -1,6 +1,7 @@
 """Failures are Python exceptions (subclasses of mblin.Error) carrying the library's one-line
 message and, where it has one, its file:line:column split out."""
 import errno
+import math
 import os
 
 import pytest
@@ -209,3 +210,30 @@ def test_given_point_residual_acceleration_note(tmp_path):
     pt = mblin.load(str(p)).operating_point()
     assert "residual acceleration der(der(th)) = -250 " in pt.notes
     assert "not an equilibrium" not in mblin.load(str(p), set={"th0": 0}).operating_point().notes
+
+
+def test_values_checked_as_the_cli_checks_them():
+    """issue 65, item 20: zero_tol NaN or negative, compare(repeat=-1), set={'k': 'pi'} and a NaN among
+    freqresp's frequencies are each refused or read as the CLI reads them, never silently replaced by
+    a default or a bare ValueError. The frequency: the oscillator m = 1, k = 4 with pi for k has
+    sqrt(pi) rad/s (closed form)."""
+    m = mblin.loads(OSC % "x", name="osc.yaml")
+    for bad in (float("nan"), float("inf"), -1, "1e-9", True):
+        with pytest.raises(mblin.ArgumentError, match="zero_tol must be a finite number >= 0"):
+            m.linearize(zero_tol=bad)
+    for bad in (-1, 0, 1001, 2.5, True):
+        with pytest.raises(mblin.ArgumentError, match="repeat must be an integer from 1 to 1000"):
+            m.compare(repeat=bad)
+    lin = m.linearize(set={"k": "pi"})
+    assert abs(max(abs(md.eigenvalue) for md in lin.modes) - math.sqrt(math.pi)) < 1e-12
+    lin = m.linearize(set={"k": "2*pi/2"})
+    assert abs(max(abs(md.eigenvalue) for md in lin.modes) - math.sqrt(math.pi)) < 1e-12
+    with pytest.raises(mblin.ArgumentError, match=r"set: 'k': 'pii' is not a number or a constant expression.*pii"):
+        m.linearize(set={"k": "pii"})
+    with pytest.raises(mblin.ArgumentError, match=r"set: 'k' = nan is not finite"):
+        m.linearize(set={"k": float("nan")})
+    with pytest.raises(TypeError, match=r"set: 'k' must be a number or a str expression, not list"):
+        m.linearize(set={"k": [1]})
+    d = mblin.loads(OSC % "x" + 'inputs: {F: 0}\nforces: {x: F}\noutputs: {y: x}\n', name="osc_io.yaml")
+    with pytest.raises(mblin.ArgumentError, match=r"w\[1\] = nan \(of 3 frequencies\)"):
+        d.freqresp("F", "y", w=[1.0, float("nan"), 2.0])
