@@ -605,19 +605,22 @@ static int check_period(fq *F, const mbl_floquet_options *o, mbl_status *st)
 {
     int nx = F->nx, n = F->n, npair = FLOQUET_NPHASE + 1, ne = 2 * npair;
     size_t nn = (size_t)nx * nx;
-    double T = o->period, est = 0, rho = 0, r;
+    double T = o->period, est = 0, rho = 0, r, rmax;
     double *A = mbl_alloc_array((size_t)ne * (nn + (size_t)n) + 2 * (size_t)nx + 1, sizeof *A);
     if (!A) return mbl_error(st, MBL_ENOMEM, "out of memory (the period check)");
     double *acc = A + ne * nn, *wr = acc + (size_t)ne * n, tp[2 * (FLOQUET_NPHASE + 1)], kp[FLOQUET_NPHASE + 1];
     int rc = check_at(F, o, F->t0, A, acc, wr, &est, &rho, st), used = 1;
     double k = rho > 0 && rho * T < 1 ? fmin(FLOQUET_PERIOD_KMAX, floor(1 / (rho * T))) : 1;
+    rmax = rho;
     for (int j = 0; j < npair; j++) {
         kp[j] = j < FLOQUET_NPHASE ? 1 : k;
         tp[2 * j] = F->t0 + T * period_phase[j < FLOQUET_NPHASE ? j : 1], tp[2 * j + 1] = tp[2 * j] + kp[j] * T;
     }
     if (k == 1) npair--;
-    for (int e = 1; !rc && e < 2 * npair; e++, used++)
+    for (int e = 1; !rc && e < 2 * npair; e++, used++) {
         rc = check_at(F, o, tp[e], A + e * nn, acc + (size_t)e * n, wr, &est, &r, st);
+        rmax = fmax(rmax, r);
+    }
     double amax = 0, fmaxv = 0, worst = 0;
     int wj = 0, wi = 0, wacc = 0;
     for (int e = 0; !rc && e < used; e++) {
@@ -638,9 +641,11 @@ static int check_period(fq *F, const mbl_floquet_options *o, mbl_status *st)
         char what[160];
         if (wacc)
             snprintf(what, sizeof what, "the acceleration of %s at the starting state", mbl_model_coord_name(F->md, wi));
-        else
+        else if (F->lin->state_names)
             snprintf(what, sizeof what, "the entry of A in row %s, column %s", F->lin->state_names[wi % nx],
                      F->lin->state_names[wi / nx]);
+        else
+            snprintf(what, sizeof what, "the entry of A in row %d, column %d", wi % nx + 1, wi / nx + 1);
         rc = mbl_error(st, MBL_EARG,
                        "the model is not periodic with period T = %.10g: %s is %.10g at t = %.10g and %.10g at t + %sT, "
                        "a difference of %.3g of the largest entry (tolerance %.3g, period_tol, --period-tol); give the "
@@ -652,7 +657,7 @@ static int check_period(fq *F, const mbl_floquet_options *o, mbl_status *st)
                        "the period T = %.10g needs about %.3g integrator steps or more (A(t)'s largest |eigenvalue| %.6g "
                        "1/s, rtol %.3g), above max_steps %ld (--max-steps): refused before integrating; a shorter "
                        "period, or a larger --max-steps (docs/floquet.md, \"Limits\")",
-                       T, est, rho, o->rtol, o->max_steps);
+                       T, est, rmax, o->rtol, o->max_steps);
     mbl_free(A);
     return rc;
 }
