@@ -1,7 +1,7 @@
 /* mblin floquet: a thin client of include/mblin/floquet.h (docs/floquet.md).
  *
  *   mblin floquet MODEL (--period T | --param OMEGA) [--shoot] [--samples N] [--rtol R] [--atol A]
- *                       [--max-steps N] [--stab-tol S] [--matrices]
+ *                       [--max-steps N] [--stab-tol S] [--period-tol P] [--matrices]
  *                       [--set p=value ...] [--guess q=value ...] [--at KIND] [--json]
  *
  * Exit status 0 on success, 1 when the model or the computation fails, 2 for a usage error. */
@@ -15,13 +15,18 @@
 #include "mblin/mblin.h"
 
 #define TWO_PI 6.283185307179586476925286766559
+/* --mbc: A_NR's largest relative variation over the azimuths up to this is rounding, the rotor
+ * isotropic (7e-16 measured on Coleman's rotor, tests/study/mbc_test.py; one blade 4 % stiffer gives
+ * 1.2e-3, four times stiffer 0.093); above it the averaged A_NR is an approximation (docs/floquet.md) */
+#define MBC_VARIATION_TOL 1e-8
+#define MBC_VARIATION_TOL_S "1e-8"
 
 typedef struct cli {
     cli_args a;
     const char *param, *mbc;
     double psi0;
     int has_period, shoot, samples, matrices, settle;
-    double period, rtol, atol, max_steps, stab_tol;
+    double period, rtol, atol, max_steps, stab_tol, period_tol;
 } cli;
 
 static void help(void *ud)
@@ -41,8 +46,11 @@ static void help(void *ud)
            "                         orbit; default 0)\n"
            "  --samples N            the periodic mode shapes at N times over the period (default 1: at t0)\n"
            "  --rtol R, --atol A     CVODE's tolerances (default 1e-10, 1e-12)\n"
-           "  --max-steps N          CVODE's steps allowed over one period (default 1000000)\n"
+           "  --max-steps N          CVODE's steps allowed over one period (default 100000; an estimate\n"
+           "                         above it is refused before integrating)\n"
            "  --stab-tol S           a spectral radius within S of 1 is marginal (default 1e-6)\n"
+           "  --period-tol P         the model must repeat itself after T: A(t + T) against A(t) at a few\n"
+           "                         times, an entry off by more than P of the largest refused (default 1e-6)\n"
            "  --mbc A1,A2,A3[;B1,B2,B3...]  also the multi-blade coordinate transform (MBC3) of the blades'\n"
            "                         coordinates (one group per degree of freedom, in blade order; blade 1 at\n"
            "                         azimuth --azimuth0 + 2 pi (t - t0) / T, blade b 2 pi (b - 1) / N ahead)\n"
@@ -72,27 +80,29 @@ static int option(void *ud, const char *a, const char *v)
             return cli_usage("floquet", "--period expects a positive number, got '%s'", v);
         return c->period = x, c->has_period = 1, -1;
     }
-    if (cli_decimal(v, &x) || !(x > 0)) return cli_usage("floquet", "expected a positive number, got '%s'", v);
-    if (!strcmp(a, "--samples") || !strcmp(a, "--max-steps") || !strcmp(a, "--settle")) {
-        if (x != floor(x) || (strcmp(a, "--max-steps") && x > 10000) || x > 1e15)
-            return cli_usage("floquet", "expected a positive integer (--samples, --settle: at most 10000), got '%s'", v);
-        if (!strcmp(a, "--samples")) c->samples = (int)x;
-        else if (!strcmp(a, "--settle")) c->settle = (int)x;
-        else c->max_steps = x;
-    } else if (!strcmp(a, "--rtol")) {
-        if (!(x < 1)) return cli_usage("floquet", "--rtol expects a number in (0, 1), got '%s'", v);
-        c->rtol = x;
-    } else if (!strcmp(a, "--atol")) {
-        c->atol = x;
-    } else {
-        c->stab_tol = x;
+    int integer = !strcmp(a, "--samples") || !strcmp(a, "--max-steps") || !strcmp(a, "--settle");
+    double most = !strcmp(a, "--max-steps") ? 1e15 : !strcmp(a, "--rtol") ? 1 : integer ? 10000 : INFINITY;
+    if (cli_decimal(v, &x) || !(x > 0) || (integer && x != floor(x)) || !(x <= most) || (most == 1 && x == 1)) {
+        char m[200];
+        if (integer) snprintf(m, sizeof m, "%s expects an integer from 1 to %.0f, got '%.60s'", a, most, v);
+        else if (most == 1) snprintf(m, sizeof m, "%s expects a number in (0, 1), got '%.60s'", a, v);
+        else snprintf(m, sizeof m, "%s expects a positive number, got '%.60s'", a, v);
+        return cli_usage("floquet", "%s", m);
     }
+    if (!strcmp(a, "--samples")) c->samples = (int)x;
+    else if (!strcmp(a, "--settle")) c->settle = (int)x;
+    else if (!strcmp(a, "--max-steps")) c->max_steps = x;
+    else if (!strcmp(a, "--rtol")) c->rtol = x;
+    else if (!strcmp(a, "--atol")) c->atol = x;
+    else if (!strcmp(a, "--period-tol")) c->period_tol = x;
+    else c->stab_tol = x;
     return -1;
 }
 
 static const cli_option own[] = {{"--period", 1}, {"--param", 1},     {"--shoot", 0},    {"--samples", 1},
                                  {"--rtol", 1},   {"--atol", 1},      {"--max-steps", 1}, {"--stab-tol", 1},
-                                 {"--matrices", 0}, {"--settle", 1}, {"--mbc", 1}, {"--azimuth0", 1}, {NULL, 0}};
+                                 {"--matrices", 0}, {"--settle", 1}, {"--mbc", 1}, {"--azimuth0", 1},
+                                 {"--period-tol", 1}, {NULL, 0}};
 
 #define MBC_MAX 1024
 
@@ -257,7 +267,13 @@ static void write_text(const cli *c, const mbl_model *md, const mbl_floquet *f)
     if (!f->mbc) return;
     const mbl_mbc *m = f->mbc;
     printf("\nmulti-blade coordinates (MBC3): A_NR = T^-1 (A T - T') averaged over %d azimuths; its largest relative\n"
-           "variation over them %.3g (rounding: time-invariant, an isotropic rotor)\n  states:", m->samples, m->variation);
+           "variation over them %.3g: %s\n  states:", m->samples, m->variation,
+           m->variation <= MBC_VARIATION_TOL
+               ? "at most " MBC_VARIATION_TOL_S ", rounding: A_NR is time-invariant (an isotropic rotor), its\n"
+                 "eigenvalues are the Floquet exponents modulo i Omega"
+               : "above " MBC_VARIATION_TOL_S ": A_NR changes with the azimuth (the blades differ: an anisotropic\n"
+                 "rotor); the averaged A_NR and its eigenvalues below are an approximation, the Floquet multipliers\n"
+                 "above are the answer");
     for (int i = 0; i < nx; i++) printf(" %s", m->state_names[i]);
     printf("\n\n  #   eigenvalue re          im (rad/s)            freq (Hz)\n");
     for (int i = 0; i < nx; i++) printf("%3d  %-21.14g %-21.14g %.10g\n", i + 1, m->re[i], m->im[i], m->im[i] / TWO_PI);
@@ -292,6 +308,7 @@ int cli_cmd_floquet(int argc, char **argv)
     if (c.atol > 0) fo.atol = c.atol;
     if (c.max_steps > 0) fo.max_steps = (long)c.max_steps;
     if (c.stab_tol > 0) fo.stab_tol = c.stab_tol;
+    if (c.period_tol > 0) fo.period_tol = c.period_tol;
     rc = mbl_model_load_file(c.a.model, c.a.sets, c.a.nsets, &md, &st);
     if (!rc) rc = cli_check_guesses(&c.a, md) ? MBL_EARG : 0;
     if (rc == MBL_EARG && !st.code) {

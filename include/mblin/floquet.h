@@ -67,7 +67,8 @@ typedef struct mbl_floquet_options {
     double period;         /* T > 0 (required) */
     int shoot;             /* 0 (default): the operating point is the orbit; 1: shoot for it */
     double rtol, atol;     /* CVODE's tolerances on the fundamental matrix (default 1e-10, 1e-12) */
-    long max_steps;        /* CVODE steps allowed over one period (default 1000000) */
+    long max_steps;        /* CVODE steps allowed over one period (default 100000); a lower estimate
+                              of them from A(t)'s eigenvalues above it is refused before integrating */
     int samples;           /* the periodic mode shapes at this many times t0 + j T / samples,
                               j = 0 .. samples - 1 (default 1: at t0 only; at most 10000) */
     int settle;            /* shooting: first follow the motion over this many periods from the
@@ -83,6 +84,9 @@ typedef struct mbl_floquet_options {
     const mbl_opoint_options *popt; /* the at: given solves' tolerances (NULL: defaults) */
     const mbl_mbc_spec *mbc;        /* NULL: none; else the multi-blade coordinate transform too
                                        (along a given orbit, not with shoot) */
+    double period_tol;     /* the period check: A(t + T) against A(t) at a few times t (and, shooting,
+                              the accelerations at the starting state), refused when an entry differs
+                              by more than period_tol times the largest entry (default 1e-6) */
 } mbl_floquet_options;
 
 MBL_API void mbl_floquet_options_default(mbl_floquet_options *opt);
@@ -117,8 +121,9 @@ typedef struct mbl_floquet {
 } mbl_floquet;
 
 /* Floquet analysis of `model` about `point` (its operating point at t0 = point->t). 0, or a
- * negative MBL_E* code with a one-line message: a period that is not positive and finite
- * (MBL_EARG), a given orbit that is not one (MBL_EMODEL, naming the time and the residual
+ * negative MBL_E* code with a one-line message: a period that is not positive and finite, below
+ * 1e-100 or 1e-9 |t0|, or not a period of the model's time dependence (MBL_EARG, naming the entry
+ * of A that differs), an estimate of the integrator's steps above max_steps (MBL_ENOCONV), a given orbit that is not one (MBL_EMODEL, naming the time and the residual
  * acceleration), shooting on a model it does not cover (MBL_EARG), shooting that does not
  * converge (MBL_ENOCONV), the integrator's failure (MBL_ENOCONV with its message). */
 MBL_API int mbl_floquet_run(const mbl_model *model, const mbl_point *point, const mbl_floquet_options *opt,

@@ -37,13 +37,20 @@
  * when its accelerations exceed this many times those at t0 */
 #define FLOQUET_ACCEL_GROWTH 1e6
 #define FLOQUET_SHOOT_HALVINGS 20 /* the damped Newton step of shooting: at most 20 halvings */
+#define FLOQUET_NPHASE 3          /* the period check's phases (period_phase) */
+#define FLOQUET_PERIOD_KMAX 1e6   /* and its k T for a short period: k at most this */
+#define FLOQUET_STEPS_STAB 0.5    /* the steps' lower estimate (steps_lower): per unit of |lambda| T */
+#define FLOQUET_STEPS_OSC 0.7     /* and per radian of an oscillation, times rtol^(-1/10) */
+#define FLOQUET_MIN_PERIOD 1e-100 /* the shortest period (CVODE's step arithmetic underflows near 1e-160) */
+#define FLOQUET_TIME_RES 1e-9     /* and at least this times |t0| (t0 + t resolved within it) */
 
 void mbl_floquet_options_default(mbl_floquet_options *opt)
 {
     memset(opt, 0, sizeof *opt);
     opt->rtol = 1e-10;
     opt->atol = 1e-12;
-    opt->max_steps = 1000000L;
+    opt->max_steps = 100000L;
+    opt->period_tol = 1e-6;
     opt->samples = 1;
     opt->shoot_max_iter = 30;
     opt->shoot_tol = 1e-9;
@@ -103,6 +110,22 @@ static int point_at(fq *F, double t, const double *q, const double *v, mbl_point
     return rc;
 }
 
+/* The orbit's point at time t and A(t) there (F->lin): 0 or an MBL_E* code in st. */
+static int model_at(fq *F, double t, const double *q, const double *v, mbl_point **pt, mbl_status *st)
+{
+    int rc = point_at(F, t, q, v, pt, st);
+    if (!rc && (rc = mbl_relinearize(F->work, *pt, F->lin, st)))
+        mbl_error_prefix(st, "the linear model at t = %.10g (its states chosen at t0)", t);
+    return rc;
+}
+
+/* the given orbit's coordinates at time t: q0 + v0 (t - t0) in F->q */
+static const double *given_q(fq *F, double t)
+{
+    for (int i = 0; i < F->n; i++) F->q[i] = F->q0[i] + F->v0[i] * (t - F->t0);
+    return F->q;
+}
+
 static int rhs(realtype t, N_Vector yv, N_Vector ydv, void *ud)
 {
     fq *F = ud;
@@ -115,16 +138,11 @@ static int rhs(realtype t, N_Vector yv, N_Vector ydv, void *ud)
         memset(yd, 0, ((size_t)F->ny + (size_t)nx * nx) * sizeof *yd);
         return 0;
     }
-    if (F->shoot) {
-        q = y, v = y + n;
-    } else {
-        for (int i = 0; i < n; i++) F->q[i] = F->q0[i] + F->v0[i] * (t - F->t0);
-    }
+    if (F->shoot) q = y, v = y + n;
+    else q = given_q(F, t);
     mbl_point *pt = NULL;
     mbl_status st = {0};
-    int rc = point_at(F, t, q, v, &pt, &st);
-    if (!rc && (rc = mbl_relinearize(F->work, pt, F->lin, &st)))
-        mbl_error_prefix(&st, "the linear model at t = %.10g (its states chosen at t0)", t);
+    int rc = model_at(F, t, q, v, &pt, &st);
     if (!rc && F->shoot) {
         memcpy(yd, v, (size_t)n * sizeof *yd);
         memcpy(yd + n, pt->vdot, (size_t)n * sizeof *yd);
@@ -141,15 +159,31 @@ static int rhs(realtype t, N_Vector yv, N_Vector ydv, void *ud)
     return 0;
 }
 
-typedef struct errbuf {
-    char msg[256];
-} errbuf;
-
+/* CVODE reports its errors to this handler (else it prints them); the tool's messages are its own
+ * (cv_why) */
 static void cv_err(int code, const char *module, const char *function, char *msg, void *ud)
 {
-    (void)module;
-    errbuf *e = ud;
-    if (code < 0 && !e->msg[0]) snprintf(e->msg, sizeof e->msg, "%s: %s", function, msg);
+    (void)code, (void)module, (void)function, (void)msg, (void)ud;
+}
+
+/* what a failure of CVode() (flag < 0, other than too much work) means here */
+static const char *cv_why(int flag)
+{
+    switch (flag) {
+    case CV_TOO_MUCH_ACC:
+        return "the tolerances ask for more accuracy than double precision gives there (raise --rtol or --atol)";
+    case CV_ERR_FAILURE:
+        return "the error test failed repeatedly at the smallest step (A(t) jumps there, or the model is stiff; "
+               "docs/floquet.md, \"Limits\")";
+    case CV_CONV_FAILURE:
+    case CV_NLS_FAIL:
+        return "the fixed-point iteration of the Adams step did not converge at the smallest step (a stiff model; "
+               "docs/floquet.md, \"Limits\")";
+    case CV_TOO_CLOSE:
+        return "the period is too short for the integrator to take a step";
+    default:
+        return "the integrator (SUNDIALS CVODE) failed";
+    }
 }
 
 /* One period from t0: y0 = the orbit's [q; v] at t0 when shooting (ny entries), Phi(t0) = I.
@@ -164,7 +198,6 @@ static int period(fq *F, const mbl_floquet_options *o, const double *y0, double 
     N_Vector y = NULL;
     SUNNonlinearSolver NLS = NULL;
     void *mem = NULL;
-    errbuf eb = {""};
     int rc = 0;
     F->err.code = 0, F->err.msg[0] = 0, F->nrhs = 0;
     if (SUNContext_Create(NULL, &ctx)) return mbl_error(st, MBL_ENOMEM, "SUNDIALS: no context");
@@ -179,13 +212,13 @@ static int period(fq *F, const mbl_floquet_options *o, const double *y0, double 
     if (ny) memcpy(yy, y0, (size_t)ny * sizeof *yy);
     for (int i = 0; i < nx; i++) yy[ny + (size_t)i * nx + i] = 1.0;
     memcpy(Phis, yy + ny, (size_t)nx * nx * sizeof *Phis);
-    CVodeSetErrHandlerFn(mem, cv_err, &eb);
+    CVodeSetErrHandlerFn(mem, cv_err, NULL);
     NLS = SUNNonlinSol_FixedPoint(y, 0, ctx);
     double tend = F->t0 + o->period;
     if (!NLS || CVodeInit(mem, rhs, F->t0, y) || CVodeSStolerances(mem, o->rtol, o->atol) ||
         CVodeSetUserData(mem, F) || CVodeSetNonlinearSolver(mem, NLS) || CVodeSetMaxNumSteps(mem, o->max_steps) ||
         CVodeSetStopTime(mem, tend)) {
-        rc = mbl_error(st, MBL_ENOMEM, "SUNDIALS: setting up CVODE failed%s%s", eb.msg[0] ? ": " : "", eb.msg);
+        rc = mbl_error(st, MBL_ENOMEM, "setting up the integrator (SUNDIALS CVODE) failed");
         goto done;
     }
     for (int j = 1; j <= ns; j++) {
@@ -202,8 +235,10 @@ static int period(fq *F, const mbl_floquet_options *o, const double *y0, double 
                                                 "stopped at t = %.10g; a stiff model? (docs/floquet.md, \"Limits\")",
                                o->max_steps, tret);
             } else {
-                rc = mbl_error(st, MBL_ENOCONV, "CVODE failed at t = %.10g (%s)%s%s", tret, CVodeGetReturnFlagName(flag),
-                               eb.msg[0] ? ": " : "", eb.msg);
+                double h = 0;
+                CVodeGetCurrentStep(mem, &h);
+                rc = mbl_error(st, MBL_ENOCONV, "the integration over the period stopped at t = %.10g (step %.3g): %s",
+                               tret, h, cv_why(flag));
             }
             goto done;
         }
@@ -421,9 +456,7 @@ static int mbc_run(fq *F, mbl_floquet *f, const mbl_mbc_spec *sp, mbl_status *st
     for (int j = 0; !rc && j < ns; j++) {
         double t = f->t0 + f->period * j / ns;
         mbl_point *pt = NULL;
-        for (int i = 0; i < F->n; i++) F->q[i] = F->q0[i] + F->v0[i] * (t - F->t0);
-        rc = point_at(F, t, F->q, F->v0, &pt, st);
-        if (!rc) rc = mbl_relinearize(F->work, pt, F->lin, st);
+        rc = model_at(F, t, given_q(F, t), F->v0, &pt, st);
         mbl_point_free(pt);
         if (rc) break;
         mbc_T(nx, sp, P, P + nb, sp->psi0 + w * (t - f->t0), w, T, Td);
@@ -464,6 +497,8 @@ static int check_options(const mbl_floquet_options *o, mbl_status *st)
         return mbl_error(st, MBL_EARG, "the period must be positive and finite (got %g)", o->period);
     if (!(o->rtol > 0 && o->rtol < 1) || !(o->atol > 0) || !isfinite(o->atol))
         return mbl_error(st, MBL_EARG, "the tolerances must be positive (rtol below 1): rtol %g, atol %g", o->rtol, o->atol);
+    if (!(o->period_tol > 0) || !isfinite(o->period_tol))
+        return mbl_error(st, MBL_EARG, "period_tol must be positive and finite (got %g)", o->period_tol);
     if (o->samples < 1 || o->samples > FLOQUET_MAX_SAMPLES)
         return mbl_error(st, MBL_EARG, "samples must be 1 .. %d (got %d)", FLOQUET_MAX_SAMPLES, o->samples);
     if (o->max_steps < 1 || o->shoot_max_iter < 1 || !(o->shoot_tol > 0) || !(o->shoot_rcond > 0 && o->shoot_rcond < 1) ||
@@ -515,6 +550,116 @@ static int check_shoot(const mbl_model *md, const mbl_linear *lin, int *sel, mbl
         return mbl_error(st, MBL_EARG, "shooting needs coordinates as the position states and their rates as the velocity "
                                        "states (remove linearize.states and velocity_states)");
     return 0;
+}
+
+/* ---- the period and the work, checked before integrating ---------------------------------------- */
+
+/* the period check's phases s / T: A(t) at t0 + s against t0 + s + T */
+static const double period_phase[FLOQUET_NPHASE] = {0.0, 0.3819660112501051, 0.7236067977499790};
+
+/* a lower estimate of CVODE's steps over the period from A's eigenvalues a + i w at one time: at
+ * least FLOQUET_STEPS_STAB per unit of |lambda| T (the Adams step with fixed-point iteration is
+ * stable for |lambda| h of order 1: 1.2-1.3 measured at rtol 0.5 and on an overdamped mass, c/m up
+ * to 1e5), and for an oscillation FLOQUET_STEPS_OSC rtol^(-1/10) a radian while it lasts above rtol
+ * (accuracy; 15-24 a radian measured at rtol 1e-10 on Mathieu's equation and the tutorial's blade,
+ * 2.3-2.8 at 1e-2) */
+static double steps_lower(int nx, const double *wr, const double *wi, double T, double rtol)
+{
+    double est = 0, per_rad = FLOQUET_STEPS_OSC * pow(rtol, -0.1);
+    for (int k = 0; k < nx; k++) {
+        double live = wr[k] < 0 ? fmin(T, log(1 / rtol) / -wr[k]) : T;
+        est = fmax(est, fmax(FLOQUET_STEPS_STAB * hypot(wr[k], wi[k]) * T, per_rad * fabs(wi[k]) * live));
+    }
+    return est;
+}
+
+/* A(t) (nx * nx), with shoot the accelerations (n) at the starting state, and the steps' estimate
+ * from A's eigenvalues (*est the larger, *rho A's spectral radius) */
+static int check_at(fq *F, const mbl_floquet_options *o, double t, double *A, double *acc, double *wr, double *est,
+                    double *rho, mbl_status *st)
+{
+    int nx = F->nx, n = F->n;
+    mbl_point *pt = NULL;
+    int rc = model_at(F, t, F->shoot ? F->q0 : given_q(F, t), F->v0, &pt, st);
+    if (!rc) {
+        memcpy(A, F->lin->A, (size_t)nx * nx * sizeof *A);
+        if (F->shoot) memcpy(acc, pt->vdot, (size_t)n * sizeof *acc);
+        rc = mbla_eig(nx, A, nx, wr, wr + nx, NULL, 1, NULL, 1, st);
+    }
+    mbl_point_free(pt);
+    if (rc) return rc;
+    *rho = 0;
+    for (int k = 0; k < nx; k++) *rho = fmax(*rho, hypot(wr[k], wr[nx + k]));
+    *est = fmax(*est, steps_lower(nx, wr, wr + nx, o->period, o->rtol));
+    return 0;
+}
+
+/* The period check (docs/floquet.md, "The period"): A(t) at t0 + s and t0 + s + T for the phases
+ * period_phase, and when T is short beside A(t0)'s time scale 1 / rho also at t0 + s + k T,
+ * k = min(1 / (rho T), FLOQUET_PERIOD_KMAX) (a model that barely changes over T must still repeat
+ * itself over many); with shoot (the orbit not known yet) the accelerations at the starting state
+ * too. The largest difference of an entry over the largest entry of all those times (A's, the
+ * accelerations') above opt->period_tol is refused naming the entry. Then the work: the estimate
+ * steps_lower() at those times above max_steps is refused before any integration. */
+static int check_period(fq *F, const mbl_floquet_options *o, mbl_status *st)
+{
+    int nx = F->nx, n = F->n, npair = FLOQUET_NPHASE + 1, ne = 2 * npair;
+    size_t nn = (size_t)nx * nx;
+    double T = o->period, est = 0, rho = 0, r, rmax;
+    double *A = mbl_alloc_array((size_t)ne * (nn + (size_t)n) + 2 * (size_t)nx + 1, sizeof *A);
+    if (!A) return mbl_error(st, MBL_ENOMEM, "out of memory (the period check)");
+    double *acc = A + ne * nn, *wr = acc + (size_t)ne * n, tp[2 * (FLOQUET_NPHASE + 1)], kp[FLOQUET_NPHASE + 1];
+    int rc = check_at(F, o, F->t0, A, acc, wr, &est, &rho, st), used = 1;
+    double k = rho > 0 && rho * T < 1 ? fmin(FLOQUET_PERIOD_KMAX, floor(1 / (rho * T))) : 1;
+    rmax = rho;
+    for (int j = 0; j < npair; j++) {
+        kp[j] = j < FLOQUET_NPHASE ? 1 : k;
+        tp[2 * j] = F->t0 + T * period_phase[j < FLOQUET_NPHASE ? j : 1], tp[2 * j + 1] = tp[2 * j] + kp[j] * T;
+    }
+    if (k == 1) npair--;
+    for (int e = 1; !rc && e < 2 * npair; e++, used++) {
+        rc = check_at(F, o, tp[e], A + e * nn, acc + (size_t)e * n, wr, &est, &r, st);
+        rmax = fmax(rmax, r);
+    }
+    double amax = 0, fmaxv = 0, worst = 0;
+    int wj = 0, wi = 0, wacc = 0;
+    for (int e = 0; !rc && e < used; e++) {
+        for (size_t i = 0; i < nn; i++) amax = fmax(amax, fabs(A[e * nn + i]));
+        for (int i = 0; F->shoot && i < n; i++) fmaxv = fmax(fmaxv, fabs(acc[(size_t)e * n + i]));
+    }
+    for (int j = 0; !rc && j < npair; j++) {
+        const double *A0 = A + 2 * j * nn, *A1 = A0 + nn, *a0 = acc + (size_t)2 * j * n, *a1 = a0 + n;
+        for (size_t i = 0; i < nn; i++)
+            if (fabs(A1[i] - A0[i]) > worst * amax) worst = fabs(A1[i] - A0[i]) / amax, wj = j, wi = (int)i, wacc = 0;
+        for (int i = 0; F->shoot && i < n; i++)
+            if (fabs(a1[i] - a0[i]) > worst * fmaxv) worst = fabs(a1[i] - a0[i]) / fmaxv, wj = j, wi = i, wacc = 1;
+    }
+    if (!rc && worst > o->period_tol) {
+        char kT[32] = "";
+        if (kp[wj] != 1) snprintf(kT, sizeof kT, "%.0f ", kp[wj]);
+        const double *x0 = wacc ? acc + (size_t)2 * wj * n : A + 2 * wj * nn, *x1 = x0 + (wacc ? (size_t)n : nn);
+        char what[160];
+        if (wacc)
+            snprintf(what, sizeof what, "the acceleration of %s at the starting state", mbl_model_coord_name(F->md, wi));
+        else if (F->lin->state_names)
+            snprintf(what, sizeof what, "the entry of A in row %s, column %s", F->lin->state_names[wi % nx],
+                     F->lin->state_names[wi / nx]);
+        else
+            snprintf(what, sizeof what, "the entry of A in row %d, column %d", wi % nx + 1, wi / nx + 1);
+        rc = mbl_error(st, MBL_EARG,
+                       "the model is not periodic with period T = %.10g: %s is %.10g at t = %.10g and %.10g at t + %sT, "
+                       "a difference of %.3g of the largest entry (tolerance %.3g, period_tol, --period-tol); give the "
+                       "period of the model's time dependence (docs/floquet.md, \"The period\")",
+                       T, what, x0[wi], tp[2 * wj], x1[wi], kT, worst, o->period_tol);
+    }
+    if (!rc && est > (double)o->max_steps)
+        rc = mbl_error(st, MBL_ENOCONV,
+                       "the period T = %.10g needs about %.3g integrator steps or more (A(t)'s largest |eigenvalue| %.6g "
+                       "1/s, rtol %.3g), above max_steps %ld (--max-steps): refused before integrating; a shorter "
+                       "period, or a larger --max-steps (docs/floquet.md, \"Limits\")",
+                       T, est, rmax, o->rtol, o->max_steps);
+    mbl_free(A);
+    return rc;
 }
 
 static int result_new(const mbl_linear *lin, const mbl_point *pt, const mbl_floquet_options *o, mbl_floquet **out,
@@ -658,6 +803,11 @@ int mbl_floquet_run(const mbl_model *model, const mbl_point *point, const mbl_fl
     o = *opt;
     int rc = check_options(&o, st);
     if (rc) return rc;
+    double tmin = fmax(FLOQUET_MIN_PERIOD, FLOQUET_TIME_RES * fabs(point->t));
+    if (o.period < tmin)
+        return mbl_error(st, MBL_EARG, "the period T = %g is below %g, the shortest one integrated (%s; --period)", o.period,
+                         tmin, tmin > FLOQUET_MIN_PERIOD ? "1e-9 of |t0|: the times within it are not resolved"
+                                                         : "the integrator's step arithmetic underflows near 1e-160");
     mbl_lin_options lo;
     mbl_lin_options_default(&lo);
     if (o.lopt) lo = *o.lopt;
@@ -697,6 +847,7 @@ int mbl_floquet_run(const mbl_model *model, const mbl_point *point, const mbl_fl
         if (!rc && p0->accel_note[0] && !(F.acc0 > 0)) F.acc0 = DBL_MIN;
         mbl_point_free(p0);
     }
+    if (!rc) rc = check_period(&F, &o, st);
     if (!rc) rc = orbit(&F, f, &o, Phis, nphis, st);
     if (!rc) rc = analyse(f, &o, Phis, st);
     if (!rc) coord_shapes(f, Phis + 2 * nphis, F.lin->z0);

@@ -42,3 +42,10 @@ endif()
 # the mechanism single-track car swept over Cf in place: the fast path's tracked branches equal the
 # reload path's and the closed form (branch s17-mparam)
 mblin_add_test(test_sweep_mech_car ${CMAKE_CURRENT_SOURCE_DIR}/study/test_sweep_mech_car.c)
+# mblin floquet at its edges: the period checked against the model, the work estimated before
+# integrating, the integrator's failures and option errors in the tool's words, MBC's verdict
+# (issue 65, items 3, 4, 12, 15, 20; needs numpy and scipy)
+if(MBLIN_PYTHON3_NUMPY)
+  add_test(NAME test_floquet_edges COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/study/floquet_edges_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
