@@ -9,8 +9,9 @@
  *   data_budget the sets' estimated bytes against mbl_load_options.mem_budget, before the numbers
  *               are read: 30000 CSV points (about 11 MiB) refused under 10 MiB, naming the set and
  *               the count, and read under the default (the table at 12345.5 is the mean of the
- *               values at 12345 and 12346); 20000 inline points under 5 MiB; two sets of 15000
- *               points, each under 10 MiB, together over it, refused at the second;
+ *               values at 12345 and 12346); 20000 inline points under 7 MiB, and their text
+ *               under 5 MiB before it is parsed; two sets of 15000 points, each under 10 MiB,
+ *               together over it, refused at the second;
  *   knot_slope  the documented one-sided slope of a table at its points (the piece to the right;
  *               at the last point, the last piece), the same as its linear extrapolation's. */
 #define _GNU_SOURCE
@@ -168,7 +169,12 @@ TEST(data_budget)
     snprintf(t + k, cap - k, "]}\n");
     write_model("inline.yaml", 0.5, "table(d, x)", t);
     free(t);
-    refused("inline.yaml", 5 * MiB, MBL_ENOMEM, (const char *[]){"inline.yaml:8:3:", "data 'd': 20000 points", NULL});
+    refused("inline.yaml", 7 * MiB, MBL_ENOMEM, (const char *[]){"inline.yaml:8:3:", "data 'd': 20000 points", NULL});
+    /* under 5 MiB, its text is refused before it is parsed: 40001 commas (39998 in the lists), 15
+     * colons, 8 lines and 1 at 150 B each, 5.7 MiB */
+    refused("inline.yaml", 5 * MiB, MBL_ENOMEM,
+            (const char *[]){"inline.yaml: about 40025 YAML values need about 0.00559 GiB to read",
+                             "over the memory budget of 0.00488 GiB", "CSV files", NULL});
     /* two sets, each under the budget, together over it: the second is refused */
     write_rows("half.csv", 15000);
     write_model("two.yaml", 0.5, "table(a, x) + table(b, x)",
