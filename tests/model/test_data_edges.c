@@ -12,8 +12,9 @@
  *               values at 12345 and 12346); 20000 inline points under 7 MiB, and their text
  *               under 5 MiB before it is parsed; two sets of 15000 points, each under 10 MiB,
  *               together over it, refused at the second;
- *   knot_slope  the documented one-sided slope of a table at its points (the piece to the right;
- *               at the last point, the last piece), the same as its linear extrapolation's. */
+ *   knot_slope  the one-sided slope of a table at its points (the piece to the right; at the last
+ *               point, the last piece, the same as its linear extrapolation's), and the point's
+ *               note where the slope jumps (before: no note). */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
@@ -79,9 +80,9 @@ static void refused(const char *name, double budget, int code, const char *const
     mbl_model_free(md);
 }
 
-/* The output and its derivative in x (C) of model `name` at its given point; 0 when it loads and
- * linearizes */
-static int output_at(const char *name, double *y, double *dy)
+/* The output and its derivative in x (C) of model `name` at its given point, and the point's notes
+ * (when notes is not NULL: 1024 bytes); 0 when it loads and linearizes */
+static int output_at(const char *name, double *y, double *dy, char *notes)
 {
     mbl_model *md = NULL;
     mbl_point *pt = NULL;
@@ -93,6 +94,7 @@ static int output_at(const char *name, double *y, double *dy)
     if (!rc) rc = mbl_model_outputs(md, pt, y, &st);
     if (!rc && dy) rc = mbl_linearize(md, pt, NULL, &lin, &st);
     if (!rc && dy) *dy = lin->ny == 1 && lin->nx == 2 ? lin->C[0] : NAN;
+    if (!rc && notes) snprintf(notes, 1024, "%s", pt->notes);
     CHECK_MSG(rc == 0, "%s: %s", name, st.msg);
     mbl_linear_free(lin);
     mbl_point_free(pt);
@@ -121,11 +123,11 @@ TEST(csv_rows)
     write_file("header.csv", t);
     write_model("header.yaml", 0.05, "spline2(m, x, 3000)", "  m: {method: bicubic, file: header.csv}\n");
     double y = NAN;
-    if (!output_at("header.yaml", &y, NULL)) CHECK_MSG(fabs(y + 150) < 1e-12, "map at (0.05, 3000) = %.17g, expected -150", y);
+    if (!output_at("header.yaml", &y, NULL, NULL)) CHECK_MSG(fabs(y + 150) < 1e-12, "map at (0.05, 3000) = %.17g, expected -150", y);
     /* labels that strtod would start reading (`name`: "nan", `info`: "inf") are labels */
     write_file("names.csv", "name, info\n0,0\n1,2\n2,3\n");
     write_model("names.yaml", 0.5, "table(d, x)", "  d: {method: linear, file: names.csv}\n");
-    if (!output_at("names.yaml", &y, NULL)) CHECK_MSG(fabs(y - 1) < 1e-15, "table at 0.5 = %.17g, expected 1", y);
+    if (!output_at("names.yaml", &y, NULL, NULL)) CHECK_MSG(fabs(y - 1) < 1e-15, "table at 0.5 = %.17g, expected 1", y);
 }
 
 TEST(csv_nul)
@@ -155,7 +157,7 @@ TEST(data_budget)
             (const char *[]){"budget.yaml:8:31:", "data 'big': 30000 points need about", "over the memory budget of 0.00977 GiB",
                              "--mem-budget", NULL});
     double y = NAN; /* the default budget (2 GiB): read */
-    if (!output_at("budget.yaml", &y, NULL))
+    if (!output_at("budget.yaml", &y, NULL, NULL))
         CHECK_MSG(fabs(y - 0.5 * (12345 % 7 + 12346 % 7)) < 1e-12, "table at 12345.5 = %.17g", y);
     /* inline: 20000 points, refused at the set's name before they are read */
     size_t cap = 400000, k = 0;
@@ -184,8 +186,9 @@ TEST(data_budget)
 
 TEST(knot_slope)
 {
-    /* slopes 1 on [0, 1], 3 on [1, 2], -2 on [2, 3]; at x = 1 and 2 the piece to the right, at 3
-     * the last piece; extrapolated linearly beyond 3, the same slope */
+    /* slopes 1 on [0, 1], 3 on [1, 2], -2 on [2, 3]; at x = 1 and 2 the piece to the right, with
+     * a note naming both slopes (before, none), at 3 the last piece; extrapolated linearly beyond
+     * 3, the same slope; no note where the slope does not jump */
     static const char *set = "  d: {method: linear, x: [0, 1, 2, 3], y: [0, 1, 4, 2], extrapolate: linear}\n";
     const double at[] = {0, 1, 2, 3, 3.5}, value[] = {0, 1, 4, 2, 1}, slope[] = {1, 3, -2, -2, -2};
     for (int i = 0; i < 5; i++) {
@@ -193,9 +196,15 @@ TEST(knot_slope)
         snprintf(name, sizeof name, "knot%d.yaml", i);
         write_model(name, at[i], "table(d, x)", set);
         double y = NAN, dy = NAN;
-        if (output_at(name, &y, &dy)) continue;
+        char notes[1024] = "", want[128] = "";
+        if (output_at(name, &y, &dy, notes)) continue;
         CHECK_MSG(fabs(y - value[i]) < 1e-15 && fabs(dy - slope[i]) < 1e-15, "table at %g: %.17g, slope %.17g; expected %g, %g",
                   at[i], y, dy, value[i], slope[i]);
+        if (i == 1 || i == 2)
+            snprintf(want, sizeof want, "table 'd' at x = %g, where its slope jumps from %g to %g: the slope to the right is used",
+                     at[i], slope[i - 1], slope[i]);
+        CHECK_MSG(want[0] ? strstr(notes, want) != NULL : strstr(notes, "slope jumps") == NULL, "x = %g: notes '%s', expected '%s'",
+                  at[i], notes, want);
     }
 }
 
