@@ -195,7 +195,7 @@ static int read_all(mech *M, const yaml_node_t *root)
     if ((rc = copy_map(M, mech_get(M, root, "spin_speeds"), &M->src->spin_speeds, "spin_speeds", 0))) return rc;
     /* data sets (issue 35): passed on to the equation level, and known to this graph's parses */
     if ((n = mech_get(M, root, "data"))) {
-        if ((rc = model_data_read(M->doc, n, M->file, &M->src->data, &M->src->ndata, M->st))) return rc;
+        if ((rc = model_data_read(M->doc, n, M->file, M->src->mem_budget, &M->src->data, &M->src->ndata, M->st))) return rc;
         if ((rc = model_data_register(M->g, M->file, M->src->data, M->src->ndata, M->st))) return rc;
     }
     int np = M->src->parameters.n;

@@ -105,13 +105,17 @@ static int mtx_ints(const char *p, long v[4])
 }
 
 /* what is wrong with the entry line p ("i j value", "i j" of a pattern, "value" of an array), or
- * NULL */
-static const char *mtx_entry_bad(const char *p, int coord, int pattern, long rows, long cols)
+ * NULL; *col: the column of the number at fault (1: the line's). An integer matrix's values are
+ * whole numbers written as such (the banner's field: `1.5` under `integer` is refused). */
+static const char *mtx_entry_bad(const char *p, int coord, int pattern, int integer, long rows, long cols, int *col)
 {
     int want = coord ? (pattern ? 2 : 3) : 1, k = 0;
+    const char *p0 = p;
+    *col = 1;
     for (;; k++) {
         p += strspn(p, " \t\r\n");
         if (!*p) break;
+        *col = (int)(p - p0) + 1;
         if (k == want) return "too many numbers on the line";
         char *end;
         if (coord && k < 2) {
@@ -122,6 +126,8 @@ static const char *mtx_entry_bad(const char *p, int coord, int pattern, long row
             double x = strtod(p, &end);
             if (end == p || (*end && !strchr(" \t\r\n", *end))) return "not a number";
             if (!isfinite(x)) return "a non-finite number";
+            size_t sg = (*p == '+' || *p == '-'), nd = strspn(p + sg, "0123456789");
+            if (integer && p + sg + nd != end) return "not a whole number, and the banner says 'integer'";
         }
         p = end;
     }
@@ -165,12 +171,12 @@ static int mtx_check(mech *M, const yaml_node_t *n, const char *what, const char
     /* (the sizes are checked: no overflow) */
     long want = rc ? 0 : coord ? v[2] : kind == 0 ? v[0] * v[1] : kind == 1 ? v[0] * (v[0] + 1) / 2 : v[0] * (v[0] - 1) / 2, have = 0;
     int size_line = in.line;
-    int pattern = !strcasecmp(field, "pattern");
+    int pattern = !strcasecmp(field, "pattern"), integer = !strcasecmp(field, "integer"), col;
     while (!rc && (got = mtx_next(&in, 0, &rc)) > 0) {
-        const char *bad = mtx_entry_bad(in.buf, coord, pattern, v[0], v[1]);
+        const char *bad = mtx_entry_bad(in.buf, coord, pattern, integer, v[0], v[1], &col);
         if (++have > want)
             rc = err_at(M, n, "%s: %s:%d: more entries than the %ld of the size line (line %d)", what, path, in.line, want, size_line);
-        else if (bad) rc = err_at(M, n, "%s: %s:%d: %s", what, path, in.line, bad);
+        else if (bad) rc = err_at(M, n, "%s: %s:%d:%d: %s", what, path, in.line, col, bad);
     }
     if (!rc && have < want)
         rc = err_at(M, n, "%s: %s:%d: the file ends after %ld of the %ld entries of the size line (line %d)", what, path, in.line, have,

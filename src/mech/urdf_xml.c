@@ -244,9 +244,10 @@ static int read_doc(ureader *r, const char *xml, size_t len, char **robot)
         const xmlError *e = xmlGetLastError();
         int rc = mbl_error(st, MBL_EPARSE, "%s:%d: not well-formed XML: %s", r->file, e ? e->line : 0,
                            e && e->message ? e->message : "unknown error");
-        /* the message ends with a newline */
+        /* libxml2's message ends with a newline, some with a space before it ("Detected an entity
+         * reference loop \n", a billion laughs): the line ends at its last word */
         size_t n = strlen(st ? st->msg : "");
-        if (st && n && st->msg[n - 1] == '\n') st->msg[n - 1] = '\0';
+        while (st && n && isspace((unsigned char)st->msg[n - 1])) st->msg[--n] = '\0';
         xmlResetLastError();
         return rc;
     }

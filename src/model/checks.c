@@ -45,6 +45,41 @@ void model_validity_notes(const mbl_model *md, const double *syms, char *notes, 
     }
 }
 
+/* Two slopes of straight pieces closer than this fraction of the larger are one (collinear
+ * points' slopes differ by rounding). Only straight pieces are compared (second derivative 0 on
+ * both sides: a table, a `linear` set): a cubic's first derivative is continuous by construction,
+ * and its two sides differ by rounding that may exceed any relative tolerance where it is near 0. */
+#define MODEL_KNOT_SLOPE_TOL 1e-9
+
+void model_data_knot_notes(const mbl_model *md, const double *syms, char *notes, size_t cap)
+{
+    if (!mblx_data_count(md->g)) return;
+    size_t nn = mblx_node_count(md->g);
+    for (mblx_id e = 0; e < nn; e++) {
+        long k;
+        int lin, dx, dy, dim;
+        if (!mblx_data_node(md->g, e, &k, &lin, &dx, &dy) || dx || dy) continue;
+        const char *name = mblx_data_name(md->g, k, &dim);
+        double x, xl, right, left, curv[2];
+        mbl_status st;
+        mbl_status_clear(&st);
+        if (dim != 1 || mblx_eval(md->g, mblx_node_arg(md->g, e, 0), syms, &x, &st)) continue;
+        xl = nextafter(x, -INFINITY);
+        if (mblx_data_eval(md->g, k, lin, 1, 0, x, 0, &right) || mblx_data_eval(md->g, k, lin, 1, 0, xl, 0, &left) ||
+            mblx_data_eval(md->g, k, lin, 2, 0, x, 0, &curv[0]) || mblx_data_eval(md->g, k, lin, 2, 0, xl, 0, &curv[1]) ||
+            curv[0] != 0 || curv[1] != 0 || !(fabs(left - right) > MODEL_KNOT_SLOPE_TOL * fmax(fabs(left), fabs(right))))
+            continue;
+        char text[256];
+        snprintf(text, sizeof text,
+                 "%s '%s' at x = %.15g, where its slope jumps from %.6g to %.6g: the slope to the right is used "
+                 "(docs/model-files.md, \"Data sets\")",
+                 lin ? "table" : "spline", name, x, left, right);
+        size_t len = strlen(notes);
+        if (strstr(notes, text) || len + strlen(text) + 3 >= cap) continue;
+        snprintf(notes + len, cap - len, "%s%s", len ? "; " : "", text);
+    }
+}
+
 /* The position of the mass-matrix entry (i, j) in the file (the kinetic energy without a mass_matrix). */
 static const mbl_src_item *mass_item(const mbl_src *s, const mbl_model *md, int i, int j)
 {

@@ -20,9 +20,10 @@ typedef struct model_dataset {
 struct yaml_document_s;
 struct yaml_node_s;
 /* Read a `data:` mapping (CSV files relative to `file`'s folder); errors name the file, line and
- * column (of the YAML, or of the CSV row and field). */
-int model_data_read(struct yaml_document_s *doc, const struct yaml_node_s *val, const char *file, model_dataset **out,
-                    int *nout, mbl_status *st);
+ * column (of the YAML, or of the CSV row and field). The sets' estimated size is refused over
+ * mem_budget bytes (<= 0: no limit), before a set's numbers are read. */
+int model_data_read(struct yaml_document_s *doc, const struct yaml_node_s *val, const char *file, double mem_budget,
+                    model_dataset **out, int *nout, mbl_status *st);
 void model_data_free(model_dataset *d, int n);
 /* The sets' pieces (Akima, natural cubic, linear, bicubic) added to g as its data sets. */
 int model_data_register(mblx_graph *g, const char *file, const model_dataset *sets, int n, mbl_status *st);

@@ -204,4 +204,10 @@ int model_check_domain(const mbl_model *md, const double *syms, double *work, mb
  * domain check above reports the model's own expressions). */
 void model_validity_notes(const mbl_model *md, const double *syms, char *notes, size_t cap);
 
+/* The 1-D functions of data at a solved point (syms from model_fill_syms): each evaluated exactly
+ * at a point of its set where its slope jumps (a table's interior point) appends "table 'd' at
+ * x = 2, where its slope jumps from 1 to 3: the slope to the right is used ..." to notes (as
+ * model_validity_notes). Nothing is done for a model without data sets. */
+void model_data_knot_notes(const mbl_model *md, const double *syms, char *notes, size_t cap);
+
 #endif

@@ -383,7 +383,7 @@ static int read_root(reader *r, const yaml_node_t *root)
         case K_ODES: rc = read_map(r, &s->ode_states, k, v); break;
         case K_ODE: rc = read_map(r, &s->ode, k, v); break;
         case K_IVARS: rc = read_map(r, &s->implicit_variables, k, v); break;
-        case K_DATA: rc = model_data_read(r->doc, v, r->file, &s->data, &s->ndata, r->st); break;
+        case K_DATA: rc = model_data_read(r->doc, v, r->file, s->mem_budget, &s->data, &s->ndata, r->st); break;
         case K_TRIM: rc = read_trim(r, k, v); break;
         }
         if (rc) return rc;

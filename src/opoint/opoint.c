@@ -716,6 +716,8 @@ static int check_solved(opoint_subproblem *sp, int rc, int fill, mbl_status *st)
         rc = model_check_domain(md, sp->syms, sp->work, st);
         /* validity items (a bushing rotated beyond small angles): notes, never a refusal */
         if (!rc) model_validity_notes(md, sp->syms, pt->notes, sizeof pt->notes);
+        /* a table's one-sided slope at one of its points (issue 65, item 20) */
+        if (!rc) model_data_knot_notes(md, sp->syms, pt->notes, sizeof pt->notes);
     }
     if (!rc && (mv->nX + mv->nZ > 0 || mv->nspd > 0)) {
         /* the implicit equations determine der(X) and Z there, the speeds' T is regular */

@@ -6,6 +6,7 @@
  * size -30 x -30 aborted ("free(): invalid size"), the truncated one said "CHOLMOD status -4",
  * /dev/zero never ended and a directory said "CHOLMOD status -4". */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,8 @@ static void refused(const char *file, const char *const *want)
     CHECK_MSG(rc != 0, "%s: loaded", file);
     CHECK_MSG(dt < 1.0, "%s: %.2f s", file, dt);
     CHECK_MSG(!strchr(st.msg, '\n') && strlen(st.msg) < 600, "%s: not one short line: %.300s", file, st.msg);
+    size_t n = strlen(st.msg); /* the line ends at a word (issue 65, item 20: "... reference loop ") */
+    CHECK_MSG(n && !isspace((unsigned char)st.msg[n - 1]), "%s: the message ends with a space: '%s'", file, st.msg);
     for (int k = 0; want[k]; k++) CHECK_MSG(strstr(st.msg, want[k]) != NULL, "%s: '%s' not in: %.300s", file, want[k], st.msg);
     mbl_model_free(md);
 }
@@ -100,6 +103,18 @@ TEST(urdf_hostile)
                "<!ENTITY c \"&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;\">\n<!ENTITY d \"&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;\">\n]>\n",
                "&d;", "base");
     refused(path_of("laughs.urdf"), (const char *[]){"laughs.urdf:", "entit", NULL});
+    /* billion laughs proper: 10^9 letters from 10 declarations, stopped by libxml2 while parsing
+     * (its message "Detected an entity reference loop \n" ended the line with a space) */
+    char laughs[1200] = "<!DOCTYPE robot [\n<!ENTITY l0 \"lol\">\n";
+    for (int i = 1; i < 10; i++) {
+        size_t k = strlen(laughs);
+        k += (size_t)snprintf(laughs + k, sizeof laughs - k, "<!ENTITY l%d \"", i);
+        for (int j = 0; j < 10; j++) k += (size_t)snprintf(laughs + k, sizeof laughs - k, "&l%d;", i - 1);
+        snprintf(laughs + k, sizeof laughs - k, "\">\n");
+    }
+    strcat(laughs, "]>\n");
+    write_urdf("laughs9.urdf", laughs, "&l9;", "base");
+    refused(path_of("laughs9.urdf"), (const char *[]){"laughs9.urdf:", "not well-formed XML", NULL});
     /* one entity, even harmless, is refused */
     write_urdf("one.urdf", "<!DOCTYPE robot [\n<!ENTITY n \"arm\">\n]>\n", "&n;", "base");
     refused(path_of("one.urdf"), (const char *[]){"one.urdf:5:", "may not declare entities", NULL});
@@ -243,18 +258,22 @@ TEST(beam_budget)
 
 /* ---- Matrix Market files of a modal body ---- */
 
-/* a model whose mass matrix is `mtx` (the other files are the example's 30-mode link) */
-static void write_modal(const char *file, const char *mtx)
+/* a model whose mass matrix is `mtx` (the other files are the example's 30-mode link), its rigid
+ * body's mass, s0 and J0 `rigid` (NULL: 1, [1, 0], 1) */
+static void write_modal_rigid(const char *file, const char *mtx, const char *rigid)
 {
     char cwd[512], t[4096];
     CHECK(getcwd(cwd, sizeof cwd) != NULL);
+    if (!rigid) rigid = "mass: 1\n    s0: [1, 0]\n    J0: 1";
     snprintf(t, sizeof t,
-             "model: mechanism\nspace: planar\nbodies:\n  b:\n    type: modal\n    mass: 1\n    s0: [1, 0]\n    J0: 1\n"
+             "model: mechanism\nspace: planar\nbodies:\n  b:\n    type: modal\n    %s\n"
              "    mass_matrix: %s\n    stiffness: %s/examples/modal/link10_K.mtx\n    Sb: %s/examples/modal/link10_Sb.mtx\n"
              "    c1: %s/examples/modal/link10_c1.mtx\n    c2: %s/examples/modal/link10_c2.mtx\n    P: %s/examples/modal/link10_P.mtx\n",
-             mtx, cwd, cwd, cwd, cwd, cwd);
+             rigid, mtx, cwd, cwd, cwd, cwd, cwd);
     write_file(file, t);
 }
+
+static void write_modal(const char *file, const char *mtx) { write_modal_rigid(file, mtx, NULL); }
 
 TEST(mtx_hostile)
 {
@@ -314,6 +333,25 @@ TEST(mtx_hostile)
     write_file("extra.mtx", "%%MatrixMarket matrix array real general\n1 1\n1\n2\n");
     write_modal("extra.yaml", "extra.mtx");
     refused(path_of("extra.yaml"), (const char *[]){"extra.mtx:4:", "more entries than the 1", NULL});
+    /* an integer matrix with a value that is not a whole number (issue 65, item 20: was read as
+     * real), array and coordinate; whole numbers under `integer` load (the 30 x 30 identity) */
+    write_file("int.mtx", "%%MatrixMarket matrix array integer general\n1 1\n1.5\n");
+    write_modal("int.yaml", "int.mtx");
+    refused(path_of("int.yaml"), (const char *[]){"int.yaml:9:", "int.mtx:3:1:", "not a whole number", "'integer'", NULL});
+    write_file("intc.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 1 1\n2 2 1e0\n");
+    write_modal("intc.yaml", "intc.mtx");
+    refused(path_of("intc.yaml"), (const char *[]){"intc.mtx:4:5:", "not a whole number", NULL});
+    char eye[2048];
+    size_t k = (size_t)snprintf(eye, sizeof eye, "%%%%MatrixMarket matrix coordinate integer symmetric\n30 30 30\n");
+    for (int i = 1; i <= 30; i++) k += (size_t)snprintf(eye + k, sizeof eye - k, "%d %d +1\n", i, i);
+    write_file("eye.mtx", eye);
+    write_modal_rigid("eye.yaml", "eye.mtx", /* examples/flexible_pendulum_modal.yaml's link, whose M is I */
+                      "mass: 424.11500823462211\n    s0: [848.23001646924422, 0]\n    J0: 2261.9467105846511");
+    mbl_model *md = NULL;
+    mbl_status st;
+    memset(&st, 0, sizeof st);
+    CHECK_MSG(mbl_model_load_file(path_of("eye.yaml"), NULL, 0, &md, &st) == 0, "eye.yaml: %s", st.msg);
+    mbl_model_free(md);
     /* not a regular file: /dev/zero, a directory */
     write_modal("zero_dev.yaml", "/dev/zero");
     refused(path_of("zero_dev.yaml"), (const char *[]){"zero_dev.yaml:9:", "'/dev/zero' is not a regular file", NULL});

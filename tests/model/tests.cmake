@@ -125,3 +125,6 @@ mblin_add_test(test_fwd_load ${CMAKE_CURRENT_SOURCE_DIR}/model/test_fwd_load.c)
 mblin_add_test(test_yjac_tree ${CMAKE_CURRENT_SOURCE_DIR}/model/test_yjac_tree.c)
 mblin_add_test(test_compile_pattern ${CMAKE_CURRENT_SOURCE_DIR}/model/test_compile_pattern.c)
 mblin_add_test(test_jac_columns ${CMAKE_CURRENT_SOURCE_DIR}/model/test_jac_columns.c)
+# data sets at the edges (issue 65): CSV rows with units or typos, a NUL byte, the sets against
+# the memory budget, a table's slope at its points
+mblin_add_test(test_data_edges ${CMAKE_CURRENT_SOURCE_DIR}/model/test_data_edges.c)
