@@ -86,3 +86,8 @@ if(PYTHON3)
   add_test(NAME test_validity_notes COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_validity_notes.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# at: steady of a stiff spatial blade on a driven hub (issue 65, item 16): the bar's stretch, Southwell
+if(PYTHON3)
+  add_test(NAME test_steady_stiff_blade COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_steady_stiff_blade.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
