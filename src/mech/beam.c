@@ -471,6 +471,17 @@ static void sh_force(mech *M, body *B, int i, const char *fx)
     }
 }
 
+int mech_beam_strain_validity(mech *M, const body *B, const char *utip, const char *Lt)
+{
+    char lim[300];
+    snprintf(lim, sizeof lim,
+             "%g (MBL_MECH_BEAM_STRAIN_NOTE), the small strains of the beam theory: its elastic forces, linear in the "
+             "displacements, are not the beam's there",
+             MBL_MECH_BEAM_STRAIN_NOTE);
+    return mech_validity(M, mech_fmt(M, "body '%s' (beam): the mean axial strain (the tip's axial displacement over the length)", B->name),
+                         mech_fmt(M, "(%s)/(%s)", utip, Lt), lim, B->line, B->col);
+}
+
 int mech_beam_geometric_key(mech *M, const yaml_node_t *val, const char *what, int *geo)
 {
     *geo = 1;
@@ -779,6 +790,7 @@ int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         f->inv.H1 = f->inv.Hx = NULL;
     }
     M->b[bi].gle = geo ? mech_fmt(M, "((%s)/%d)", Lt, ne) : NULL;
+    if ((rc = mech_beam_strain_validity(M, &M->b[bi], qf[3 * ne], Lt))) return rc;
     return beam_markers(M, bi, mech_get(M, val, "markers"), ne, L, Lt);
 }
 

@@ -250,6 +250,7 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         sp->H1 = sp->Hx = NULL;
     }
     M->b[bi].gle = geo ? mech_fmt(M, "((%s)/%d)", Lt, ne) : NULL;
+    if ((rc = mech_beam_strain_validity(M, &M->b[bi], qf[4 + 6 * ne], Lt))) return rc;
     return beam3_markers(M, bi, mech_get(M, val, "markers"), ne, L, Lt, qf + 4);
 }
 

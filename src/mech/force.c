@@ -102,19 +102,15 @@ static int bushing_validity(mech *M, const char *what, int mi, int mj, const cha
     const char *tr = mech_fmt(M, "(%s + %s + %s)", mech_dot3(M, I->ax[0], J->ax[0]), mech_dot3(M, I->ax[1], J->ax[1]),
                               mech_dot3(M, I->ax[2], J->ax[2]));
     const char *ang = mech_fmt(M, "atan2(sqrt(%s^2 + %s^2 + %s^2), (%s - 1)/2)", q[3], q[4], q[5], tr);
-    mbl_src_list *l = &M->src->validity;
-    int rc = mech_push(M, l,
-                       mech_fmt(M, "%s (bushing): markers '%s' and '%s' are rotated relative to each other by (rad)", what,
-                                I->name, J->name),
-                       ang, line, col);
-    if (rc) return rc;
     char lim[200];
     snprintf(lim, sizeof lim,
              "%.3g rad, the small-angle range of its deflections AX AY AZ (its torque is off by about angle^2/6 of "
              "itself; MBL_MECH_BUSHING_SMALL_ANGLE)",
              MBL_MECH_BUSHING_SMALL_ANGLE);
-    l->items[l->n - 1].key2 = mech_dup_s(lim);
-    return l->items[l->n - 1].key2 ? 0 : mech_oom(M);
+    return mech_validity(M,
+                         mech_fmt(M, "%s (bushing): markers '%s' and '%s' are rotated relative to each other by (rad)", what,
+                                  I->name, J->name),
+                         ang, lim, line, col);
 }
 
 /* gravity: the weight of every body, in the potential energy (or the structured terms') */

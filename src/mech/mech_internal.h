@@ -191,6 +191,9 @@ char *mech_dup_s(const char *s);
 /* append an item to a list of the generated source */
 int mech_push(mech *M, mbl_src_list *l, const char *key, const char *text, int line, int col);
 int mech_push_at(mech *M, mbl_src_list *l, const char *key, const char *text, const yaml_node_t *n);
+/* a validity item (mbl_src.validity): the quantity text, what it is, its limit ("<number> <what
+ * passing it means>"); a note at a solved point where |quantity| exceeds the limit */
+int mech_validity(mech *M, const char *what, const char *text, const char *limit, int line, int col);
 int mech_resolve_param(void *ud, mblx_graph *g, const char *name, size_t len, int nargs, const mblx_id *args,
                        mblx_id *out, char *why, size_t whylen);
 /* Start tracking which --set the next evaluated numbers depend on (set_note names it). */
@@ -379,6 +382,9 @@ int mech_beam_damping(mech *M, const yaml_node_t *val, const char *what, double 
                       yaml_node_t *dnode[2]);
 /* a beam's optional `geometric_stiffness: true | false` (default true) in *geo */
 int mech_beam_geometric_key(mech *M, const yaml_node_t *val, const char *what, int *geo);
+/* the validity item of a beam body's mean axial strain, its tip's axial displacement utip over
+ * its length Lt (MBL_MECH_BEAM_STRAIN_NOTE) */
+int mech_beam_strain_validity(mech *M, const body *B, const char *utip, const char *Lt);
 /* the foreshortening 1/2 qf^T H(X_n) qf of node n + 1 of beam B (B->gle set) as a text (beam.c), or
  * NULL when out of memory */
 const char *mech_beam_sh_text(mech *M, const body *B, int n);

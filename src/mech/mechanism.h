@@ -33,6 +33,17 @@
  * model's units, m/s in SI): defined at a standstill; it changes the cornering slope by the factor
  * 1 - (vmin / v_forward)^2 / 2 (1.25e-11 relative at 20 m/s). */
 #define MBL_MECH_TIRE_MIN_SPEED 1e-4
+/* A tire whose regularisation's share of its slip angle's denominator, vmin / sqrt(v_forward^2 +
+ * vmin^2), is above this at the operating point (the wheel slower than about 1000 vmin = 0.1 m/s:
+ * the cornering slope changed by 5e-7 there) gets a note: at a standstill the lateral force is the
+ * regularisation's, a damping Ca / vmin of the lateral slip speed, and so are the fast modes it
+ * makes (a car at rest: -965291 rad/s). */
+#define MBL_MECH_TIRE_SLOW_NOTE 1e-3
+/* A beam body whose mean axial strain, its tip's axial displacement over its length, exceeds this
+ * in size at the operating point gets a note: its elastic forces are those of small strains (linear
+ * in the displacements), not the beam's beyond them (a blade stretched 285 % at 700 rad/s, or
+ * its tip past the hub at 1000 rad/s, beyond the axial resonance). */
+#define MBL_MECH_BEAM_STRAIN_NOTE 0.01
 
 /* Read the root mapping of a `model: mechanism` document into src (which the caller created
  * with its file and name fields set). On error returns a negative code with "file:line:col:

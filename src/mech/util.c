@@ -271,6 +271,15 @@ int mech_push(mech *M, mbl_src_list *l, const char *key, const char *text, int l
     return 0;
 }
 
+int mech_validity(mech *M, const char *what, const char *text, const char *limit, int line, int col)
+{
+    mbl_src_list *l = &M->src->validity;
+    int rc = mech_push(M, l, what, text, line, col);
+    if (rc) return rc;
+    l->items[l->n - 1].key2 = mech_dup_s(limit);
+    return l->items[l->n - 1].key2 ? 0 : mech_oom(M);
+}
+
 int mech_push_at(mech *M, mbl_src_list *l, const char *key, const char *text, const yaml_node_t *n)
 {
     int line = 1, col = 1;

@@ -195,6 +195,18 @@ int mech_wheel_joint(mech *M, joint *J, const yaml_node_t *val)
     if ((rc = mech_add_var(M, alpha, mech_fmt(M, "atan((%s)/sqrt(%s^2 + %s))", lat, vx, mech_num(M, MBL_MECH_TIRE_MIN_SPEED * MBL_MECH_TIRE_MIN_SPEED)), line, col)))
         return rc;
     if ((rc = tire_law(M, J, tn, alpha, &F))) return rc;
+    /* a note at a point where the wheel (nearly) stands still: the regularisation's force */
+    char lim[300];
+    snprintf(lim, sizeof lim,
+             "%g (MBL_MECH_TIRE_SLOW_NOTE): the lateral force is the regularisation's (a damping Ca/vmin of the "
+             "slip speed, vmin = %g), and so are the fast modes it makes",
+             MBL_MECH_TIRE_SLOW_NOTE, MBL_MECH_TIRE_MIN_SPEED);
+    if ((rc = mech_validity(M, mech_fmt(M, "joint '%s' (tire): its wheel nearly at a standstill, the share "
+                                           "vmin/sqrt(u^2 + vmin^2) of the slip angle's regularisation", J->name),
+                            mech_fmt(M, "%s/sqrt(%s^2 + %s)", mech_num(M, MBL_MECH_TIRE_MIN_SPEED), vx,
+                                     mech_num(M, MBL_MECH_TIRE_MIN_SPEED * MBL_MECH_TIRE_MIN_SPEED)),
+                            lim, line, col)))
+        return rc;
     const char *Fn = mech_fmt(M, "%s_Fy", base);
     if ((rc = mech_add_var(M, Fn, mech_fmt(M, "-(%s)", F), line, col))) return rc;
     const char *f[3], *arm[3];

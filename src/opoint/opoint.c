@@ -483,8 +483,9 @@ static int note_residual_accelerations(opoint_subproblem *sp, mbl_status *st)
     int rc = opoint_jac(sp, st);
     if (rc) return model_eval_error(md, sp->syms, "at the given point", st);
     double *inert = mbl_calloc((size_t)n + 1, sizeof *inert), *force = mbl_calloc((size_t)n + 1, sizeof *force);
-    if (!inert || !force) {
-        mbl_free(inert), mbl_free(force);
+    double *rscale = mbl_calloc((size_t)n + 1, sizeof *rscale);
+    if (!inert || !force || !rscale) {
+        mbl_free(inert), mbl_free(force), mbl_free(rscale);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
     for (int p = 0; p < mv->jac.nz; p++) {
@@ -494,6 +495,7 @@ static int note_residual_accelerations(opoint_subproblem *sp, mbl_status *st)
         double t = sp->jac[p] * *x;
         if (c >= ja && c < ja + n) inert[r] += t;
         else force[r] += fabs(t);
+        rscale[r] += fabs(sp->jac[p]) * fmax(1.0, fabs(*x));
     }
     int big = -1;
     double worst = OPOINT_ACCEL_NOTE, fall = 0;
@@ -503,11 +505,16 @@ static int note_residual_accelerations(opoint_subproblem *sp, mbl_status *st)
         /* a row whose terms are all at the level of rounding (a coordinate no force acts on at an
          * exact equilibrium: 1e-13 over 1e-11) says nothing */
         if (f <= OPOINT_ACCEL_ROUND * fall) continue;
+        /* nor a row whose inertia term, the residual of its equation at vdot = 0, is within the
+         * equilibrium solve's own convergence test (scaled residual |R_i| / sum_c |dR_i/dx_c|
+         * max(1, |x_c|) at most opt->tol): the rounding level of the row's terms at an exact
+         * equilibrium where they all vanish (a chain hanging straight: the gravity torques' 1e-13) */
+        if (fabs(inert[i]) <= sp->opt->tol * rscale[i]) continue;
         /* a later coordinate only when clearly larger: ties (a symmetric mechanism) name the first
          * on every BLAS kernel */
         if (isfinite(ratio) && ratio > (big < 0 ? worst : worst * (1.0 + 1e-6))) worst = ratio, big = i;
     }
-    mbl_free(inert), mbl_free(force);
+    mbl_free(inert), mbl_free(force), mbl_free(rscale);
     if (big < 0) return 0;
     /* the acceleration behind that row's inertia term: its largest entry M_ij vdot_j (the row's own
      * coordinate, or one the mass matrix couples to it: a flexible body's frame row and its nodes) */

@@ -142,6 +142,10 @@ void opoint_jac_restore(opoint_subproblem *sp, model_jac_memo *c);
 void opoint_keep_jac(opoint_subproblem *sp);
 /* The minimum-norm / least-squares Newton step J dx = -F over the subproblem (ncol entries). */
 int opoint_newton_step(opoint_subproblem *sp, double *dx, mbl_status *st);
+/* Its dense form (dense_step.c; sp->jac current): the raw matrix's minimum-norm least-squares
+ * step, and where that is rank deficient with at least as many rows as unknowns, the
+ * equilibrated matrix's when of full column rank; sp->rank_last set. */
+int opoint_dense_step(opoint_subproblem *sp, double *dx, mbl_status *st);
 /* opoint_newton_step's factorization without its solve where it factors (the square sparse path:
  * dx untouched, sp->rank_last set as there); elsewhere the whole step. The warm corrector's renewal
  * of its held factorization (opoint_warm_refresh). */

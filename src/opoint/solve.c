@@ -256,34 +256,6 @@ static void sparse_forget(opoint_subproblem *sp)
     sp->snz = sp->stepped = 0;
 }
 
-/* Dense minimum-norm least-squares step (rank-revealing SVD: singular values below rank_tol
- * times the largest count as zero). LAPACK's dgelsd (mbla_lstsq) forms neither singular-vector
- * set: the first step of a 96-link chain's equilibrium (the least-squares multipliers) spent half
- * the run in dgesvd's vectors. */
-static int dense_step(opoint_subproblem *sp, double *dx, mbl_status *st)
-{
-    const model_view *mv = &sp->mv;
-    int m = sp->nrow, n = sp->ncol, mx = m > n ? m : n, rank = 0;
-    double *J = mbl_calloc((size_t)m * (size_t)n + 1, sizeof *J);
-    double *b = mbl_alloc_array((size_t)mx + 1, sizeof *b);
-    if (!J || !b) {
-        mbl_free(J), mbl_free(b);
-        return mbl_error(st, MBL_ENOMEM, "out of memory");
-    }
-    for (int p = 0; p < mv->jac.nz; p++) {
-        int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
-        if (r >= 0 && c >= 0) J[r + (size_t)c * m] = sp->jac[p];
-    }
-    for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]];
-    int rc = mbla_lstsq(m, n, 1, J, m > 0 ? m : 1, b, mx > 0 ? mx : 1, sp->opt->rank_tol, &rank, st);
-    if (!rc) {
-        sp->rank_last = rank;
-        for (int c = 0; c < n; c++) dx[c] = b[c];
-    }
-    mbl_free(J), mbl_free(b);
-    return rc;
-}
-
 /* Solve J dx = -F (minimum-norm / least-squares) on the subproblem; dx has ncol entries. The
  * Jacobian values sp->jac are those of the current iterate (opoint_eval_jac). */
 /* For a square subproblem whose rows are equations of motion and position constraints, the column
@@ -327,7 +299,7 @@ static int newton_step(opoint_subproblem *sp, double *dx, int solve, mbl_status 
     int rc = 0;
     int m = sp->nrow, n = sp->ncol;
     int small = n <= OPOINT_DENSE_MAX && m <= OPOINT_DENSE_MAX;
-    if (small && m != n) return dense_step(sp, dx, st);
+    if (small && m != n) return opoint_dense_step(sp, dx, st);
     /* sparse: the pattern of the subproblem's Jacobian is fixed until the next opoint_sub_select, so it
      * is assembled, ordered and analysed once and refactored numerically at later steps */
     double *b = mbl_alloc_array((size_t)(m > n ? m : n) + 1, sizeof *b);
@@ -392,7 +364,7 @@ static int newton_step(opoint_subproblem *sp, double *dx, int solve, mbl_status 
             sp->rank_last = n;
         }
         if (rc == MBL_ESINGULAR && small) {
-            rc = dense_step(sp, dx, st);
+            rc = opoint_dense_step(sp, dx, st);
         } else if (rc == MBL_ESINGULAR) {
             /* rank-deficient: fall back to SPQR's minimum-norm solution of the unscaled system */
             mbla_csc_refill(sp->A, sp->snz, sp->smap, sp->stx);

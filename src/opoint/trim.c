@@ -113,9 +113,9 @@ static void trim_row_scales(trim_ws *w)
     }
 }
 
-/* The targets independent of the other rows at the guess: rank [J] - rank [J without the target
- * rows] must be the number of targets. */
-static int trim_check_count(trim_ws *w, const char *where, mbl_status *st)
+/* The number of targets independent of the other rows at the current point (*nind): rank [J] -
+ * rank [J without the target rows]. */
+static int trim_count_independent(trim_ws *w, int *nind, mbl_status *st)
 {
     const model_view *mv = &w->sp->mv;
     int nr = w->nrow, nc = w->ncol, nt = mv->ntt, rall = 0, rrest = 0, ld = nr > nc ? nr : nc;
@@ -136,14 +136,20 @@ static int trim_check_count(trim_ws *w, const char *where, mbl_status *st)
     mbl_free(S);
     memset(w->dx, 0, (size_t)ld * sizeof *w->dx);
     if (!rc) rc = mbla_lstsq(nr - nt, nc, 1, w->B, nr - nt, w->dx, ld, rcond, &rrest, st);
-    if (rc) return rc;
-    if (rall - rrest < nt)
-        return mbl_error(st, MBL_EMODEL,
-                         "%s: the %d trim targets over-determine the steady motion: only %d of them are independent of its "
-                         "equations %s (more targets than unknowns, or a target the equations fix): drop a "
-                         "target or free an input (trim.free)",
-                         mv->file, nt, rall - rrest, where);
-    return 0;
+    *nind = rall - rrest;
+    return rc;
+}
+
+/* The targets independent of the other rows (trim_count_independent): all of them, else one line. */
+static int trim_check_count(trim_ws *w, const char *where, mbl_status *st)
+{
+    int nt = w->sp->mv.ntt, nind = 0, rc = trim_count_independent(w, &nind, st);
+    if (rc || nind >= nt) return rc;
+    return mbl_error(st, MBL_EMODEL,
+                     "%s: the %d trim targets over-determine the steady motion: only %d of them are independent of its "
+                     "equations %s (more targets than unknowns, or a target the equations fix): drop a "
+                     "target or free an input (trim.free)",
+                     w->sp->mv.file, nt, nind, where);
 }
 
 /* At the solution: every free input determined, i.e. its unit column (scaled as the step's)
@@ -193,17 +199,37 @@ static void trim_row_label(const trim_ws *w, int r, char *buf, size_t cap)
     else snprintf(buf, cap, "the equations of the model");
 }
 
+static void trim_append(char *buf, size_t cap, const char *fmt, const char *a, double x)
+{
+    size_t len = strlen(buf);
+    if (len + 1 < cap) snprintf(buf + len, cap - len, fmt, a, x);
+}
+
+/* " label = value," for every target (the last without the comma), appended to buf */
+static void trim_append_targets(const trim_ws *w, char *buf, size_t cap)
+{
+    const model_view *mv = &w->sp->mv;
+    for (int j = 0; j < mv->ntt; j++) {
+        trim_append(buf, cap, " %s = ", mv->tt_label[j], 0);
+        trim_append(buf, cap, "%s%.9g", "", w->tval[j]);
+        if (j + 1 < mv->ntt) trim_append(buf, cap, "%s,", "", 0);
+    }
+}
+
 static int trim_newton(trim_ws *w, mbl_status *st)
 {
     opoint_subproblem *sp = w->sp;
+    const model_view *mv = &sp->mv;
     const mbl_opoint_options *opt = sp->opt;
     int nr = w->nrow, nc = w->ncol, ld = nr > nc ? nr : nc, rc = 0;
     double finf = 0, rs = 0;
+    int guess_ind = 0; /* a turn's targets independent at the guess */
     for (int it = 0; it <= opt->max_iter; it++) {
         if ((rc = trim_eval(w, 1, st))) return rc;
         /* at the guess; a turn's rows (mech/trim.c) are consistent only near a steady motion, so
-         * there the count is checked where Gauss-Newton stops short */
+         * there the count is checked where Gauss-Newton stops short (and only counted here) */
         if (it == 0 && !w->turn && (rc = trim_check_count(w, "at the guess", st))) return rc;
+        if (it == 0 && w->turn && (rc = trim_count_independent(w, &guess_ind, st))) return rc;
         rs = trim_scaled(w, &finf);
         sp->pt->iterations = it;
         if (rs <= opt->tol || finf <= opt->abs_tol) return 0;
@@ -231,17 +257,37 @@ static int trim_newton(trim_ws *w, mbl_status *st)
             break;
         }
     }
-    if (w->turn && (rc = trim_check_count(w, "where Gauss-Newton stops", st))) return rc;
+    /* A turn's targets fewer independent where Gauss-Newton stops than at the guess (where its rows,
+     * consistent only near a steady motion, may already lack one): not a count of targets and
+     * unknowns but the edge of the steady motions the model has (a fold: the residual's
+     * least-squares minimum where its Jacobian loses rank, a turn beyond the tires' grip); as
+     * few at both: over-determined */
+    int fold = 0, nind_stop = 0;
+    if (w->turn) {
+        if ((rc = trim_count_independent(w, &nind_stop, st))) return rc;
+        fold = nind_stop < mv->ntt && nind_stop < guess_ind;
+        if (!fold && (rc = trim_check_count(w, "where Gauss-Newton stops", st))) return rc;
+    }
     int worst = 0;
     for (int r = 0; r < nr; r++)
         if (fabs(w->F[r]) > fabs(w->F[worst])) worst = r;
     char lab[200];
     trim_row_label(w, worst, lab, sizeof lab);
+    if (fold) {
+        char at[600] = "";
+        trim_append_targets(w, at, sizeof at);
+        return mbl_error(st, MBL_ENOCONV,
+                         "%s: no steady motion at%s: Gauss-Newton stops at a residual of %.3g (largest in %s; scaled "
+                         "%.3g) where the targets lose their independence of the equations (%d of %d, %d at the "
+                         "guess): the edge of the steady motions the model has, the targets beyond it (a turn beyond "
+                         "the tires' grip: a lateral acceleration above what they can hold)",
+                         mv->file, at, finf, lab, rs, nind_stop, mv->ntt, guess_ind);
+    }
     return mbl_error(st, MBL_ENOCONV,
                      "%s: no steady motion meets the trim targets: Gauss-Newton from the guesses stops at a residual of "
                      "%.3g (largest in %s; scaled %.3g): the targets may be out of the model's reach, or the guesses too "
                      "far (give better coordinates, velocities or inputs)",
-                     sp->mv.file, finf, lab, rs);
+                     mv->file, finf, lab, rs);
 }
 
 /* The unknowns and rows of the trim (see the head of the file). */
@@ -320,11 +366,6 @@ static void trim_free_ws(trim_ws *w)
     mbl_free(w->J), mbl_free(w->B), mbl_free(w->F), mbl_free(w->dx), mbl_free(w->x0), mbl_free(w->rsc);
 }
 
-static void trim_append(char *buf, size_t cap, const char *fmt, const char *a, double x)
-{
-    size_t len = strlen(buf);
-    if (len + 1 < cap) snprintf(buf + len, cap - len, fmt, a, x);
-}
 
 /* pt->trim: what was solved (free inputs, coordinates and velocities that moved from the guess)
  * and the targets with their residuals */
@@ -352,12 +393,8 @@ static void trim_report(trim_ws *w, const double *q_guess, const double *v0)
     if (!any) trim_append(b, cap, "%s nothing moved from the guesses", "", 0);
     trim_append(b, cap, "%s; targets:", "", 0);
     pt->trim_residual = 0;
-    for (int j = 0; j < mv->ntt; j++) {
-        trim_append(b, cap, " %s = ", mv->tt_label[j], 0);
-        trim_append(b, cap, "%s%.9g", j + 1 < mv->ntt ? "" : "", w->tval[j]);
-        if (j + 1 < mv->ntt) trim_append(b, cap, "%s,", "", 0);
-        pt->trim_residual = fmax(pt->trim_residual, fabs(w->g[j] - w->tval[j]));
-    }
+    trim_append_targets(w, b, cap);
+    for (int j = 0; j < mv->ntt; j++) pt->trim_residual = fmax(pt->trim_residual, fabs(w->g[j] - w->tval[j]));
     pt->trim_eq_residual = 0;
     for (int r = 0; r < w->nmod + mv->n; r++) pt->trim_eq_residual = fmax(pt->trim_eq_residual, fabs(w->F[r]));
     trim_append(b, cap, "%s (largest target residual %.3g", "", pt->trim_residual);

@@ -204,4 +204,36 @@ with tempfile.TemporaryDirectory() as d:
     check(rc == 0 and len(guesses) > 20 and "residual acceleration" not in err,
           f"flexible pendulum given at its equilibrium: no note ({err[:300]!r})")
 
+# issue 65, item 21: an exact equilibrium whose equations' terms all vanish (the 100-link URDF chain
+# of bench/chain_urdf.py hanging straight at q = 0: gravity torques of rounding size, 1e-13) gets no
+# note; a real non-equilibrium still does, with its closed-form acceleration
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+from chain_urdf import chain  # noqa: E402
+PEND_TH = """model: dae
+name: pendulum given off its equilibrium
+parameters: {m: 1, l: 2, g: 9.81, th0: 0.1}
+coordinates: {th: th0}
+kinetic_energy: "0.5*m*l^2*der(th)^2"
+potential_energy: "-m*g*l*cos(th)"
+linearize:
+  at: given
+"""
+with tempfile.TemporaryDirectory() as d:
+    urdf, pth = os.path.join(d, "chain100.urdf"), os.path.join(d, "pendulum_th.yaml")
+    with open(urdf, "w") as f:
+        f.write(chain(100))
+    with open(pth, "w") as f:
+        f.write(PEND_TH)
+    rc, out, err = run("linearize", urdf, "--at", "given")
+    check(rc == 0 and "residual acceleration" not in err and "residual acceleration" not in out,
+          f"100-link chain given at q = 0 (its exact equilibrium): no note ({err[:300]!r})")
+    rc, out, err = run("linearize", urdf, "--at", "given", "--guess", "j1_q=0.1")
+    check(rc == 0 and "residual acceleration" in err, f"100-link chain given with j1 at 0.1 rad: noted ({err[:200]!r})")
+    rc, out, err = run("linearize", pth)
+    key = "residual acceleration der(der(th)) = "
+    v = float(err.split(key)[1].split()[0]) if key in err else None
+    want = -9.81 / 2 * math.sin(0.1)
+    check(rc == 0 and v is not None and abs(v - want) <= 1e-5 * abs(want),
+          f"pendulum given at 0.1 rad: th'' = -g/l sin(0.1) = {want:.6g} ({err[:200]!r})")
+
 sys.exit(finish("singular_states_test"))

@@ -21,7 +21,12 @@ linear tires) trimmed for a forward speed u and a yaw rate u/R, checked against 
    nonlinear model (mblin simulate from the trimmed state keeps lean, steer, yaw rate and speed);
 4. refusals, one line and a nonzero exit: a target with an unknown measure, too few free inputs
    (the steer not freed), a free input nothing depends on (undetermined), a free name that is not
-   an input, trim.turn naming no body, trim.turn in relative coordinates.
+   an input, trim.turn naming no body, trim.turn in relative coordinates;
+6. a turn beyond the tires' grip (issue 65, item 17): the car with Magic Formula tires whose peak
+   forces D share mu m_c g as the static axle loads do. Their lateral forces are at most
+   mu m_c g in all, so no steady turn has u^2/R above mu g m_c / m (m the whole car's mass):
+   at R = 40 and 50 m (10 and 8 m/s^2, the bound 7.62) one line "no steady motion at" the
+   targets (not "over-determine"), at R = 70 m (5.71 m/s^2) the trim is found.
 """
 import json
 import math
@@ -141,6 +146,34 @@ def whipple(mblin):
         check(dev < 1e-7, f"Whipple: {k} steady over 2 s of simulation (relative drift {dev:.1e})")
 
 
+def grip(mblin, src):
+    mu, g = 0.8, 9.81
+    text = (src.replace("tire: {model: linear, cornering_stiffness: Cf}",
+                        'tire: {model: magic_formula, B: 10, C: 1.3, D: "mu*mc*g*b/(a+b)", E: 0.97}')
+            .replace("tire: {model: linear, cornering_stiffness: Cr}",
+                     'tire: {model: magic_formula, B: 10, C: 1.3, D: "mu*mc*g*a/(a+b)", E: 0.97}')
+            .replace("cs: 1e4}", f"cs: 1e4, mu: {mu}}}"))
+    m = P["mc"] + 2 * P["mw"] + P["mk"]
+    bound = mu * g * P["mc"] / m  # the largest lateral acceleration the tires can hold
+    u = 20.0
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "grip.yaml")
+        with open(path, "w") as f:
+            f.write(text)
+        for R in (40.0, 50.0):
+            p = run(mblin, path, "--set", f"R={R:g}")
+            err = p.stderr.strip()
+            check(u * u / R > bound and p.returncode != 0 and "\n" not in err and "no steady motion at" in err
+                  and f"WZ(cg) = {u / R:g}" in err and "over-determine" not in err,
+                  f"R = {R:g} m: a_y {u * u / R:.3g} > mu g m_c/m = {bound:.4g}: refused as no steady motion: {err[:160]}")
+        R = 70.0
+        p = run(mblin, path, "--set", f"R={R:g}")
+        ok = p.returncode == 0
+        outs = dict(zip(*(json.loads(p.stdout)["operating_point"][k] for k in ("output_names", "outputs")))) if ok else {}
+        check(ok and u * u / R < bound and abs(outs["lateral_acceleration"] - u * u / R) < 1e-9 * u * u / R,
+              f"R = {R:g} m: a_y {u * u / R:.3g} within the grip: trimmed ({p.stderr.strip()[:160]})")
+
+
 def main():
     mblin = os.path.abspath(sys.argv[1])
     # 1. the trim against the independent steady-turn solve
@@ -212,6 +245,8 @@ def main():
             err = p.stderr.strip()
             check(p.returncode != 0 and needle in err and "\n" not in err and "Traceback" not in err,
                   f"{what}: exit {p.returncode}: {err[:200]}")
+    # 6. a turn beyond the tires' grip
+    grip(mblin, src)
     if FAILS:
         print(f"{len(FAILS)} failed")
         sys.exit(1)

@@ -80,3 +80,14 @@ endif()
 # the rolling wheel joint and its tire (issue 35, item 2): rolling disc and Whipple bicycle from
 # bodies against closed forms and Meijaard et al. (2007) Table 2, a single-track car's tires
 mblin_add_test(test_rolling_wheel ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_rolling_wheel.c)
+# notes at a point outside an element's theory (issue 65, item 18): a tire at a standstill, a beam
+# beyond small strains (the spinning bar's closed form)
+if(PYTHON3)
+  add_test(NAME test_validity_notes COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_validity_notes.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
+# at: steady of a stiff spatial blade on a driven hub (issue 65, item 16): the bar's stretch, Southwell
+if(PYTHON3)
+  add_test(NAME test_steady_stiff_blade COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_steady_stiff_blade.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
