@@ -84,6 +84,7 @@ typedef struct sim {
     const sim_watch *watch;
     void *mem;          /* IDA's, for its step count */
     long nres;
+    double t_seen;      /* the latest time reported */
     int stopped;        /* the watch stopped the run: why in stop */
     mbl_status stop;
 } sim;
@@ -164,12 +165,16 @@ static int newton_matrix(sim *s, double t, double cj, const double *y, const dou
     return 0;
 }
 
-/* The watch between two residuals (res_fn): 0, or nonzero after it stopped the run (s->stop). */
+/* The watch between two residuals (res_fn): 0, or nonzero after it stopped the run (s->stop). The
+ * time reported is the latest of the residuals' (a trial step's, which IDA may reject and retry
+ * shorter: the reports never go back). */
 static int watch_tick(sim *s, double t)
 {
     if (!s->watch || ++s->nres % SIM_REPORT_EVERY) return 0;
     long nst = 0;
-    if (s->mem) IDAGetNumSteps(s->mem, &nst);
+    if (!s->mem || IDAGetNumSteps(s->mem, &nst)) return 0;
+    if (t < s->t_seen) t = s->t_seen;
+    s->t_seen = t;
     mbl_status st = {0};
     if (!s->watch->report(s->watch->ud, t, nst, &st)) return 0;
     s->stopped = 1;
@@ -713,7 +718,7 @@ int sim_run(const mbl_model *md, const mbl_point *start, const mbl_sim_options *
         goto done;
     }
     double tic = now();
-    s.watch = w, s.mem = mem;
+    s.watch = w, s.mem = mem, s.t_seen = t0;
     if (w && (rc = w->report(w->ud, t0, 0, st))) goto done; /* the stage named before the first step */
     rc = record(&s, R, 0, t0, y, yp, st);
     for (int si = 1; !rc && si < nt; si++) {

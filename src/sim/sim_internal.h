@@ -12,8 +12,8 @@
 int sim_start_consistent(const mbl_model *md, mbl_point *start, mbl_status *st);
 
 /* While IDA steps, every SIM_REPORT_EVERY residual evaluations (a few milliseconds of work apart on
- * the large models, far less on the small ones) the run calls report(ud, t, nsteps, st), t the time
- * of the residual, nsteps the steps taken: 0 goes on; nonzero stops the integration, which returns
+ * the large models, far less on the small ones) the run calls report(ud, t, nsteps, st), t the
+ * latest time of a residual so far (never going back), nsteps the steps taken: 0 goes on; nonzero stops the integration, which returns
  * that code with st's message (MBL_ECANCELLED for a stop asked through mblin/progress.h, or a
  * budget's refusal). mbl_simulate's watch reports the stage "simulate" (t - t0 of t_end - t0). */
 #define SIM_REPORT_EVERY 16
