@@ -113,7 +113,7 @@ typedef struct mbl_validate_options {
                             no limit). Once the run has taken 0.2 s and 2000 steps, its CPU time scaled
                             from the model time simulated so far to all of it is the estimate: over the
                             limit, the validation is refused at once with it (MBL_ENOCONV); a run
-                            that passes the limit in spite of the estimate stops there */
+                            that passes the limit before an estimate or in spite of it stops there */
 } mbl_validate_options;
 
 MBL_API void mbl_validate_options_default(mbl_validate_options *opt);

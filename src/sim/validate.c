@@ -402,10 +402,20 @@ static int report_validate(void *ud, double t, long nsteps, mbl_status *st)
     int rc = core_progress(st, "validate", done, w->total);
     if (rc || !(w->max_seconds > 0) || !isfinite(w->max_seconds)) return rc;
     double cpu = cpu_now() - w->cpu0;
-    if (cpu < VALIDATE_PROBE_SECONDS || (nsteps < VALIDATE_PROBE_STEPS && w->done0 == 0) || !(done > 0)) return 0;
-    double projected = cpu * w->total / done;
-    if (projected <= w->max_seconds && cpu <= w->max_seconds) return 0;
+    int probed = cpu >= VALIDATE_PROBE_SECONDS && (nsteps >= VALIDATE_PROBE_STEPS || w->done0 > 0) && done > 0;
+    if (!probed && cpu <= w->max_seconds) return 0;
     w->refused = 1;
+    if (!probed) /* past the limit before an estimate (cpu > max_seconds) */
+        return mbl_error(st, MBL_ENOCONV,
+                         "the simulations of %d mode(s) took %.3g s of CPU time, more than the limit of %g s "
+                         "(--max-time), at %.3g s of their %.3g s of model time (mode %d, %ld steps): raise it (0: no "
+                         "limit), or validate fewer modes (--modes) or periods (--periods)",
+                         w->nmodes, cpu, w->max_seconds, done, w->total, w->mode, nsteps);
+    double projected = cpu * w->total / done;
+    if (projected <= w->max_seconds && cpu <= w->max_seconds) {
+        w->refused = 0;
+        return 0;
+    }
     return mbl_error(st, MBL_ENOCONV,
                      "the simulations of %d mode(s) would take about %.3g s of CPU time (%.3g s of model time; "
                      "%.3g s of it took %.3g s, mode %d at %ld steps), more than the limit of %g s (--max-time): "

@@ -16,7 +16,7 @@ coordinates; mode 1 perturbed, IDA takes some 7,000 steps per second of model ti
   286.2 s, and an estimate of the CPU time within a factor 3 of the rate `simulate` measures itself
   on the same start (mode 1 at the amplitude 1e-5 x max |q|, rtol 1e-11, atol 1e-8 x amplitude)
   over 0.3 s of model time, scaled to the 286.2 s; with --max-time 0 the same run is not refused
-  (interrupted above).
+  (interrupted above); a limit of 1 us stops the slider pendulum's validation before any estimate.
 usage: sim_interrupt_test.py PATH_TO_MBLIN (run from the repository root)"""
 import math
 import os
@@ -126,6 +126,12 @@ if m:
     est, meas = float(m.group(1)), rate * span
     check(est > 60 and meas / 3 < est < 3 * meas,
           "validate: the estimate %.0f s agrees with simulate's rate (%.2f s per model second: %.0f s)" % (est, rate, meas))
+# past the limit before any estimate (1 us): stopped there, in one line
+p = subprocess.run([MBLIN, "validate", "examples/slider_pendulum.yaml", "--max-time", "1e-6"], capture_output=True,
+                   text=True, timeout=120)
+check(p.returncode == 1 and p.stdout == "" and len(p.stderr.strip().split("\n")) == 1
+      and "s of CPU time, more than the limit of 1e-06 s (--max-time)" in p.stderr,
+      "validate --max-time 1e-6: stopped at the limit (%d: %s)" % (p.returncode, p.stderr[:300]))
 print("validate refused after %.2f s (estimate %s s of CPU; simulate's rate: %.0f s)" % (took, m.group(1) if m else "?",
                                                                                          rate * span))
 sys.exit(finish("sim_interrupt_test"))
