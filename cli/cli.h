@@ -112,7 +112,10 @@ int cli_number(const char *s, double *out, char *why, size_t whylen);
  * 2 for MBL_EARG (an option's name or value the library refused: a usage error), else 1. */
 int cli_fail(const mbl_status *st);
 
-/* A usage error on stderr: "mblin: <fmt with arg> (see mblin CMD --help)"; returns exit status 2. */
+/* A usage error on stderr: "mblin: <fmt with arg> (see mblin CMD --help)"; returns exit status 2.
+ * Unless fmt is "%s" (a whole message), arg is a value the user gave: at most CLI_ECHO_MAX of its
+ * characters are echoed, then "..." (docs/cli.md, "Errors"). */
+#define CLI_ECHO_MAX 40
 int cli_usage(const char *cmd, const char *fmt, const char *arg);
 
 /* One NAME=NUMBER (the len bytes at v) of option opt appended to items[*count] (its name copied into
@@ -128,13 +131,15 @@ int cli_mkdirs(const char *dir);
  * main brackets the command with cli_progress_begin (the SIGINT handler, the library's progress
  * callback: a bar on a terminal) and cli_progress_end (after SIGINT: the run's outputs removed, one
  * line, exit status 130). --progress switches to periodic lines (cli_progress_lines). A command
- * names each file it is about to write (cli_output_file; cli_mkdirs names its directory). */
+ * opens each file it writes by cli_output_file (cli_mkdirs names its directory). */
 void cli_progress_begin(void);
 void cli_progress_lines(void);
 int cli_progress_end(int code);
 void cli_progress_clear(void); /* erase the terminal's progress line before printing */
 int cli_interrupted(void);
-void cli_output_file(const char *path);
+/* the run's output file at path, named for the cleanup and opened by mbl_output_open (a link at
+ * the name replaced, not followed): the stream, or NULL with errno set */
+FILE *cli_output_file(const char *path);
 void cli_output_dir(const char *dir);
 
 /* ---- the MPI plugin (cli/par_load.c, src/par/par.h) ---- */

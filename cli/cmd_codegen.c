@@ -133,7 +133,7 @@ int cli_cmd_codegen(int argc, char **argv)
         mbl_model_free(md);
         return rc;
     }
-    FILE *f = outfile ? (cli_output_file(outfile), fopen(outfile, "w")) : stdout; /* removed when interrupted */
+    FILE *f = outfile ? cli_output_file(outfile) : stdout; /* removed when interrupted */
     mbl_status st = {0};
     if (!f) {
         fprintf(stderr, "mblin: %s: cannot write (%s)\n", outfile, strerror(errno));

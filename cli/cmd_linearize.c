@@ -234,9 +234,9 @@ static int parse(pipeline *p, cli_args *a, int argc, char **argv)
                 size_t l = strlen(list);
                 snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "", mbl_lin_method_name(i));
             }
-            fprintf(stderr, "mblin: unknown linearization method '%s' (available: %s) (see mblin %s --help)\n",
-                    a->method, list, a->cmd);
-            return 2;
+            char fmt[600];
+            snprintf(fmt, sizeof fmt, "unknown linearization method '%%s' (available: %s)", list);
+            return cli_usage(a->cmd, fmt, a->method);
         }
     }
     return -1;
@@ -294,7 +294,7 @@ static int report_page(const char *outdir, int root, const mbl_model *model, con
     int code = 0;
     mbl_status st;
     mbl_status_clear(&st);
-    FILE *f = outdir && root ? (cli_output_file(outdir), fopen(outdir, "w")) : stdout; /* removed when interrupted */
+    FILE *f = outdir && root ? cli_output_file(outdir) : stdout; /* removed when interrupted */
     if (!f) {
         fprintf(stderr, "mblin: %s: cannot write the report (%s)\n", outdir, strerror(errno));
         return 1;

@@ -6,7 +6,7 @@
  *                         [--along-x NAME=EXPR] [--sweep sweep.csv]]
  *                        [--set p=value ...] [--guess q=value ...] [--at KIND] [--json]
  *   mblin validate MODEL [--modes K] [--amplitude A] [--periods P] [--samples S] [--rtol R]
- *                        [--set p=value ...] [--guess q=value ...] [--at KIND] [--json]
+ *                        [--max-time SECONDS] [--set p=value ...] [--guess q=value ...] [--at KIND] [--json]
  *
  * Exit status 0 on success, 1 when the model or the computation fails (validate: also when a
  * measured frequency or damping is off by more than --freq-tol / --zeta-tol), 2 for a usage error. */
@@ -27,8 +27,8 @@ typedef struct cli {
     cli_args a;
     const char *cmd, *modes_out, *svg, *sweep, *along_expr;
     char along_name[128];
-    int perturb_mode, has_perturb, nmodes, samples, has_t_end;
-    double t_end, dt_out, rtol, atol, perturb_amp, lin_every, fmax, amplitude, periods, freq_tol, zeta_tol, max_growth, max_steps, mem_budget;
+    int perturb_mode, has_perturb, nmodes, samples, has_t_end, has_max_time;
+    double t_end, dt_out, rtol, atol, perturb_amp, lin_every, fmax, amplitude, periods, freq_tol, zeta_tol, max_growth, max_steps, mem_budget, max_time;
     mbl_setting initial[MAX_ITEMS];
     char init_names[MAX_ITEMS][256];
     int ninit;
@@ -85,6 +85,9 @@ static void help(void *ud)
                "  --max-growth G         record a growing (unstable) mode until it has grown G times, started\n"
                "                         low enough to end at G x the amplitude (default 100)\n"
                "  --max-steps N          IDA's steps allowed in each mode's simulation (default 1000000)\n"
+               "  --max-time SECONDS     CPU time the simulations may take in all (default 60; 0: no limit): a run\n"
+               "                         estimated above it (from its first 0.2 s) is refused at once with the\n"
+               "                         estimate\n"
                "  --set, --guess, --at, --json as for simulate\n");
 }
 
@@ -180,6 +183,11 @@ static int option(void *ud, const char *a, const char *v)
         if (cli_decimal(num, &c->mem_budget) || !(c->mem_budget * unit >= 1048576.0) || !isfinite(c->mem_budget * unit))
             return cli_usage(c->cmd, "--mem-budget expects a size of at least 1M (bytes, or with k, M, G), got '%s'", v);
         c->mem_budget *= unit;
+    } else if (!strcmp(a, "--max-time")) {
+        rc = number(c, v, &c->max_time);
+        if (rc < 0 && !(c->max_time >= 0 && c->max_time < 1e15))
+            return cli_usage(c->cmd, "--max-time expects a number of seconds (0: no limit), got '%s'", v);
+        c->has_max_time = 1;
     } else if (!strcmp(a, "--max-growth")) {
         rc = number(c, v, &c->max_growth);
         if (rc < 0 && !(c->max_growth > 1 && c->max_growth < 1e300))
@@ -205,7 +213,7 @@ static const cli_option simulate_own[] = {
     {"--perturb", 1},   {"--set-initial", 1}, {"--input", 1}, {"--max-steps", 1}, {"--mem-budget", 1}, {NULL, 0}};
 static const cli_option validate_own[] = {{"--rtol", 1},     {"--modes", 1},    {"--samples", 1}, {"--amplitude", 1},
                                           {"--periods", 1},  {"--freq-tol", 1}, {"--zeta-tol", 1}, {"--max-growth", 1},
-                                          {"--max-steps", 1}, {NULL, 0}};
+                                          {"--max-steps", 1}, {"--max-time", 1}, {NULL, 0}};
 
 /* -1 to go on, else the exit status */
 static int parse(cli *c, int argc, char **argv)
@@ -450,7 +458,7 @@ static int read_sweep(const cli *c, const mbl_model *md, mbl_svg_series **out, i
 static int along(const cli *c, const mbl_model *md, const mbl_sim_result *R, const mbl_svg_series *S, int ns,
                  mbl_status *st)
 {
-    FILE *f = c->modes_out ? (cli_output_file(c->modes_out), fopen(c->modes_out, "w")) : stdout; /* removed when interrupted */
+    FILE *f = c->modes_out ? cli_output_file(c->modes_out) : stdout; /* removed when interrupted */
     if (!f) return mbl_error(st, MBL_EIO, "cannot write %s", c->modes_out);
     int rc = 0, np = 0, cap = 0;
     double *pt_t = NULL, *pt_f = NULL; /* (t, frequency) of every oscillatory mode at every instant */
@@ -504,7 +512,7 @@ static int along(const cli *c, const mbl_model *md, const mbl_sim_result *R, con
             all[ns] = (mbl_svg_series){np, px, pt_f, "along the trajectory", 1, 3};
             char xl[160];
             snprintf(xl, sizeof xl, "%s", c->along_expr ? c->along_name : "t (s)");
-            FILE *g = (cli_output_file(c->svg), fopen(c->svg, "w")); /* removed when interrupted */
+            FILE *g = cli_output_file(c->svg); /* removed when interrupted */
             if (!g) rc = mbl_error(st, MBL_EIO, "cannot write %s", c->svg);
             else {
                 rc = mbl_svg_plot(g, "frequencies along the trajectory", xl, "frequency (Hz)", all, ns + 1);
@@ -545,7 +553,7 @@ static int run_simulate(cli *c)
         rc = mbl_simulate(md, start, &so, &R, &st);
     }
     if (!rc && c->a.out) {
-        FILE *f = (cli_output_file(c->a.out), fopen(c->a.out, "w")); /* removed when interrupted */
+        FILE *f = cli_output_file(c->a.out); /* removed when interrupted */
         if (!f) rc = mbl_error(&st, MBL_EIO, "cannot write %s", c->a.out);
         else {
             rc = mbl_sim_write_csv(f, md, R);
@@ -606,6 +614,7 @@ static int run_validate(cli *c)
     if (c->rtol > 0) vo.rtol = c->rtol;
     if (c->max_growth > 0) vo.max_growth = c->max_growth;
     if (c->max_steps > 0) vo.max_steps = (long)c->max_steps;
+    if (c->has_max_time) vo.max_seconds = c->max_time; /* 0: no limit */
     double ftol = c->freq_tol > 0 ? c->freq_tol : 1e-4, ztol = c->zeta_tol > 0 ? c->zeta_tol : 1e-3;
     if (!rc) rc = mbl_validate(md, pt, modes, &vo, &V, &st);
     int bad = 0, unmeasured = 0;

@@ -49,8 +49,7 @@ static FILE *open_in(const char *dir, const char *file)
         fprintf(stderr, "mblin: %s/%s: the path is too long\n", dir, file);
         return NULL;
     }
-    cli_output_file(path); /* removed when the run is interrupted */
-    FILE *f = fopen(path, "w");
+    FILE *f = cli_output_file(path); /* removed when the run is interrupted */
     if (!f) fprintf(stderr, "mblin: %s: cannot write (%s)\n", path, strerror(errno));
     return f;
 }

@@ -27,11 +27,13 @@
 
 #include "cli.h"
 #include "mblin/progress.h"
+#include "mblin/report.h"
 #include "par/par.h"
 
 #define PROGRESS_BAR_DELAY 0.5   /* s before the terminal line is first drawn */
 #define PROGRESS_BAR_PERIOD 0.1  /* s between two redraws of the terminal line */
 #define PROGRESS_LINE_PERIOD 1.0 /* s between two lines of --progress */
+#define PROGRESS_ETA_MIN 0.01    /* the fraction of a stage done before its time left is estimated */
 #define MAX_OUTPUTS 64
 
 /* the outputs of the run: files, and directories with what they held before */
@@ -102,20 +104,23 @@ static int callback(void *user, const char *stage, double done, double total)
     }
     if (!lines_mode && !bar_mode) return 0;
     double t = now(), el = t - t_start;
-    char what[96];
+    char what[96], left[48] = "";
+    double f = sweep_total > 0 ? sweep_done / sweep_total : total > 0 ? done / total : -1;
+    /* the time left at the rate since the start (the stage's share of the run's time so far) */
+    if (f >= PROGRESS_ETA_MIN && f < 1 && el >= PROGRESS_LINE_PERIOD)
+        snprintf(left, sizeof left, "; about %.0f s to go", el * (1 - f) / f);
     if (lines_mode && t - t_last >= PROGRESS_LINE_PERIOD) {
         describe(what, sizeof what, stage, done, total);
-        fprintf(stderr, "mblin: progress: %s (%.1f s)\n", what, el);
+        fprintf(stderr, "mblin: progress: %s (%.1f s%s)\n", what, el, left);
         fflush(stderr);
         t_last = t;
     } else if (bar_mode && el >= PROGRESS_BAR_DELAY && t - t_last >= PROGRESS_BAR_PERIOD) {
         describe(what, sizeof what, stage, done, total);
-        double f = sweep_total > 0 ? sweep_done / sweep_total : total > 0 ? done / total : -1;
         char bar[24];
         int w = 20, k = f >= 0 ? (int)(f * w + 0.5) : (int)(el / PROGRESS_BAR_PERIOD) % w;
         for (int i = 0; i < w; i++) bar[i] = f >= 0 ? (i < k ? '#' : '.') : (i == k ? '#' : '.');
         bar[w] = '\0';
-        fprintf(stderr, "\r\033[Kmblin: [%s] %s (%.1f s)", bar, what, el);
+        fprintf(stderr, "\r\033[Kmblin: [%s] %s (%.1f s%s)", bar, what, el, left);
         fflush(stderr);
         bar_shown = 1;
         t_last = t;
@@ -177,10 +182,13 @@ static struct output *new_output(const char *path)
     return o;
 }
 
-void cli_output_file(const char *path)
+FILE *cli_output_file(const char *path)
 {
     if (path) new_output(path);
     snprintf(stage_now, sizeof stage_now, "the writing of the outputs");
+    mbl_status st;
+    mbl_status_clear(&st);
+    return mbl_output_open(path, &st);
 }
 
 void cli_output_dir(const char *dir)

@@ -25,6 +25,14 @@ enum {
                                         mode_shapes, descriptor) */
 };
 
+/* Open path for writing a new output file: a symbolic link at path is replaced by the new file, never
+ * followed (the file it points to is left as it is), except a path under /dev/ or /proc/ and a link
+ * to a device, pipe or socket (/dev/stdout, a link to /dev/null), which are written through as
+ * before; a regular file at path is truncated. The stream, or NULL with MBL_EIO ("PATH: cannot
+ * write (reason)") in st and errno set to the cause. The export functions below open their files this way, and so does the
+ * command-line tool for every file it writes (docs/cli.md, "Output files"). */
+MBL_API FILE *mbl_output_open(const char *path, mbl_status *st);
+
 /* The operating point for a person: kind, iterations, residual, q, v, vdot, multipliers. */
 MBL_API int mbl_report_point_text(FILE *f, const mbl_model *model, const mbl_point *pt);
 

@@ -77,6 +77,10 @@ typedef struct mbl_sim_result {
     double seconds;          /* wall time of the integration */
 } mbl_sim_result;
 
+/* While it integrates, the run reports to the progress callback (mblin/progress.h) every 16 residual
+ * evaluations: the stage "simulate", done = t - t0 of total = t_end - t0 (mbl_validate: "validate",
+ * the model time simulated of all its runs'); a stop asked there ends the integration at once
+ * (MBL_ECANCELLED, no result). */
 MBL_API int mbl_simulate(const mbl_model *model, const mbl_point *start, const mbl_sim_options *opt, mbl_sim_result **out,
                  mbl_status *st);
 MBL_API void mbl_sim_result_free(mbl_sim_result *r);
@@ -105,6 +109,11 @@ typedef struct mbl_validate_options {
                             would fall below 1e-6 of the amplitude (the mode grows by more than
                             1e6 max_growth in 3 periods), the mode is not measured and the row says so */
     long max_steps;      /* IDA's steps allowed in each mode's simulation (0: mbl_sim_options' default) */
+    double max_seconds;  /* CPU seconds the simulations may take in all (default 60; 0, less or infinity:
+                            no limit). Once the run has taken 0.2 s and 2000 steps, its CPU time scaled
+                            from the model time simulated so far to all of it is the estimate: over the
+                            limit, the validation is refused at once with it (MBL_ENOCONV); a run
+                            that passes the limit before an estimate or in spite of it stops there */
 } mbl_validate_options;
 
 MBL_API void mbl_validate_options_default(mbl_validate_options *opt);

@@ -309,8 +309,8 @@ int mbl_report_export_vtrans(const char *dir, const mbl_model *md, const mbl_poi
     if (!rc) {
         char path[4096];
         snprintf(path, sizeof path, "%s/vt_names.txt", dir);
-        FILE *f = fopen(path, "w");
-        if (!f) rc = mbl_error(st, MBL_EIO, "%s: cannot write", path);
+        FILE *f = mbl_output_open(path, st);
+        if (!f) rc = MBL_EIO;
         else {
             fputs("# rows\n", f);
             for (int i = 0; i < v->nrow; i++) fprintf(f, "%s\n", v->row_name[i]);
@@ -773,8 +773,8 @@ static int write_mtx(const char *dir, const char *name, const double *A, int row
     snprintf(file, sizeof file, "%s.mtx", name);
     int prc = export_path(path, dir, file, st);
     if (prc) return prc;
-    FILE *f = fopen(path, "w");
-    if (!f) return mbl_error(st, MBL_EIO, "%s: cannot write", path);
+    FILE *f = mbl_output_open(path, st);
+    if (!f) return MBL_EIO;
     if (rows == 0 || cols == 0) /* scipy.io.mmread rejects an empty array; 0 entries of a coordinate matrix are fine */
         fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n%% %s (empty), written by mblin\n%d %d 0\n", name,
                 rows, cols);
@@ -840,11 +840,10 @@ static int export_partial(const char *dir, const mbl_model *md, const mbl_linear
     }
     char path[EXPORT_PATH_MAX];
     int prc = export_path(path, dir, "linear_model.m", st);
-    FILE *f = prc ? NULL : fopen(path, "w");
+    FILE *f = prc ? NULL : mbl_output_open(path, st);
     if (!f) {
         mbl_free(ev);
-        if (prc) return prc;
-        return mbl_error(st, MBL_EIO, "%s: cannot write", path);
+        return prc ? prc : MBL_EIO;
     }
     fprintf(f, "%% Linear model of %s (%s), method %s, written by mblin.\n", title_name(md),
             model_file(md), lin->method);
@@ -909,8 +908,8 @@ int mbl_report_export(const char *dir, const mbl_model *md, const mbl_linear *li
     char path[EXPORT_PATH_MAX];
     rc = export_path(path, dir, "linear_model.m", st);
     if (rc) return rc;
-    FILE *f = fopen(path, "w");
-    if (!f) return mbl_error(st, MBL_EIO, "%s: cannot write", path);
+    FILE *f = mbl_output_open(path, st);
+    if (!f) return MBL_EIO;
     fprintf(f, "%% Linear model of %s (%s), method %s, written by mblin.\n", title_name(md),
             model_file(md), lin->method);
     fprintf(f, "%% x' = A x + B u, y = C x + D u with x = [S; W];\n%% M S'' + Cd S' + K S = F u.\n");

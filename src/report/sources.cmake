@@ -11,5 +11,6 @@ list(APPEND MBLIN_SOURCES
   src/report/obuf.c
   src/report/compare.c
   src/report/html.c
+  src/report/output.c
   ${MBLIN_REPORT_TEMPLATE_C}
 )

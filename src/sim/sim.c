@@ -30,6 +30,7 @@
 #include <sunmatrix/sunmatrix_sparse.h>
 
 #include "core/numfmt.h"
+#include "core/progress.h"
 #include "mblin/expr.h"
 #include "mblin/la.h"
 #include "mblin/report.h"
@@ -79,6 +80,13 @@ typedef struct sim {
     int failed;
     long nfail;         /* evaluation errors IDA recovered from by a smaller step */
     mbl_status last;    /* the last of them: named when the step limit stops a run */
+    /* the run's reports while IDA steps (sim_watch): every SIM_REPORT_EVERY residuals */
+    const sim_watch *watch;
+    void *mem;          /* IDA's, for its step count */
+    long nres;
+    double t_seen;      /* the latest time reported */
+    int stopped;        /* the watch stopped the run: why in stop */
+    mbl_status stop;
 } sim;
 
 enum { T_J = 0, T_JCJ, T_CJ, T_MINUS1, T_PHIQ, T_HESS };
@@ -157,9 +165,27 @@ static int newton_matrix(sim *s, double t, double cj, const double *y, const dou
     return 0;
 }
 
+/* The watch between two residuals (res_fn): 0, or nonzero after it stopped the run (s->stop). The
+ * time reported is the latest of the residuals' (a trial step's, which IDA may reject and retry
+ * shorter: the reports never go back). */
+static int watch_tick(sim *s, double t)
+{
+    if (!s->watch || ++s->nres % SIM_REPORT_EVERY) return 0;
+    long nst = 0;
+    if (!s->mem || IDAGetNumSteps(s->mem, &nst)) return 0;
+    if (t < s->t_seen) t = s->t_seen;
+    s->t_seen = t;
+    mbl_status st = {0};
+    if (!s->watch->report(s->watch->ud, t, nst, &st)) return 0;
+    s->stopped = 1;
+    s->stop = st;
+    return 1;
+}
+
 static int res_fn(realtype t, N_Vector yy, N_Vector yyp, N_Vector rr, void *ud)
 {
     sim *s = ud;
+    if (s->stopped || watch_tick(s, t)) return -1; /* unrecoverable: IDASolve returns at once */
     mbl_status st = {0};
     if (residual(s, t, N_VGetArrayPointer(yy), N_VGetArrayPointer(yyp), N_VGetArrayPointer(rr), &st)) {
         note_error(s, &st);
@@ -585,8 +611,28 @@ static int result_alloc(mbl_sim_result *R, const sim *s, int nt, int ny, mbl_sta
     return 0;
 }
 
-int mbl_simulate(const mbl_model *md, const mbl_point *start, const mbl_sim_options *opt_in, mbl_sim_result **out,
+/* mbl_simulate's watch: the stage "simulate", the model time done of the whole */
+typedef struct sim_span {
+    double t0, t_end;
+} sim_span;
+
+static int report_simulate(void *ud, double t, long nsteps, mbl_status *st)
+{
+    (void)nsteps;
+    const sim_span *sp = ud;
+    return core_progress(st, "simulate", fmin(t, sp->t_end) - sp->t0, sp->t_end - sp->t0);
+}
+
+int mbl_simulate(const mbl_model *md, const mbl_point *start, const mbl_sim_options *opt, mbl_sim_result **out,
                  mbl_status *st)
+{
+    sim_span sp = {start ? start->t : 0, opt ? opt->t_end : 0};
+    sim_watch w = {report_simulate, &sp};
+    return sim_run(md, start, opt, &w, out, st);
+}
+
+int sim_run(const mbl_model *md, const mbl_point *start, const mbl_sim_options *opt_in, const sim_watch *w,
+            mbl_sim_result **out, mbl_status *st)
 {
     if (!out) return mbl_error(st, MBL_EARG, "mbl_simulate: out is NULL");
     *out = NULL;
@@ -672,6 +718,8 @@ int mbl_simulate(const mbl_model *md, const mbl_point *start, const mbl_sim_opti
         goto done;
     }
     double tic = now();
+    s.watch = w, s.mem = mem, s.t_seen = t0;
+    if (w && (rc = w->report(w->ud, t0, 0, st))) goto done; /* the stage named before the first step */
     rc = record(&s, R, 0, t0, y, yp, st);
     for (int si = 1; !rc && si < nt; si++) {
         double tout = si == nt - 1 ? opt.t_end : t0 + si * opt.dt_out, tret = t0;
@@ -693,6 +741,10 @@ int mbl_simulate(const mbl_model *md, const mbl_point *start, const mbl_sim_opti
         if (flag == IDA_TOO_MUCH_WORK) { /* a chunk done: go on towards the same sample */
             si--;
             continue;
+        }
+        if (flag < 0 && s.stopped) { /* the watch's stop (Ctrl-C, a budget), as it said */
+            rc = mbl_error(st, s.stop.code ? s.stop.code : MBL_ECANCELLED, "%s", s.stop.msg);
+            break;
         }
         if (flag < 0) {
             if (s.failed)

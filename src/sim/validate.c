@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <fftw3.h>
 
@@ -23,8 +24,10 @@
 #define M_PI 3.14159265358979323846
 #endif
 
+#include "core/progress.h"
 #include "mblin/la.h"
 #include "mblin/sim.h"
+#include "sim_internal.h"
 
 /* A growing mode whose start would be below this fraction of the amplitude to stay within
  * amplitude x max_growth over 3 periods is not measured (mbl_validate_options.max_growth). */
@@ -32,6 +35,14 @@
 /* With a mode growing faster than the one measured, the record ends before that mode has grown
  * this many times from the integrator's errors (atol 1e-8 of the amplitude: to 1e-3 of it). */
 #define VALIDATE_CONTAMINATION 1e5
+/* The time budget (mbl_validate_options.max_seconds, default VALIDATE_MAX_SECONDS of CPU time): the
+ * simulations' CPU time, scaled from the model time simulated so far to all of it, is projected
+ * once the run has taken VALIDATE_PROBE_SECONDS and its simulation VALIDATE_PROBE_STEPS steps (the
+ * steps after IDA's first tiny ones), and the validation is refused when that is over the budget
+ * (docs/simulation.md, "Work limits"). */
+#define VALIDATE_MAX_SECONDS 60.0
+#define VALIDATE_PROBE_SECONDS 0.2
+#define VALIDATE_PROBE_STEPS 2000
 
 void mbl_validate_options_default(mbl_validate_options *opt)
 {
@@ -43,6 +54,7 @@ void mbl_validate_options_default(mbl_validate_options *opt)
     opt->rtol = 1e-11;
     opt->atol = 1e-8;
     opt->max_growth = 100;
+    opt->max_seconds = VALIDATE_MAX_SECONDS;
 }
 
 void mbl_validation_free(mbl_validation *v)
@@ -316,6 +328,101 @@ static void not_measured(mbl_validate_row *row, double a0)
     snprintf(row->signal, sizeof row->signal, "%s", "-");
 }
 
+/* The record of mode j: its row's prediction and notes, the span to simulate and the start amplitude
+ * a0 (of the nominal amplitude amp); 0 when the mode is not simulated (the row says why). */
+static int plan_row(const mbl_modes *modes, int j, const mbl_validate_options *opt, double amp, mbl_validate_row *row,
+                    double *span_out, double *a0_out)
+{
+    const mbl_mode *mo = &modes->modes[j];
+    memset(row, 0, sizeof *row);
+    row->mode = j;
+    row->pred_re = mo->re, row->pred_im = mo->im;
+    row->pred_freq_hz = mo->freq_hz, row->pred_zeta = mo->damping_ratio;
+    double Td = 2 * M_PI / mo->im, sig = -mo->re, a0 = amp;
+    double span = opt->periods * Td;
+    if (sig > 0 && 9.2 / sig < span) span = fmax(9.2 / sig, 3 * Td); /* until it decays to 1e-4 */
+    row->measured = 1;
+    if (sig < 0) { /* growing: until it has grown max_growth times, started low enough to stay linear */
+        double tg = log(opt->max_growth) / -sig;
+        if (tg < span) {
+            span = fmax(tg, 3 * Td);
+            snprintf(row->note, sizeof row->note, "growing: recorded for %.3g periods", span / Td);
+        }
+        double grow = exp(-sig * span);
+        if (grow > opt->max_growth) a0 = amp * opt->max_growth / grow;
+        if (!(a0 >= VALIDATE_MIN_START * amp)) {
+            not_measured(row, a0);
+            snprintf(row->note, sizeof row->note,
+                     "not measured: grows %.3g times in 3 periods, beyond a linear record (--max-growth %g)",
+                     exp(-sig * 3 * Td), opt->max_growth);
+            return 0;
+        }
+    }
+    /* another growing mode (faster than this one) amplifies the integrator's errors: the record
+     * ends before it has grown VALIDATE_CONTAMINATION times, but holds at least one period */
+    double sg = other_growth(modes, j);
+    if (sg > 0 && sg > -sig && log(VALIDATE_CONTAMINATION) / sg < span) {
+        span = log(VALIDATE_CONTAMINATION) / sg;
+        snprintf(row->note, sizeof row->note, "recorded for %.3g periods (mode growing at %.4g/s)", span / Td, sg);
+        if (span < Td) {
+            not_measured(row, a0);
+            snprintf(row->note, sizeof row->note, "not measured: a mode growing at %.4g/s swamps it within a period", sg);
+            return 0;
+        }
+    }
+    row->start_amplitude = a0;
+    *span_out = span, *a0_out = a0;
+    return 1;
+}
+
+static int validated(const mbl_mode *mo)
+{
+    return !mo->spurious && mo->kind == MBL_MODE_OSCILLATORY && mo->im > 0;
+}
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The validation's watch over each simulation (sim_watch): the stage "validate", the model time
+ * simulated of all the runs' (done0 before this run, which starts at t0 and lasts span), and the
+ * time budget. */
+typedef struct vwatch {
+    double done0, total, t0, span, cpu0, max_seconds;
+    int mode, nmodes, refused;
+} vwatch;
+
+static int report_validate(void *ud, double t, long nsteps, mbl_status *st)
+{
+    vwatch *w = ud;
+    double done = w->done0 + fmin(fmax(t - w->t0, 0.0), w->span);
+    int rc = core_progress(st, "validate", done, w->total);
+    if (rc || !(w->max_seconds > 0) || !isfinite(w->max_seconds)) return rc;
+    double cpu = cpu_now() - w->cpu0;
+    int probed = cpu >= VALIDATE_PROBE_SECONDS && (nsteps >= VALIDATE_PROBE_STEPS || w->done0 > 0) && done > 0;
+    if (!probed && cpu <= w->max_seconds) return 0;
+    w->refused = 1;
+    if (!probed) /* past the limit before an estimate (cpu > max_seconds) */
+        return mbl_error(st, MBL_ENOCONV,
+                         "the simulations of %d mode(s) took %.3g s of CPU time, more than the limit of %g s "
+                         "(--max-time), at %.3g s of their %.3g s of model time (mode %d, %ld steps): raise it (0: no "
+                         "limit), or validate fewer modes (--modes) or periods (--periods)",
+                         w->nmodes, cpu, w->max_seconds, done, w->total, w->mode, nsteps);
+    double projected = cpu * w->total / done;
+    if (projected <= w->max_seconds && cpu <= w->max_seconds) {
+        w->refused = 0;
+        return 0;
+    }
+    return mbl_error(st, MBL_ENOCONV,
+                     "the simulations of %d mode(s) would take about %.3g s of CPU time (%.3g s of model time; "
+                     "%.3g s of it took %.3g s, mode %d at %ld steps), more than the limit of %g s (--max-time): "
+                     "raise it (0: no limit), or validate fewer modes (--modes) or periods (--periods)",
+                     w->nmodes, projected, w->total, done, cpu, w->mode, nsteps, w->max_seconds);
+}
+
 int mbl_validate(const mbl_model *md, const mbl_point *pt, const mbl_modes *modes, const mbl_validate_options *opt_in,
                  mbl_validation **out, mbl_status *st)
 {
@@ -327,6 +434,7 @@ int mbl_validate(const mbl_model *md, const mbl_point *pt, const mbl_modes *mode
     else mbl_validate_options_default(&opt);
     if (!(opt.max_growth > 1) || !isfinite(opt.max_growth))
         return mbl_error(st, MBL_EARG, "mbl_validate: max_growth must be a finite number above 1, got %g", opt.max_growth);
+    if (isnan(opt.max_seconds)) return mbl_error(st, MBL_EARG, "mbl_validate: max_seconds is not a number");
     int n = pt->n, rc = 0;
     mbl_validation *V = mbl_calloc(1, sizeof *V);
     if (!V || !(V->rows = mbl_calloc((size_t)(opt.nmodes > 0 ? opt.nmodes : 1), sizeof *V->rows))) {
@@ -341,49 +449,27 @@ int mbl_validate(const mbl_model *md, const mbl_point *pt, const mbl_modes *mode
     double qmax = 1, vmax = 0;
     for (int i = 0; i < n; i++) qmax = fmax(qmax, fabs(pt->q[i])), vmax = fmax(vmax, fabs(pt->v[i]));
     V->amplitude = opt.amplitude * qmax;
+    /* the model time of all the runs, for the progress and the time budget: each mode simulated
+     * once, twice at a point with motion (the unperturbed trajectory too) */
+    vwatch vw = {0, 0, pt->t, 0, cpu_now(), opt.max_seconds, 0, 0, 0};
+    for (int j = 0, cnt = 0; j < modes->nx && cnt < opt.nmodes; j++) {
+        mbl_validate_row row;
+        double span = 0, a0 = 0;
+        if (!validated(&modes->modes[j])) continue;
+        cnt++;
+        if (plan_row(modes, j, &opt, V->amplitude, &row, &span, &a0)) vw.total += span * (vmax > 0 ? 2 : 1), vw.nmodes++;
+    }
+    sim_watch watch = {report_validate, &vw};
     for (int j = 0; j < modes->nx && V->nrows < opt.nmodes && !rc; j++) {
         const mbl_mode *mo = &modes->modes[j];
-        if (mo->spurious || mo->kind != MBL_MODE_OSCILLATORY || !(mo->im > 0)) continue;
+        if (!validated(mo)) continue;
         mbl_validate_row *row = &V->rows[V->nrows];
-        row->mode = j;
-        row->pred_re = mo->re, row->pred_im = mo->im;
-        row->pred_freq_hz = mo->freq_hz, row->pred_zeta = mo->damping_ratio;
-        double Td = 2 * M_PI / mo->im, sig = -mo->re, a0 = V->amplitude;
-        double span = opt.periods * Td;
-        if (sig > 0 && 9.2 / sig < span) span = fmax(9.2 / sig, 3 * Td); /* until it decays to 1e-4 */
-        row->measured = 1;
-        if (sig < 0) { /* growing: until it has grown max_growth times, started low enough to stay linear */
-            double tg = log(opt.max_growth) / -sig;
-            if (tg < span) {
-                span = fmax(tg, 3 * Td);
-                snprintf(row->note, sizeof row->note, "growing: recorded for %.3g periods", span / Td);
-            }
-            double grow = exp(-sig * span);
-            if (grow > opt.max_growth) a0 = V->amplitude * opt.max_growth / grow;
-            if (!(a0 >= VALIDATE_MIN_START * V->amplitude)) {
-                not_measured(row, a0);
-                snprintf(row->note, sizeof row->note,
-                         "not measured: grows %.3g times in 3 periods, beyond a linear record (--max-growth %g)",
-                         exp(-sig * 3 * Td), opt.max_growth);
-                V->nrows++;
-                continue;
-            }
+        double span = 0, a0 = 0;
+        if (!plan_row(modes, j, &opt, V->amplitude, row, &span, &a0)) {
+            V->nrows++;
+            continue;
         }
-        /* another growing mode (faster than this one) amplifies the integrator's errors: the record
-         * ends before it has grown VALIDATE_CONTAMINATION times, but holds at least one period */
-        double sg = other_growth(modes, j);
-        if (sg > 0 && sg > -sig && log(VALIDATE_CONTAMINATION) / sg < span) {
-            span = log(VALIDATE_CONTAMINATION) / sg;
-            snprintf(row->note, sizeof row->note, "recorded for %.3g periods (mode growing at %.4g/s)", span / Td, sg);
-            if (span < Td) {
-                not_measured(row, a0);
-                snprintf(row->note, sizeof row->note,
-                         "not measured: a mode growing at %.4g/s swamps it within a period", sg);
-                V->nrows++;
-                continue;
-            }
-        }
-        row->start_amplitude = a0;
+        double Td = 2 * M_PI / mo->im;
         /* the coordinate with the largest component of the shape */
         int ic = 0;
         double best = -1;
@@ -407,13 +493,17 @@ int mbl_validate(const mbl_model *md, const mbl_point *pt, const mbl_modes *mode
         so.atol = opt.atol * V->amplitude;
         mbl_point *s0 = NULL, *s1 = NULL;
         mbl_sim_result *r0 = NULL, *r1 = NULL;
+        vw.mode = j + 1, vw.span = span;
         if (us >= 0 && exact_start) rc = moving_start(md, pt, modes, j, a0, &s1, st);
         else rc = mbl_sim_start(md, pt, modes, j, a0, NULL, 0, &s1, st);
-        if (!rc) rc = mbl_simulate(md, s1, &so, &r1, st);
+        if (!rc) rc = sim_run(md, s1, &so, &watch, &r1, st);
+        vw.done0 += span;
         if (!rc && vmax > 0) {
             rc = mbl_sim_start(md, pt, NULL, 0, 0, NULL, 0, &s0, st);
-            if (!rc) rc = mbl_simulate(md, s0, &so, &r0, st);
+            if (!rc) rc = sim_run(md, s0, &so, &watch, &r0, st);
+            vw.done0 += span;
         }
+        if (rc && rc != MBL_ECANCELLED && !vw.refused) mbl_error_prefix(st, "mode %d", j + 1);
         double *sigv = rc ? NULL : mbl_alloc_array((size_t)r1->nt + 1, sizeof *sigv);
         if (!rc && !sigv) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         if (!rc) {

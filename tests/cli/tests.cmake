@@ -88,3 +88,9 @@ if(MBLIN_WITH_GPL)
   target_link_libraries(test_metis_lazy PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
   add_test(NAME test_metis_lazy COMMAND test_metis_lazy)
 endif()
+# issue 65, items 14 and 20: no output written through a link planted at its name; a bad option value
+# echoed by its first 40 characters
+if(PYTHON3)
+  add_test(NAME test_cli_output_links COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/output_links_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()

@@ -374,6 +374,64 @@ TEST(newton_matrix_exact)
     check_jac("examples/sim/rotor_stator_ramp.yaml", NULL);
 }
 
+/* The integration reports to the progress callback (stage "simulate", done = t - t0 of total =
+ * t_end - t0) and stops at once when it asks: MBL_ECANCELLED, no result (issue 65, item 13). */
+typedef struct sim_seen {
+    int calls, stop_after, bad;
+    double last, total;
+} sim_seen;
+
+static int sim_progress(void *user, const char *stage, double done, double total)
+{
+    sim_seen *s = user;
+    if (strcmp(stage, "simulate")) return 0;
+    s->calls++;
+    if (done < s->last || done > total || (s->total > 0 && total != s->total)) s->bad++;
+    s->last = done, s->total = total;
+    return s->stop_after > 0 && s->calls >= s->stop_after;
+}
+
+TEST(simulate_reports_and_stops)
+{
+    mbl_model *md = FIXTURE_LOAD(NULL, PENDULUM, "test");
+    mbl_point *pt = md ? equilibrium(md) : NULL;
+    if (!pt) goto out;
+    mbl_setting init[2] = {{"x", 1.5 * sin(2.5)}, {"y", -1.5 * cos(2.5)}};
+    mbl_status st = {0};
+    mbl_point *start = NULL;
+    mbl_sim_result *R = NULL;
+    int rc = mbl_sim_start(md, pt, NULL, 0, 0, init, 2, &start, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    mbl_sim_options so;
+    mbl_sim_options_default(&so);
+    so.t_end = 7.0;
+    sim_seen all = {0, 0, 0, 0, 0}, stop = {0, 5, 0, 0, 0};
+    mbl_progress_set(sim_progress, &all);
+    if (!rc) rc = mbl_simulate(md, start, &so, &R, &st);
+    mbl_progress_set(NULL, NULL);
+    CHECK_MSG(rc == 0 && R, "%s", st.msg);
+    /* the run's whole span, t_end - t0 = 7 s, is the total; one report at the start and one every
+     * 16 residual evaluations */
+    CHECK(all.bad == 0);
+    CHECK_CLOSE(all.total, 7.0, 1e-15);
+    CHECK(R && all.calls >= 1 + R->nres / 16 - 1 && all.calls <= 1 + R->nres / 16 + 1);
+    CHECK(all.last > 0.5 * 7.0);
+    printf("simulate: %d progress reports for %ld residual evaluations, the last at t = %.4g of %.4g\n", all.calls,
+           R ? R->nres : 0L, all.last, all.total);
+    mbl_sim_result_free(R);
+    R = NULL;
+    mbl_progress_set(sim_progress, &stop);
+    if (start) rc = mbl_simulate(md, start, &so, &R, &st);
+    mbl_progress_set(NULL, NULL);
+    CHECK_EQ_INT(rc, MBL_ECANCELLED);
+    CHECK(R == NULL && stop.calls == 5 && stop.last < 7.0);
+    CHECK_MSG(strstr(st.msg, "simulate") != NULL, "%s", st.msg);
+    mbl_point_free(start);
+out:
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
 int main(void)
 {
     RUN(pendulum_period_large_amplitude);
@@ -385,5 +443,6 @@ int main(void)
     RUN(validate_sleeping_top_user_states);
     RUN(input_function_of_time);
     RUN(newton_matrix_exact);
+    RUN(simulate_reports_and_stops);
     return test_summary("sim");
 }

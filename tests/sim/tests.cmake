@@ -19,3 +19,9 @@ if(MBLIN_PYTHON3_NUMPY)
   add_test(NAME test_sim_start_cli COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/sim/test_sim_start_cli.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# issue 65, item 13: Ctrl-C and --progress during simulate's and validate's integration, validate's
+# time budget (--max-time) refused at once with its estimate
+if(PYTHON3)
+  add_test(NAME test_sim_interrupt COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/sim/sim_interrupt_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
