@@ -66,17 +66,20 @@ int cli_fail(const mbl_status *st)
     return st->code == MBL_EARG ? 2 : 1;
 }
 
+const char *cli_echo(const char *arg, char cut[CLI_ECHO_MAX + 4])
+{
+    if (!arg || strlen(arg) <= CLI_ECHO_MAX) return arg;
+    size_t k = CLI_ECHO_MAX;
+    while (k > 0 && ((unsigned char)arg[k] & 0xC0) == 0x80) k--;
+    snprintf(cut, CLI_ECHO_MAX + 4, "%.*s...", (int)k, arg);
+    return cut;
+}
+
 int cli_usage(const char *cmd, const char *fmt, const char *arg)
 {
-    /* the value quoted in the message: its first CLI_ECHO_MAX characters and "..." (not cut inside
-     * a UTF-8 character); a whole message (fmt "%s") was bounded by its caller */
+    /* a whole message (fmt "%s") was bounded by its caller */
     char cut[CLI_ECHO_MAX + 4];
-    if (arg && strcmp(fmt, "%s") && strlen(arg) > CLI_ECHO_MAX) {
-        size_t k = CLI_ECHO_MAX;
-        while (k > 0 && ((unsigned char)arg[k] & 0xC0) == 0x80) k--;
-        snprintf(cut, sizeof cut, "%.*s...", (int)k, arg);
-        arg = cut;
-    }
+    if (strcmp(fmt, "%s")) arg = cli_echo(arg, cut);
     fprintf(stderr, "mblin: ");
     fprintf(stderr, fmt, arg);
     fprintf(stderr, " (see mblin %s --help)\n", cmd);

@@ -422,8 +422,9 @@ static int in_out(const mbl_model *md, const char *model, const freqresp_opts *o
             snprintf(list + l, sizeof list - l, "%s%s", k ? ", " : "",
                      isin ? mbl_model_input_name(md, k) : mbl_model_output_name(md, k));
         }
+        char cut[CLI_ECHO_MAX + 4];
         fprintf(stderr, "mblin: %s: the model has no %s '%s' (%ss: %s) (see mblin freqresp --help)\n", model,
-                isin ? "input" : "output", isin ? in : outn, isin ? "input" : "output", cnt ? list : "none");
+                isin ? "input" : "output", cli_echo(isin ? in : outn, cut), isin ? "input" : "output", cnt ? list : "none");
         return 2;
     }
     return 0;

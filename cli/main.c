@@ -108,7 +108,8 @@ static int dispatch(int argc, char **argv)
     }
     for (int c = 0; c < NCOMMANDS; c++)
         if (!strcmp(cmd, commands[c].name)) return commands[c].run(argc, argv);
-    fprintf(stderr, "mblin: unknown command '%s' (see mblin --help)\n", cmd);
+    char cut[CLI_ECHO_MAX + 4];
+    fprintf(stderr, "mblin: unknown command '%s' (see mblin --help)\n", cli_echo(cmd, cut));
     return 2;
 }
 

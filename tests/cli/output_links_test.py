@@ -89,6 +89,15 @@ check("'" + "m" * 40 + "...'" in err and "m" * 41 not in err,
 check(len(err) < 300 and "available: augmented" in err, "--method 100 KB: a short line naming the methods (%d)" % len(err))
 rc, out, err = run("linearize", SLIDER, "--at", long_value)
 check(rc == 2 and "m" * 41 not in err and len(err) < 300, "--at 100 KB: capped too (%d: %s)" % (rc, err[:160]))
+rc, out, err = run(long_value)
+check(rc == 2 and "unknown command '" + "m" * 40 + "...'" in err and len(err) < 300,
+      "a 100 KB command name: capped (%d: %s)" % (rc, err[:160]))
+rc, out, err = run("freqresp", SLIDER, "--from", long_value, "--to", "tip", "--w", "1:10:3")
+check(rc == 2 and "no input '" + "m" * 40 + "...'" in err and "(inputs: F)" in err and len(err) < 300,
+      "freqresp --from 100 KB: capped, the model's inputs named (%d: %s)" % (rc, err[:160]))
+rc, out, err = run("freqresp", SLIDER, "--from", "F", "--to", long_value, "--w", "1:10:3")
+check(rc == 2 and "no output '" + "m" * 40 + "...'" in err and len(err) < 300,
+      "freqresp --to 100 KB: capped (%d: %s)" % (rc, err[:160]))
 rc, out, err = run("linearize", SLIDER, "--method", "nosuch")
 check(rc == 2 and "unknown linearization method 'nosuch' (available:" in err, "a short value whole (%s)" % err.strip())
 sys.exit(finish("output_links_test"))
