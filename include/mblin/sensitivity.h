@@ -145,6 +145,11 @@ typedef struct mbl_boundary_result {
      * radius) at near, slope NaN, divergence 1 through +1 */
     int floquet, floquet_kind;
     double mult_re, mult_im;
+    /* the answer's error: accuracy an estimate of |value - boundary| (opt.tol max(1, |value|); for
+     * a boundary inside a zero cluster the Hermite root's distance to the chord's, docs/study.md);
+     * verified the half-width d of the interval value -+ d across which the number of eigenvalues
+     * on the unstable side was checked to change (the answer is refused when it does not) */
+    double accuracy, verified;
 } mbl_boundary_result;
 enum { MBL_FLOQUET_CROSS_PLUS1 = 1, MBL_FLOQUET_CROSS_MINUS1 = 2, MBL_FLOQUET_CROSS_PAIR = 3 };
 
