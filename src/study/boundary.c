@@ -477,7 +477,8 @@ static int refine_outside(search *sc, target *tg, tval *a, tval *b, const tval *
 /* The answer is checked where the refinement ended: count_plus() must differ on the two sides of
  * it, value -+ d, d = the larger of --tol max(1, |value|) and the distance at which the crossing
  * eigenvalue (the pair) leaves the band where its side is not told (BOUNDARY_OUTSIDE times the
- * zero threshold, or AXIS_TOL |s|) at the slope found; d grown VERIFY_GROW times up to
+ * zero threshold for an eigenvalue within BOUNDARY_OUTSIDE of it, else AXIS_TOL |s|) at the slope
+ * found; d grown VERIFY_GROW times up to
  * VERIFY_TRIES times when the counts agree. The bracket's last ends are used when they are that
  * close. A refinement that followed one branch to one end and another to the other (two real
  * eigenvalues born at a coalescence just before one crosses zero) ends between them, where no
@@ -490,8 +491,9 @@ static double verify_step(const search *sc, const target *tg, const tval *last, 
     const mbl_boundary_options *opt = sc->opt;
     double d = opt->tol * fmax(1.0, fabs(res->value));
     double z = fmax(opt->sens.zero_tol, 10 * sqrt(DBL_EPSILON)) * last->scale;
+    double s = hypot(last->re, last->im); /* the zero threshold only for an eigenvalue near it */
     double thr = tg->order != 0 ? AXIS_TOL * fmax(fabs(last->im), tg->order * fabs(res->value))
-                                : fmax(z, AXIS_TOL * hypot(last->re, last->im));
+                 : s > BOUNDARY_OUTSIDE * z ? AXIS_TOL * s : fmax(z, AXIS_TOL * s);
     thr *= BOUNDARY_OUTSIDE;
     double k = fabs(res->slope); /* of the pair's discriminant (sigma^2 / 4) for a collision */
     if (isfinite(k) && k > 0) d = fmax(d, tg->pair ? 4 * thr * thr / k : thr / k);
