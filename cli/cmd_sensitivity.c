@@ -4,7 +4,7 @@
  *                           [--json] [--no-shapes] [--shape SPEC]
  *   mblin boundary MODEL --param NAME --near VALUE [--order K] [--mode I | --shape SPEC | --branch B
  *                        --sweep FILE] [--range FROM:TO] [--tol T] [--set p=value ...] [--guess q=value ...]
- *                        [--floquet T|OMEGA] [--at KIND] [--json]
+ *                        [--floquet T|OMEGA] [--at KIND] [--json] [--verbose]
  *
  * Exit status 0 on success, 1 when the model or the computation fails, 2 for a usage error. */
 #include <errno.h>
