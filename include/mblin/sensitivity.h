@@ -164,7 +164,8 @@ enum { MBL_FLOQUET_CROSS_PLUS1 = 1, MBL_FLOQUET_CROSS_MINUS1 = 2, MBL_FLOQUET_CR
  * meeting on the imaginary axis) is refined on their discriminant, a landing exactly on a double
  * or zero eigenvalue is the answer (docs/study.md). The caller's model is not changed. Errors:
  * unknown parameter, bad range or mode (MBL_EARG), no boundary in the range (MBL_EMODEL, naming
- * the range searched), the refinement not converging (MBL_ENOCONV). */
+ * the range searched), the refinement not converging, or ending where the number of eigenvalues on
+ * the unstable side does not change (res.verified: MBL_ENOCONV). */
 MBL_API int mbl_boundary(const mbl_model *model, const mbl_setting *sets, int nsets, const char *param, double near,
                  const mbl_boundary_options *opt, mbl_boundary_result *res, mbl_status *st);
 

@@ -12,9 +12,13 @@
  * 2. The refinement inside the bracket: Newton steps with the exact derivative while they stay
  *    inside and shrink it, else the Illinois method (regula falsi that halves the stale end's
  *    value), else bisection; the bracket always holds the sign change, so it cannot wander off.
+ *    Where the ends differ in the number of modes on the unstable side (count_plus(), no tracking),
+ *    that number tells each new point's side, and the branch's value there is taken on it.
  *    Two eigenvalues meeting on the imaginary axis (a collision) are refined on their
  *    discriminant; a point that lands exactly on the boundary, where the eigenvalue is zero or the
- *    pair double, is the answer. */
+ *    pair double, is the answer.
+ * 3. The answer verified: that number must differ just below and just above it (verify()), else
+ *    the call refuses. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -478,9 +482,8 @@ static int refine_outside(search *sc, target *tg, tval *a, tval *b, const tval *
  * it, value -+ d, d = the larger of --tol max(1, |value|) and the distance at which the crossing
  * eigenvalue (the pair) leaves the band where its side is not told (BOUNDARY_OUTSIDE times the
  * zero threshold for an eigenvalue within BOUNDARY_OUTSIDE of it, else AXIS_TOL |s|) at the slope
- * found; d grown VERIFY_GROW times up to
- * VERIFY_TRIES times when the counts agree. The bracket's last ends are used when they are that
- * close. A refinement that followed one branch to one end and another to the other (two real
+ * found; d grown VERIFY_GROW times up to VERIFY_TRIES times while the counts agree. The bracket's
+ * last ends are used when they are that close. A refinement that followed one branch to one end and another to the other (two real
  * eigenvalues born at a coalescence just before one crosses zero) ends between them, where no
  * eigenvalue changes side: refused. */
 #define VERIFY_GROW 10.0
