@@ -4,7 +4,7 @@
  *                           [--json] [--no-shapes] [--shape SPEC]
  *   mblin boundary MODEL --param NAME --near VALUE [--order K] [--mode I | --shape SPEC | --branch B
  *                        --sweep FILE] [--range FROM:TO] [--tol T] [--set p=value ...] [--guess q=value ...]
- *                        [--floquet T|OMEGA] [--at KIND] [--json]
+ *                        [--floquet T|OMEGA] [--at KIND] [--json] [--verbose]
  *
  * Exit status 0 on success, 1 when the model or the computation fails, 2 for a usage error. */
 #include <errno.h>
@@ -23,7 +23,7 @@
 typedef struct cli {
     const char *cmd, *wrt, *param;
     const char *shape, *sweep; /* the mode named by its shape, or by a branch of this sweep */
-    int no_shapes, mode, has_near, branch, has_range;
+    int no_shapes, mode, has_near, branch, has_range, verbose;
     double near, order, tol, from, to;
     const char *floquet;       /* --floquet T|OMEGA: a Floquet boundary (docs/floquet.md) */
     mbl_floquet_options fo;
@@ -71,6 +71,7 @@ static void help(void *ud)
                "  --guess NAME=VALUE  initial value of a coordinate (repeatable)\n"
                "  --at KIND           operating point: equilibrium, given, steady or trim (default: the file's)\n"
                "  --json              print one JSON object\n"
+               "  --verbose           also the search's bracket, the work and the last step\n"
                "  --help              this text\n");
 }
 
@@ -80,6 +81,8 @@ static int option(void *ud, const char *a, const char *v)
     cli *c = ud;
     if (!strcmp(a, "--no-shapes")) {
         c->no_shapes = 1;
+    } else if (!strcmp(a, "--verbose")) {
+        c->verbose = 1;
     } else if (!strcmp(a, "--wrt")) {
         c->wrt = v;
     } else if (!strcmp(a, "--param")) {
@@ -133,7 +136,7 @@ static int option(void *ud, const char *a, const char *v)
 static const cli_option sensitivity_own[] = {{"--no-shapes", 0}, {"--wrt", 1}, {"--shape", 1}, {NULL, 0}};
 static const cli_option boundary_own[] = {{"--param", 1}, {"--near", 1},   {"--order", 1},  {"--tol", 1},
                                           {"--mode", 1},  {"--shape", 1},  {"--branch", 1}, {"--sweep", 1},
-                                          {"--range", 1}, {"--floquet", 1}, {NULL, 0}};
+                                          {"--range", 1}, {"--floquet", 1}, {"--verbose", 0}, {NULL, 0}};
 
 /* -1 to go on, else the exit status */
 static int parse(cli *c, cli_args *a, int argc, char **argv)
@@ -363,6 +366,15 @@ int cli_cmd_sensitivity(int argc, char **argv)
     return code;
 }
 
+/* the significant digits of v that its error acc leaves correct: the last one printed is the place
+ * of 10^ceil(log10 acc), so that the error is below one unit in it (1 .. 17) */
+static int value_digits(double v, double acc)
+{
+    if (!(acc > 0) || !isfinite(acc) || !(v != 0) || !isfinite(v)) return 17;
+    int d = (int)floor(log10(fabs(v))) - (int)ceil(log10(acc)) + 1;
+    return d < 1 ? 1 : d > 17 ? 17 : d;
+}
+
 /* the JSON name of a Floquet boundary's crossing */
 static const char *floquet_crossing(int kind)
 {
@@ -421,7 +433,10 @@ int cli_cmd_boundary(int argc, char **argv)
         mbl_json_number(stdout, r.lo, 17, 0);
         printf(", ");
         mbl_json_number(stdout, r.hi, 17, 0);
-        printf("], \"points\": %d", r.points);
+        printf("], \"points\": %d, \"accuracy\": ", r.points);
+        mbl_json_number(stdout, r.accuracy, 17, 0);
+        printf(", \"verified\": ");
+        mbl_json_number(stdout, r.verified, 17, 0);
         if (r.floquet) {
             printf(", \"floquet\": {\"multiplier\": {\"re\": ");
             mbl_json_number(stdout, r.mult_re, 17, 0);
@@ -431,15 +446,13 @@ int cli_cmd_boundary(int argc, char **argv)
         }
         printf("}\n");
     } else {
-        printf("%s = %.12g\n", c.param, r.value);
+        printf("%s = %.*g (+-%.2g)\n", c.param, value_digits(r.value, r.accuracy), r.value, r.accuracy);
         if (r.floquet)
-            printf("  a Floquet multiplier leaves the unit circle (just beyond: %.10g %+.10gi), %s\n"
-                   "  bracket [%.10g, %.10g] found in %d points; refined in %d steps, last step %.2g\n",
+            printf("  a Floquet multiplier leaves the unit circle (just beyond: %.10g %+.10gi), %s\n",
                    r.mult_re, r.mult_im,
                    r.floquet_kind == MBL_FLOQUET_CROSS_MINUS1  ? "through -1: a solution of period 2T grows (flip)"
                    : r.floquet_kind == MBL_FLOQUET_CROSS_PLUS1 ? "through +1: a solution of period T grows"
-                                                               : "a complex pair: a second frequency grows (Neimark-Sacker)",
-                   r.lo, r.hi, r.points - r.iterations, r.iterations, r.last_step);
+                                                               : "a complex pair: a second frequency grows (Neimark-Sacker)");
         else if (c.order != 0)
             printf("  mode %d (at %s = %g) meets the order line omega = %g %s: eigenvalue %.10g %+.10gi\n", r.mode_near,
                    c.param, c.near, c.order, c.param, r.re, r.im);
@@ -452,10 +465,24 @@ int cli_cmd_boundary(int argc, char **argv)
             printf("  mode %d (at %s = %g) crosses the imaginary axis: eigenvalue %.3g %+.10gi (%s)\n", r.mode_near,
                    c.param, c.near, r.re, r.im,
                    r.divergence ? "a real eigenvalue through zero: divergence" : "an oscillatory pair: flutter");
-        if (!r.floquet)
-            printf("  bracket [%.10g, %.10g] found in %d points; refined in %d iterations, last step %.2g; slope %s %.6g\n",
-                       r.lo, r.hi, r.points - r.iterations, r.iterations, r.last_step,
-                   c.order != 0 ? "d(|Im s| - K p)/dp" : r.collision ? "d(s1 - s2)^2/dp" : "d Re/dp", r.slope);
+        /* the refinement's detail: under --verbose, or where the accuracy is not the tolerance's (a
+         * boundary inside a cluster of zero eigenvalues, refined from two points outside it) */
+        double tol = (c.tol > 0 ? c.tol : bo.tol) * fmax(1.0, fabs(r.value));
+        if (!r.floquet && !c.verbose && r.accuracy > 1.5 * tol && r.last_step > 0)
+            printf("  inside the model's zero eigenvalues: the root of a cubic through two points %.2g apart\n",
+                   r.last_step);
+        else if (!r.floquet && !c.verbose && r.accuracy > 1.5 * tol)
+            printf("  taken where the eigenvalue is zero to rounding; a mode changes side within -+ %.2g of it\n",
+                   r.verified);
+        if (c.verbose && r.floquet)
+            printf("  bracket [%.10g, %.10g] found in %d points; refined in %d steps, last step %.2g\n", r.lo, r.hi,
+                   r.points - r.iterations, r.iterations, r.last_step);
+        else if (c.verbose)
+            printf("  bracket [%.10g, %.10g] found in %d points; refined in %d iterations, last step %.2g; slope %s %.6g;\n"
+                   "  a mode changes side across %s = %.12g -+ %.2g\n",
+                   r.lo, r.hi, r.points - r.iterations, r.iterations, r.last_step,
+                   c.order != 0 ? "d(|Im s| - K p)/dp" : r.collision ? "d(s1 - s2)^2/dp" : "d Re/dp", r.slope, c.param,
+                   r.value, r.verified);
     }
     return 0;
 }

@@ -145,6 +145,11 @@ typedef struct mbl_boundary_result {
      * radius) at near, slope NaN, divergence 1 through +1 */
     int floquet, floquet_kind;
     double mult_re, mult_im;
+    /* the answer's error: accuracy an estimate of |value - boundary| (opt.tol max(1, |value|); for
+     * a boundary inside a zero cluster the Hermite root's distance to the chord's, docs/study.md);
+     * verified the half-width d of the interval value -+ d across which the number of eigenvalues
+     * on the unstable side was checked to change (the answer is refused when it does not) */
+    double accuracy, verified;
 } mbl_boundary_result;
 enum { MBL_FLOQUET_CROSS_PLUS1 = 1, MBL_FLOQUET_CROSS_MINUS1 = 2, MBL_FLOQUET_CROSS_PAIR = 3 };
 
@@ -159,7 +164,8 @@ enum { MBL_FLOQUET_CROSS_PLUS1 = 1, MBL_FLOQUET_CROSS_MINUS1 = 2, MBL_FLOQUET_CR
  * meeting on the imaginary axis) is refined on their discriminant, a landing exactly on a double
  * or zero eigenvalue is the answer (docs/study.md). The caller's model is not changed. Errors:
  * unknown parameter, bad range or mode (MBL_EARG), no boundary in the range (MBL_EMODEL, naming
- * the range searched), the refinement not converging (MBL_ENOCONV). */
+ * the range searched), the refinement not converging, or ending where the number of eigenvalues on
+ * the unstable side does not change (res.verified: MBL_ENOCONV). */
 MBL_API int mbl_boundary(const mbl_model *model, const mbl_setting *sets, int nsets, const char *param, double near,
                  const mbl_boundary_options *opt, mbl_boundary_result *res, mbl_status *st);
 

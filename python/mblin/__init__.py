@@ -449,7 +449,9 @@ class Model:
         Returns:
             dict: ``value`` (the parameter there), ``eigenvalue`` (complex), ``f_near``, ``slope``,
             ``iterations`` (inside the bracket), ``points`` (all evaluated), ``bracket`` (lo, hi),
-            ``mode_near`` (1-based), ``last_step``, ``collision`` and ``divergence`` (bools).
+            ``mode_near`` (1-based), ``last_step``, ``collision`` and ``divergence`` (bools),
+            ``accuracy`` and ``verified`` (docs/study.md: the error estimated, and d such that a
+            mode changes side between value - d and value + d).
 
         Raises:
             ArgumentError (unknown parameter, the mode named two ways, a branch without its sweep,

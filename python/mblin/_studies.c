@@ -267,11 +267,11 @@ PyObject *py_boundary(PyObject *mod, PyObject *args)
     } else if (rc) {
         py_raise_status(&st);
     } else {
-        result = Py_BuildValue("{s:d,s:D,s:d,s:d,s:i,s:i,s:d,s:(dd),s:i,s:O,s:O}", "value", r.value, "eigenvalue",
+        result = Py_BuildValue("{s:d,s:D,s:d,s:d,s:i,s:i,s:d,s:(dd),s:i,s:O,s:O,s:d,s:d}", "value", r.value, "eigenvalue",
                                &(Py_complex){r.re, r.im}, "f_near", r.f_near, "slope", r.slope, "iterations",
                                r.iterations, "mode_near", r.mode_near, "last_step", r.last_step, "bracket", r.lo, r.hi,
                                "points", r.points, "collision", r.collision ? Py_True : Py_False, "divergence",
-                               r.divergence ? Py_True : Py_False);
+                               r.divergence ? Py_True : Py_False, "accuracy", r.accuracy, "verified", r.verified);
     }
 done:
     PyMem_Free(sets);

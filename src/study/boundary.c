@@ -12,9 +12,13 @@
  * 2. The refinement inside the bracket: Newton steps with the exact derivative while they stay
  *    inside and shrink it, else the Illinois method (regula falsi that halves the stale end's
  *    value), else bisection; the bracket always holds the sign change, so it cannot wander off.
+ *    Where the ends differ in the number of modes on the unstable side (count_plus(), no tracking),
+ *    that number tells each new point's side, and the branch's value there is taken on it.
  *    Two eigenvalues meeting on the imaginary axis (a collision) are refined on their
  *    discriminant; a point that lands exactly on the boundary, where the eigenvalue is zero or the
- *    pair double, is the answer. */
+ *    pair double, is the answer.
+ * 3. The answer verified: that number must differ just below and just above it (verify()), else
+ *    the call refuses. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -155,6 +159,18 @@ static int mirror_of(const mbl_sensitivity *S, int k, double zlev)
         if (d <= dbest) dbest = d, best = j;
     }
     return best;
+}
+
+/* The modes on the unstable side (side() +1: Re s > 0, or above the order line), the model's own
+ * zeros (the sensitivities' zero modes) left out: a count that needs no tracking. Between two points
+ * it changes exactly where some eigenvalue changes side, so it tells which end of a bracket a point
+ * is on where the tracked branch is ambiguous (two real eigenvalues born at a coalescence just
+ * before one of them crosses zero), and it verifies the answer (verify()). */
+static int count_plus(const mbl_sensitivity *S, double order, double p)
+{
+    int c = 0;
+    for (int j = 0; j < S->nmode; j++) c += side(&S->modes[j], order, p, 0) == 1;
+    return c;
 }
 
 /* ---- the search: a grid walked outward from `near` ---------------------------------------------- */
@@ -310,6 +326,8 @@ typedef struct tval {
                                  the sensitivities' zero threshold): its sign is rounding; the
                                  spectrum's scale there (the largest |s|) */
     int i, j;                 /* the mode(s) */
+    int count;                /* count_plus() here */
+    double scale;             /* the spectrum's scale here (the largest |s|) */
 } tval;
 
 /* Re (s_i - s_j)^2 and its derivative, the centre and its derivative */
@@ -336,11 +354,15 @@ static void mode_value(const mbl_sensitivity *S, int k, double order, double p, 
 /* The target's value in S at p: the mode (pair) nearest the prediction from the target's last
  * point. Zero modes are candidates only when S has more of them than the bracket's ends: then the
  * crossing eigenvalue is one of them (a simple real eigenvalue within the zero threshold of the
- * origin still has a real part whose sign counts; a pair that is zero is the boundary itself). */
-static void target_value(const target *tg, const mbl_sensitivity *S, double p, double pref, tval *v)
+ * origin still has a real part whose sign counts; a pair that is zero is the boundary itself).
+ * want -1 or +1 (one mode, not inside the zero cluster): no mode on the other side (side(), a mode
+ * on the axis to AXIS_TOL is on neither), when there is one (count_plus() told the side of p). */
+static void target_value(const target *tg, const mbl_sensitivity *S, double p, double pref, int want, tval *v)
 {
     memset(v, 0, sizeof *v);
     v->p = p;
+    v->count = count_plus(S, tg->order, p);
+    v->scale = spectrum_scale(S);
     double h = p - pref, pr = tg->re + (isfinite(tg->dre) ? tg->dre * h : 0);
     double pi = tg->im + (isfinite(tg->dim) ? tg->dim * h : 0);
     int nz = zero_modes(S, tg->zlev), zeros_in = !tg->pair && nz > tg->nzero;
@@ -349,16 +371,20 @@ static void target_value(const target *tg, const mbl_sensitivity *S, double p, d
      * be nearer it than the crossing eigenvalue itself (the bicycle's capsize speed was found at
      * 6.0239534 instead of 6.0242620 so) */
     int skip_own = zeros_in && zero_kind(S) <= tg->nzkind;
-    if (zeros_in && !skip_own) v->inside = fmax(spectrum_scale(S), DBL_MIN);
+    if (zeros_in && !skip_own) v->inside = fmax(v->scale, DBL_MIN);
+    if (tg->pair || v->inside > 0) want = 0;
     int best[2] = {-1, -1};
-    double d0 = HUGE_VAL, d1 = HUGE_VAL;
-    for (int k = 0; k < S->nmode; k++) {
-        const mbl_sens_mode *m = &S->modes[k];
-        if ((is_zero(m, tg->zlev) && !zeros_in) || (!tg->pair && m->im < -AXIS_TOL * mag(m))) continue;
-        if (skip_own && m->kind == MBL_MODE_ZERO) continue;
-        double d = hypot(m->re - pr, m->im - pi);
-        if (d < d0) d1 = d0, best[1] = best[0], d0 = d, best[0] = k;
-        else if (d < d1) d1 = d, best[1] = k;
+    for (int pass = want != 0 ? 0 : 1; pass < 2 && best[0] < 0; pass++) {
+        double d0 = HUGE_VAL, d1 = HUGE_VAL;
+        for (int k = 0; k < S->nmode; k++) {
+            const mbl_sens_mode *m = &S->modes[k];
+            if ((is_zero(m, tg->zlev) && !zeros_in) || (!tg->pair && m->im < -AXIS_TOL * mag(m))) continue;
+            if (skip_own && m->kind == MBL_MODE_ZERO) continue;
+            if (pass == 0 && side(m, tg->order, p, 0) == -want) continue; /* the other side than count_plus() gave */
+            double d = hypot(m->re - pr, m->im - pi);
+            if (d < d0) d1 = d0, best[1] = best[0], d0 = d, best[0] = k;
+            else if (d < d1) d1 = d, best[1] = k;
+        }
     }
     if ((tg->pair && nz >= tg->nzero + 2) || best[0] < 0 || (tg->pair && best[1] < 0)) {
         v->landed = 1; /* the pair became zero here */
@@ -367,6 +393,7 @@ static void target_value(const target *tg, const mbl_sensitivity *S, double p, d
     }
     if (tg->pair) pair_value(S, best[0], best[1], v);
     else mode_value(S, best[0], tg->order, p, v);
+    if (v->inside > 0 || (!tg->pair && S->modes[best[0]].kind == MBL_MODE_ZERO)) v->count = -1;
 }
 
 /* the next point inside (a, b): Newton's from the last point when it stays well inside and at
@@ -433,16 +460,78 @@ static int refine_outside(search *sc, target *tg, tval *a, tval *b, const tval *
         int rc = evaluate(sc, pp[k], &S, st);
         if (rc) return rc;
         tg->re = ref->re, tg->im = ref->im, tg->dre = ref->dre, tg->dim = ref->dim;
-        target_value(tg, S, pp[k], ref->p, &q[k]);
+        target_value(tg, S, pp[k], ref->p, 0, &q[k]);
         mbl_sensitivity_free(S);
         if (q[k].inside > 0 || q[k].landed || q[k].f == 0) return 1;
     }
     if ((q[0].f < 0) == (q[1].f < 0)) return 1;
     res->value = hermite_root(&q[0], &q[1]);
     res->last_step = q[1].p - q[0].p;
+    /* its error estimated by the distance to the chord's root (an error of w^2 f'' / (8 f'), far
+     * above the interpolant's w^4) */
+    double chord = q[0].p + q[0].f / (q[0].f - q[1].f) * (q[1].p - q[0].p);
+    res->accuracy = fmax(sc->opt->tol * fmax(1.0, fabs(res->value)), fabs(chord - res->value));
     res->iterations += 2;
     *a = q[0], *b = q[1];
     return 0;
+}
+
+/* ---- the answer verified ---------------------------------------------------------------------------- */
+
+/* The answer is checked where the refinement ended: count_plus() must differ on the two sides of
+ * it, value -+ d, d = the larger of --tol max(1, |value|) and the distance at which the crossing
+ * eigenvalue (the pair) leaves the band where its side is not told (BOUNDARY_OUTSIDE times the
+ * zero threshold for an eigenvalue within BOUNDARY_OUTSIDE of it, else AXIS_TOL |s|) at the slope
+ * found; d grown VERIFY_GROW times up to VERIFY_TRIES times while the counts agree. The bracket's
+ * last ends are used when they are that close. A refinement that followed one branch to one end and another to the other (two real
+ * eigenvalues born at a coalescence just before one crosses zero) ends between them, where no
+ * eigenvalue changes side: refused. */
+#define VERIFY_GROW 10.0
+#define VERIFY_TRIES 3
+
+static double verify_step(const search *sc, const target *tg, const tval *last, const mbl_boundary_result *res)
+{
+    const mbl_boundary_options *opt = sc->opt;
+    double d = opt->tol * fmax(1.0, fabs(res->value));
+    double z = fmax(opt->sens.zero_tol, 10 * sqrt(DBL_EPSILON)) * last->scale;
+    double s = hypot(last->re, last->im); /* the zero threshold only for an eigenvalue near it */
+    double thr = tg->order != 0 ? AXIS_TOL * fmax(fabs(last->im), tg->order * fabs(res->value))
+                 : s > BOUNDARY_OUTSIDE * z ? AXIS_TOL * s : fmax(z, AXIS_TOL * s);
+    thr *= BOUNDARY_OUTSIDE;
+    double k = fabs(res->slope); /* of the pair's discriminant (sigma^2 / 4) for a collision */
+    if (isfinite(k) && k > 0) d = fmax(d, tg->pair ? 4 * thr * thr / k : thr / k);
+    return d;
+}
+
+static int verify(search *sc, const target *tg, const tval *a, const tval *b, const tval *last,
+                  mbl_boundary_result *res, mbl_status *st)
+{
+    double d = verify_step(sc, tg, last, res), v = res->value;
+    if (a->count >= 0 && b->count >= 0 && a->count != b->count && fmin(a->p, b->p) <= v && v <= fmax(a->p, b->p) &&
+        fabs(b->p - a->p) <= 2 * d) {
+        res->verified = fmax(fabs(a->p - v), fabs(b->p - v));
+        return 0;
+    }
+    int c[2] = {0, 0};
+    for (int t = 0; t < VERIFY_TRIES; t++, d *= VERIFY_GROW) {
+        for (int e = 0; e < 2; e++) {
+            double p = v + (e ? d : -d);
+            mbl_sensitivity *S = NULL;
+            int rc = evaluate(sc, p, &S, st);
+            if (rc) return rc;
+            c[e] = count_plus(S, tg->order, p);
+            mbl_sensitivity_free(S);
+        }
+        if (c[0] != c[1]) {
+            res->verified = d;
+            return 0;
+        }
+    }
+    d /= VERIFY_GROW;
+    return mbl_error(st, MBL_ENOCONV, "boundary: the refinement ended at %s = %.12g, but no eigenvalue changes side "
+                     "within %.2g of it (%d %s on both sides): the mode followed changed branches, not sides; "
+                     "another --near, or --mode, may find the boundary", sc->param, v, d, c[0],
+                     tg->order != 0 ? "above the order line" : "with Re > 0");
 }
 
 static int refine(search *sc, target *tg, tval a, tval b, mbl_boundary_result *res, mbl_status *st)
@@ -491,8 +580,14 @@ static int refine(search *sc, target *tg, tval a, tval b, mbl_boundary_result *r
             tg->re = a.re + t * (b.re - a.re), tg->im = a.im + t * (b.im - a.im), tg->dre = tg->dim = NAN;
             pref = p;
         }
-        target_value(tg, S, p, pref, &v);
-                mbl_sensitivity_free(S);
+        /* the side of p by count_plus() where the ends' counts differ: the value there is the
+         * crossing eigenvalue with that sign (a bracket around a coalescence holds two real
+         * eigenvalues, one on either side, just past it) */
+        int cnt = count_plus(S, tg->order, p), want = 0;
+        if (a.count >= 0 && b.count >= 0 && a.count != b.count)
+            want = cnt == a.count ? (a.f < 0 ? -1 : 1) : cnt == b.count ? (b.f < 0 ? -1 : 1) : 0;
+        target_value(tg, S, p, pref, want, &v);
+        mbl_sensitivity_free(S);
         res->iterations = it + 1;
         last = v;
         if (v.inside > 0 && !tg->pair && tg->order == 0 && tg->nzkind > 0) {
@@ -526,7 +621,13 @@ static int refine(search *sc, target *tg, tval a, tval b, mbl_boundary_result *r
     res->slope = isfinite(last.df) && !outside ? last.df : b.p != a.p ? (b.f - a.f) / (b.p - a.p) : NAN;
     double big = fmax(hypot(a.re, a.im), hypot(b.re, b.im));
     res->divergence = tg->order == 0 && (last.landed || fabs(last.im) <= AXIS_TOL * big);
-    return 0;
+    if (!(res->accuracy > 0)) res->accuracy = opt->tol * fmax(1.0, fabs(res->value));
+    int rc = verify(sc, tg, &a, &b, &last, res, st);
+    /* a point taken as on the boundary (its eigenvalue zero, within a zero level, or the pair
+     * double) has no step below --tol behind it: its accuracy is the verified one (the
+     * equation-level bicycle's capsize 6.02426201895, 3.6e-9 off, took 6e-10 so) */
+    if (!rc && res->last_step == 0 && !outside) res->accuracy = fmax(res->accuracy, res->verified);
+    return rc;
 }
 
 /* ---- the boundary ---------------------------------------------------------------------------------- */
@@ -563,6 +664,12 @@ static void target_init(const gpoint *x, const gpoint *y, int b, double order, t
     } else {
         mode_value(x->S, x->mode[b], order, x->p, vx);
         mode_value(y->S, y->mode[b], order, y->p, vy);
+    }
+    const gpoint *g[2] = {x, y};
+    tval *v[2] = {vx, vy};
+    for (int e = 0; e < 2; e++) {
+        v[e]->scale = spectrum_scale(g[e]->S);
+        v[e]->count = q < 0 && g[e]->S->modes[g[e]->mode[b]].kind == MBL_MODE_ZERO ? -1 : count_plus(g[e]->S, order, g[e]->p);
     }
 }
 
@@ -767,6 +874,7 @@ int mbl_boundary(const mbl_model *model, const mbl_setting *sets_in, int nsets_i
         if (opt.floquet) rc = search_range(&opt, near, &from, &to, st);
         if (opt.floquet && !rc) rc = study_floquet_boundary(info.file, sets, nsets, param, near, from, to, &opt, res, st);
         else if (!opt.floquet) rc = boundary_run(model, &sc, near, res, st);
+        if (!rc && opt.floquet) res->accuracy = res->verified = 0.5 * res->last_step; /* bisection's bracket */
     }
     mbl_free(sets);
     return rc;
