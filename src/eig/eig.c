@@ -250,6 +250,31 @@ static int zero_within_rounding(int nb, double sr, double si, const double *u, c
 
 /* ---- strategy 1: symmetric-definite, dsygvd --------------------------------------------- */
 
+/* x^T K x and x^T M x over one block (rows, order nb; K, M z x z), every product and sum
+ * compensated (Ogita-Rump-Oishi Dot2), as double-double (s, c) pairs in q[0..3] (K: q[0] + q[1], M:
+ * q[2] + q[3]); abs (may be NULL): |x|^T |K| |x| and |x|^T |M| |x| in working precision */
+static void rayleigh2(int nb, const int *rows, int z, const double *K, const double *M, const double *x, double *q,
+                      double *abs)
+{
+    double ks = 0, kc = 0, ms = 0, mc = 0, ak = 0, am = 0;
+    for (int jj = 0; jj < nb; jj++) {
+        double ys = 0, yc = 0, ns = 0, nc2 = 0, ya = 0, na = 0;
+        const double *kcol = K + (size_t)rows[jj] * z, *mcol = M + (size_t)rows[jj] * z;
+        for (int ii = 0; ii < nb; ii++) {
+            dot2_add(kcol[rows[ii]], x[ii], &ys, &yc);
+            dot2_add(mcol[rows[ii]], x[ii], &ns, &nc2);
+            if (abs) ya += fabs(kcol[rows[ii]] * x[ii]), na += fabs(mcol[rows[ii]] * x[ii]);
+        }
+        dot2_add(ys, x[jj], &ks, &kc);
+        dot2_add(yc, x[jj], &ks, &kc);
+        dot2_add(ns, x[jj], &ms, &mc);
+        dot2_add(nc2, x[jj], &ms, &mc);
+        ak += ya * fabs(x[jj]), am += na * fabs(x[jj]);
+    }
+    q[0] = ks, q[1] = kc, q[2] = ms, q[3] = mc;
+    if (abs) abs[0] = ak, abs[1] = am;
+}
+
 /* dsygvd's w^2 carry an absolute error of about eps max|w^2|: poor relative accuracy for the
  * slow modes of a stiff model. Refine those (a priori relative error eps max|w^2| / |w^2| >
  * refine_rel, smallest first, at most refine_max) by the Rayleigh quotient x^T K x / x^T M x
@@ -283,20 +308,9 @@ static void sygvd_refine(int z, const double *M, const double *K, const mbl_eig_
         const int *rows = r->rows + r->rptr[c];
         const double *x = r->V + r->voff[c] + (size_t)(jmin - r->rptr[c]) * nb;
         /* x^T K x = sum_j x_j sum_i K_ij x_i, every product and sum compensated */
-        double ks = 0, kc = 0, ms = 0, mc = 0;
-        for (int jj = 0; jj < nb; jj++) {
-            double ys = 0, yc = 0, ns = 0, nc2 = 0;
-            const double *kcol = K + (size_t)rows[jj] * z, *mcol = M + (size_t)rows[jj] * z;
-            for (int ii = 0; ii < nb; ii++) {
-                dot2_add(kcol[rows[ii]], x[ii], &ys, &yc);
-                dot2_add(mcol[rows[ii]], x[ii], &ns, &nc2);
-            }
-            dot2_add(ys, x[jj], &ks, &kc);
-            dot2_add(yc, x[jj], &ks, &kc);
-            dot2_add(ns, x[jj], &ms, &mc);
-            dot2_add(nc2, x[jj], &ms, &mc);
-        }
-        double xkx = ks + kc, xmx = ms + mc;
+        double q[4];
+        rayleigh2(nb, rows, z, K, M, x, q, NULL);
+        double xkx = q[0] + q[1], xmx = q[2] + q[3];
         if (xmx > 0) w2[jmin] = xkx / xmx;
     }
 }
@@ -333,22 +347,9 @@ static void sygvd_zero_test(int z, const double *M, const double *K, double wzer
             err2[j] = NAN;
             if (!(fabs(w2[j]) <= ZERO_CAND_FACTOR * wzero)) continue;
             const double *x = X + (size_t)jj * nb;
-            double ks = 0, kc = 0, ms = 0, mc = 0, ak = 0, am = 0;
-            for (int b = 0; b < nb; b++) {
-                double ys = 0, yc = 0, ns = 0, nc2 = 0, ya = 0, na = 0;
-                const double *kcol = K + (size_t)rows[b] * z, *mcol = M + (size_t)rows[b] * z;
-                for (int a = 0; a < nb; a++) {
-                    dot2_add(kcol[rows[a]], x[a], &ys, &yc);
-                    dot2_add(mcol[rows[a]], x[a], &ns, &nc2);
-                    ya += fabs(kcol[rows[a]] * x[a]), na += fabs(mcol[rows[a]] * x[a]);
-                }
-                dot2_add(ys, x[b], &ks, &kc);
-                dot2_add(yc, x[b], &ks, &kc);
-                dot2_add(ns, x[b], &ms, &mc);
-                dot2_add(nc2, x[b], &ms, &mc);
-                ak += ya * fabs(x[b]), am += na * fabs(x[b]);
-            }
-            double xmx = ms + mc, rq = xmx > 0 ? (ks + kc) / xmx : 0.0;
+            double q[4], ab[2];
+            rayleigh2(nb, rows, z, K, M, x, q, ab);
+            double xmx = q[2] + q[3], rq = xmx > 0 ? (q[0] + q[1]) / xmx : 0.0, ak = ab[0], am = ab[1];
             /* r = K x - rq M x in doubled precision (K symmetric: row a is column a) */
             for (int a = 0; a < nb; a++) {
                 double rs = 0, rc = 0, qs = 0, qc = 0;
