@@ -22,9 +22,13 @@
 
 /* An eigenvalue below zero_tol of the largest but above the solver's rounding level of a zero is
  * judged on its own (own_zero_error): zero when |s| is within ZERO_OWN_SAFETY times its first-order
- * error estimate (the descriptor's DESC_ERR_SAFETY, src/lin/descriptor.c); at most ZERO_OWN_MAX of
- * them (each costs an LU of A - s I), the largest first; the rest stay zero by zero_tol. */
+ * error estimate (the descriptor's DESC_ERR_SAFETY, src/lin/descriptor.c). Each costs an LU of
+ * A - s I (2/3 N^3 flops, N = nx or 2 nx): the largest first, ZERO_OWN_MIN of them at least, then
+ * while their LUs stay within ZERO_OWN_WORK times dgeev's ~10 nx^3, ZERO_OWN_MAX at most; the rest
+ * stay zero by zero_tol. */
 #define ZERO_OWN_SAFETY 4.0
+#define ZERO_OWN_MIN 8
+#define ZERO_OWN_WORK 1.0
 #define ZERO_OWN_MAX 64
 
 /* multiple of sqrt(eps * ||A||) below which an eigenvalue counts as zero */
@@ -289,12 +293,13 @@ static int shapes_all(const mbl_linear *lin, const mbl_eig_result *E, double *S,
 }
 
 /* The eigenvalues of E with floor <= |s| < ztol (zero by zero_tol of the largest alone) judged on
- * their own (own_zero_error), the largest first, at most ZERO_OWN_MAX: E->zero set where |s| is
- * within the estimate, else E->err holds it (a mode with its uncertainty); beyond ZERO_OWN_MAX
- * E->zero is set (zero_tol's rule). */
+ * their own (own_zero_error), the largest first, as many as ZERO_OWN_MIN, ZERO_OWN_WORK and
+ * ZERO_OWN_MAX allow: E->zero set where |s| is within the estimate, else E->err holds it (a mode
+ * with its uncertainty); beyond them E->zero is set (zero_tol's rule). */
 static int modal_own_zeros(const mbl_linear *lin, mbl_eig_result *E, double floor_tol, double ztol, mbl_status *st)
 {
     int nx = lin->nx, rc = 0;
+    double work = 0, budget = ZERO_OWN_WORK * 10.0 * (double)nx * nx * nx;
     for (int done = 0; !rc; done++) {
         int best = -1;
         double bm = 0;
@@ -306,7 +311,9 @@ static int modal_own_zeros(const mbl_linear *lin, mbl_eig_result *E, double floo
         if (best < 0) break;
         int pair = E->im[best] > 0 && best + 1 < nx && E->im[best + 1] == -E->im[best];
         double err = INFINITY;
-        if (done < ZERO_OWN_MAX) {
+        double N = (E->im[best] != 0.0 ? 2.0 : 1.0) * nx, cost = 2.0 / 3.0 * N * N * N;
+        if (done < ZERO_OWN_MAX && (done < ZERO_OWN_MIN || work + cost <= budget)) {
+            work += cost;
             rc = own_zero_error(nx, lin->A, E->re[best], E->im[best], &err, st);
         }
         for (int t = 0; t <= pair; t++) {
