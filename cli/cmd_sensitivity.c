@@ -274,7 +274,10 @@ static void print_table(const mbl_model *md, const mbl_sensitivity *S, const cha
         for (int t = 0; t < S->nmode; t++) {
             const mbl_sens_mode *m = &S->modes[t];
             printf("  %4d %11.6g %12.6g", t + 1, m->re, m->im);
-            if (m->defined)
+            if (m->defined && !(isfinite(m->dfreq_hz[w]) && isfinite(m->ddamping[w]))) /* a simple zero: |s| and
+                -Re s / |s| have no derivative at s = 0, s itself has one (docs/study.md) */
+                printf(" %14.6g %14.6g   (zero mode: d freq, d damping not defined)\n", m->dre[w], m->dim[w]);
+            else if (m->defined)
                 printf(" %14.6g %14.6g %14.6g %13.6g\n", m->dre[w], m->dim[w], m->dfreq_hz[w], m->ddamping[w]);
             else
                 printf("   %s\n", m->kind == MBL_MODE_ZERO ? "(zero mode: not defined)" : "(repeated: not defined)");

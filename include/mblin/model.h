@@ -617,19 +617,21 @@ typedef struct mbl_modes {
     int n;                 /* coordinates (mode shape length) */
     mbl_mode *modes;       /* sorted by frequency, then real part (docs/linearization.md, "Mode numbers") */
     double *shape_re, *shape_im; /* n*nx: mode shapes mapped back to all coordinates */
-    double zero_tol;       /* |lambda| below this counted as zero */
+    double zero_tol;       /* max(zero_tol * max |lambda|, the solver's floor): |lambda| below it is
+                              zero unless its own error estimate says otherwise */
     char solver[32];       /* the eigen strategy used: "sygvd" (undamped, symmetric, M-hat definite),
                               "quadratic-qz" (the quadratic pencil by QZ), "dgeev" (A), or the
                               linearization method's own ("descriptor", "penalty") */
 } mbl_modes;
 
 typedef struct mbl_modal_options {
-    double zero_tol;       /* |lambda| <= zero_tol * max |lambda| counts as zero (default 1e-9); the
-                              threshold is never below the rounding level of a zero eigenvalue for
-                              the solver used (dgeev: 10 sqrt(eps ||A||_1), a rigid-body mode is a
-                              defective double zero that rounding splits by about that much;
-                              quadratic-qz: 10 sqrt(eps) max |lambda|; sygvd decides its zeros per
-                              eigenvalue) nor below 1e-12 */
+    double zero_tol;       /* |lambda| <= zero_tol * max |lambda| is a zero candidate (default 1e-9):
+                              zero when below the rounding level of a zero eigenvalue for the solver
+                              used (dgeev: 10 sqrt(eps ||A||_1), a rigid-body mode is a defective
+                              double zero that rounding splits by about that much; quadratic-qz:
+                              10 sqrt(eps) max |lambda|; sygvd decides its zeros per eigenvalue) or
+                              1e-12, else only within its own error estimate (a mode with it
+                              otherwise; docs/linearization.md, "Zero eigenvalues") */
 } mbl_modal_options;
 
 MBL_API void mbl_modal_options_default(mbl_modal_options *opt);

@@ -250,6 +250,31 @@ static int zero_within_rounding(int nb, double sr, double si, const double *u, c
 
 /* ---- strategy 1: symmetric-definite, dsygvd --------------------------------------------- */
 
+/* x^T K x and x^T M x over one block (rows, order nb; K, M z x z), every product and sum
+ * compensated (Ogita-Rump-Oishi Dot2), as double-double (s, c) pairs in q[0..3] (K: q[0] + q[1], M:
+ * q[2] + q[3]); abs (may be NULL): |x|^T |K| |x| and |x|^T |M| |x| in working precision */
+static void rayleigh2(int nb, const int *rows, int z, const double *K, const double *M, const double *x, double *q,
+                      double *abs)
+{
+    double ks = 0, kc = 0, ms = 0, mc = 0, ak = 0, am = 0;
+    for (int jj = 0; jj < nb; jj++) {
+        double ys = 0, yc = 0, ns = 0, nc2 = 0, ya = 0, na = 0;
+        const double *kcol = K + (size_t)rows[jj] * z, *mcol = M + (size_t)rows[jj] * z;
+        for (int ii = 0; ii < nb; ii++) {
+            dot2_add(kcol[rows[ii]], x[ii], &ys, &yc);
+            dot2_add(mcol[rows[ii]], x[ii], &ns, &nc2);
+            if (abs) ya += fabs(kcol[rows[ii]] * x[ii]), na += fabs(mcol[rows[ii]] * x[ii]);
+        }
+        dot2_add(ys, x[jj], &ks, &kc);
+        dot2_add(yc, x[jj], &ks, &kc);
+        dot2_add(ns, x[jj], &ms, &mc);
+        dot2_add(nc2, x[jj], &ms, &mc);
+        ak += ya * fabs(x[jj]), am += na * fabs(x[jj]);
+    }
+    q[0] = ks, q[1] = kc, q[2] = ms, q[3] = mc;
+    if (abs) abs[0] = ak, abs[1] = am;
+}
+
 /* dsygvd's w^2 carry an absolute error of about eps max|w^2|: poor relative accuracy for the
  * slow modes of a stiff model. Refine those (a priori relative error eps max|w^2| / |w^2| >
  * refine_rel, smallest first, at most refine_max) by the Rayleigh quotient x^T K x / x^T M x
@@ -283,20 +308,9 @@ static void sygvd_refine(int z, const double *M, const double *K, const mbl_eig_
         const int *rows = r->rows + r->rptr[c];
         const double *x = r->V + r->voff[c] + (size_t)(jmin - r->rptr[c]) * nb;
         /* x^T K x = sum_j x_j sum_i K_ij x_i, every product and sum compensated */
-        double ks = 0, kc = 0, ms = 0, mc = 0;
-        for (int jj = 0; jj < nb; jj++) {
-            double ys = 0, yc = 0, ns = 0, nc2 = 0;
-            const double *kcol = K + (size_t)rows[jj] * z, *mcol = M + (size_t)rows[jj] * z;
-            for (int ii = 0; ii < nb; ii++) {
-                dot2_add(kcol[rows[ii]], x[ii], &ys, &yc);
-                dot2_add(mcol[rows[ii]], x[ii], &ns, &nc2);
-            }
-            dot2_add(ys, x[jj], &ks, &kc);
-            dot2_add(yc, x[jj], &ks, &kc);
-            dot2_add(ns, x[jj], &ms, &mc);
-            dot2_add(nc2, x[jj], &ms, &mc);
-        }
-        double xkx = ks + kc, xmx = ms + mc;
+        double q[4];
+        rayleigh2(nb, rows, z, K, M, x, q, NULL);
+        double xkx = q[0] + q[1], xmx = q[2] + q[3];
         if (xmx > 0) w2[jmin] = xkx / xmx;
     }
 }
@@ -305,57 +319,62 @@ static void sygvd_refine(int z, const double *M, const double *K, const mbl_eig_
  * rounding level of the largest (wzero = ZERO_W2_FACTOR eps max|w^2|, the old global threshold) is
  * judged on its own. Its Rayleigh quotient rq = x^T K x / x^T M x with the caller's M, K in doubled
  * precision (exact to the data, see sygvd_refine), and its own uncertainty
- *     u = ||K x - rq M x|| ||x|| / (x^T M x)  +  eps (||K|| + |rq| ||M||) ||x||^2 / (x^T M x),
- * the backward error of the pair times its condition (Higham and Higham 1998: for a symmetric
- * pencil the first term is exactly berr kappa) and the rounding of the data times the condition.
- * It is zero when |rq| <= u (ZERO_RQ_FACTOR 1: the rounding of the data is in u already; a
- * rigid-body mode x0 of the exact K has |x0^T K x0| <= eps |x0|^T |K| |x0| for the computed one);
- * otherwise it is a mode, w^2 = rq, listed with the uncertainty err2[j] = ZERO_W2_FACTOR u (when in
- * doubt, a mode with its uncertainty, never a silent zero). A slow mode of a stiff model (a steel
- * rod pendulum, 3.5 rad/s beside 4.3e7 rad/s: u = 5e-4 against w^2 = 12.26, where the old
- * threshold was 41) is a mode; a rigid-body mode (K x = 0 to rounding) is zero. */
+ *     u = min(||r||_M^-1 / ||x||_M, ||r||^2_M^-1 / (delta ||x||^2_M))
+ *         + eps (|x|^T |K| |x| + |rq| |x|^T |M| |x|) / (x^T M x),
+ * r = K x - rq M x in doubled precision, ||r||^2_M^-1 = ||X^T r||^2 with the block's M-orthonormal
+ * eigenvectors X (X X^T = M^-1), delta the distance from rq to the block's other w^2: the residual
+ * bounds of a symmetric-definite pencil (Parlett, "The symmetric eigenvalue problem", 11-7: the
+ * linear one, and Kato-Temple's quadratic one), and the rounding of the data's entries (each to eps
+ * relative) carried by the first-order perturbation x^T (dK - rq dM) x / x^T M x. It is zero when
+ * |rq| <= u (ZERO_RQ_FACTOR 1: a rigid-body mode x0 of the exact K has |x0^T K x0| <= eps |x0|^T |K|
+ * |x0| for the computed one); otherwise it is a mode, w^2 = rq, listed with the uncertainty
+ * err2[j] = ZERO_W2_FACTOR u (when in doubt, a mode with its uncertainty, never a silent zero). The
+ * residual in working precision and eps ||K|| ||x||^2 (issue 30's u) were rounding of the product
+ * K x, not of rq: the steel rod pendulum's 3.5017320 rad/s had +-0.0072 (issue 65, item 20), where
+ * the descriptor's pencil (another route) agrees to 1e-14; now u = 3.5e-10 on w^2 = 12.26, +-5e-9 on
+ * s. A slow mode of a stiff model is a mode; a rigid-body mode (K x = 0 to rounding) is zero. */
 #define ZERO_CAND_FACTOR 4.0
 #define ZERO_RQ_FACTOR 1.0
-static void sygvd_zero_test(int z, const double *M, const double *K, double nM, double nK, double wzero,
-                            mbl_eig_result *r, double *w2, unsigned char *zero, double *err2)
+static void sygvd_zero_test(int z, const double *M, const double *K, double wzero, mbl_eig_result *r, double *w2,
+                            unsigned char *zero, double *err2, double *res)
 {
     for (int c = 0; c < r->ncomp; c++) {
         int nb = r->rptr[c + 1] - r->rptr[c];
         const int *rows = r->rows + r->rptr[c];
+        const double *X = r->V + r->voff[c];
         for (int jj = 0; jj < nb; jj++) {
             int j = r->rptr[c] + jj;
             err2[j] = NAN;
             if (!(fabs(w2[j]) <= ZERO_CAND_FACTOR * wzero)) continue;
-            const double *x = r->V + r->voff[c] + (size_t)jj * nb;
-            double ks = 0, kc = 0, ms = 0, mc = 0;
-            for (int b = 0; b < nb; b++) {
-                double ys = 0, yc = 0, ns = 0, nc2 = 0;
-                const double *kcol = K + (size_t)rows[b] * z, *mcol = M + (size_t)rows[b] * z;
-                for (int a = 0; a < nb; a++) {
-                    dot2_add(kcol[rows[a]], x[a], &ys, &yc);
-                    dot2_add(mcol[rows[a]], x[a], &ns, &nc2);
+            const double *x = X + (size_t)jj * nb;
+            double q[4], ab[2];
+            rayleigh2(nb, rows, z, K, M, x, q, ab);
+            double xmx = q[2] + q[3], rq = xmx > 0 ? (q[0] + q[1]) / xmx : 0.0, ak = ab[0], am = ab[1];
+            /* r = K x - rq M x in doubled precision (K symmetric: row a is column a) */
+            for (int a = 0; a < nb; a++) {
+                double rs = 0, rc = 0, qs = 0, qc = 0;
+                const double *kcol = K + (size_t)rows[a] * z, *mcol = M + (size_t)rows[a] * z;
+                for (int b = 0; b < nb; b++) {
+                    dot2_add(kcol[rows[b]], x[b], &rs, &rc);
+                    dot2_add(mcol[rows[b]], x[b], &qs, &qc);
                 }
-                dot2_add(ys, x[b], &ks, &kc);
-                dot2_add(yc, x[b], &ks, &kc);
-                dot2_add(ns, x[b], &ms, &mc);
-                dot2_add(nc2, x[b], &ms, &mc);
+                dot2_add(-rq, qs, &rs, &rc);
+                dot2_add(-rq, qc, &rs, &rc);
+                res[a] = rs + rc;
             }
-            double xmx = ms + mc, rq = xmx > 0 ? (ks + kc) / xmx : 0.0;
-            /* the residual in working precision (its rounding is part of the uncertainty) */
-            double rmax = 0, rs = 0;
-            for (int pass = 0; pass < 2; pass++)
-                for (int a = 0; a < nb; a++) {
-                    double kx = 0, mx = 0;
-                    for (int b = 0; b < nb; b++) {
-                        kx += K[rows[a] + (size_t)rows[b] * z] * x[b];
-                        mx += M[rows[a] + (size_t)rows[b] * z] * x[b];
-                    }
-                    double ra = fabs(kx - rq * mx);
-                    if (pass == 0) rmax = fmax(rmax, ra);
-                    else if (rmax > 0) rs += (ra / rmax) * (ra / rmax);
-                }
-            double xn = nrm2(nb, x), rn = rmax * sqrt(rs);
-            double u = xmx > 0 ? (rn * xn + DBL_EPSILON * (nK + fabs(rq) * nM) * xn * xn) / xmx : HUGE_VAL;
+            double rm2 = 0, delta = INFINITY; /* ||X^T r||^2, the gap */
+            for (int k = 0; k < nb; k++) {
+                double d = 0;
+                for (int a = 0; a < nb; a++) d += X[a + (size_t)k * nb] * res[a];
+                rm2 += d * d;
+                if (k != jj) delta = fmin(delta, fabs(w2[r->rptr[c] + k] - rq));
+            }
+            double u = HUGE_VAL;
+            if (xmx > 0) {
+                double bound = sqrt(rm2 / xmx);
+                if (delta > 0) bound = fmin(bound, rm2 / (delta * xmx));
+                u = bound + DBL_EPSILON * (ak + fabs(rq) * am) / xmx;
+            }
             if (fabs(rq) <= ZERO_RQ_FACTOR * u) {
                 w2[j] = 0.0;
                 zero[j] = 1;
@@ -487,7 +506,7 @@ static int solve_sygvd(int z, const double *M, const double *C, const double *K,
     double wzero = ZERO_W2_FACTOR * DBL_EPSILON * wmax;
     if (opt->refine_max > 0) sygvd_refine(z, M, K, opt, bmax, wmax, wzero, r, w2, refined);
     /* zero or not: each near-zero w^2 from its own residual and condition */
-    sygvd_zero_test(z, M, K, nM, nK, wzero, r, w2, zflag, err2);
+    sygvd_zero_test(z, M, K, wzero, r, w2, zflag, err2, d); /* d: its residual (the scaling is applied) */
     for (int j = 0; j < z; j++) {
         double w = w2[j], a = 0, b = 0;
         if (zflag[j]) a = b = 0;

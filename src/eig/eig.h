@@ -11,8 +11,9 @@
  *                   dsygvd after a symmetric diagonal (Jacobi) scaling by 1/sqrt(M_ii).
  *                   Eigenvalues s = +-i w (w^2 > 0), +-sqrt(-w^2) (w^2 < 0), 0 twice (a w^2
  *                   near the rounding level 100 eps max|w^2| is judged on its own: zero when
- *                   its Rayleigh quotient is within 100 times its own residual bound and its
- *                   condition times eps, else a mode with that uncertainty in err);
+ *                   its Rayleigh quotient is within its own uncertainty: the residual bounds
+ *                   of the pencil and the data's rounding, eig.c sygvd_zero_test; else a mode
+ *                   with 100 times that uncertainty in err);
  *                   eigenvectors real, M-orthonormal.
  *   "quadratic-qz"  the top block of A is [0 I] but the rest does not hold: the quadratic pencil
  *                   s^2 M + s C + K, scaled symmetrically by 1/sqrt(M_ii) and then as Fan, Lin

@@ -20,6 +20,17 @@
  * (modal_given). */
 #define DESC_ZERO_FACTOR 100.0
 
+/* An eigenvalue below zero_tol of the largest but above the solver's rounding level of a zero is
+ * judged on its own (own_zero_error): zero when |s| is within ZERO_OWN_SAFETY times its first-order
+ * error estimate (the descriptor's DESC_ERR_SAFETY, src/lin/descriptor.c). Each costs an LU of
+ * A - s I (2/3 N^3 flops, N = nx or 2 nx): the largest first, ZERO_OWN_MIN of them at least, then
+ * while their LUs stay within ZERO_OWN_WORK times dgeev's ~10 nx^3, ZERO_OWN_MAX at most; the rest
+ * stay zero by zero_tol. */
+#define ZERO_OWN_SAFETY 4.0
+#define ZERO_OWN_MIN 8
+#define ZERO_OWN_WORK 1.0
+#define ZERO_OWN_MAX 64
+
 /* multiple of sqrt(eps * ||A||) below which an eigenvalue counts as zero */
 #define ZERO_DEFECT_FACTOR 10.0
 #define TWO_PI 6.283185307179586476925286766559
@@ -106,12 +117,15 @@ static int modal_given(const mbl_linear *lin, const mbl_modal_options *opt, mbl_
      * whose norm says nothing of the pencil's eigenvalues (the steel rod pendulum of 200 beam
      * elements: ||A||_1 ~ 1e19 made its 3.50 and 277.6 rad/s modes "zero"; issue 30, item 3) */
     double normA = !ds && lin->nx && lin->A ? mbla_norm1(lin->nx, lin->nx, lin->A, lin->nx) : 0.0;
-    M->zero_tol = fmax(fmax(opt->zero_tol * big, ZERO_DEFECT_FACTOR * sqrt(DBL_EPSILON * normA)), 1e-12);
+    double floor_tol = fmax(ZERO_DEFECT_FACTOR * sqrt(DBL_EPSILON * normA), 1e-12);
+    M->zero_tol = fmax(opt->zero_tol * big, floor_tol);
     /* every physical eigenvalue with its own error estimate (the descriptor's QZ path: backward error
-     * times condition): zero is decided per eigenvalue, |s| <= its estimate, not by a floor */
+     * times condition): zero is decided per eigenvalue, |s| <= its estimate, not by a floor nor by
+     * zero_tol of the largest (issue 65, item 5) */
     int own = sp->err != NULL;
     for (int i = 0; i < ne && own; i++)
         if (!sp->spurious[i] && !isfinite(sp->err[i])) own = 0;
+    if (!own) floor_tol = M->zero_tol;
     /* the descriptor's own pencil (E, Ad): a zero of it is split by rounding of the data like one of
      * E^-1 Ad, by about sqrt(eps ||Ad|| / ||E||) times the conditioning of the Jordan basis, and at a
      * singular configuration the minimum-norm multipliers that are zero come out as 1e-14 and add a
@@ -123,10 +137,11 @@ static int modal_given(const mbl_linear *lin, const mbl_modal_options *opt, mbl_
         if (nE > 0)
             M->zero_tol = fmax(M->zero_tol, DESC_ZERO_FACTOR * sqrt(DBL_EPSILON * mbla_norm1(ds->nd, ds->nd, ds->Ad,
                                                                                                ds->nd) / nE));
+        floor_tol = M->zero_tol;
     }
     for (int i = 0; i < ne; i++) {
         double mag = hypot(sp->re[i], sp->im[i]);
-        int zero = mag < M->zero_tol || (sp->err && mag <= sp->err[i]);
+        int zero = mag < floor_tol || (sp->err && mag <= sp->err[i]);
         si[i].freq = !isfinite(mag) ? HUGE_VAL : zero ? 0.0 : mag / TWO_PI;
         si[i].re = sp->re[i];
         si[i].im = sp->im[i];
@@ -151,7 +166,7 @@ static int modal_given(const mbl_linear *lin, const mbl_modal_options *opt, mbl_
             md->kind = MBL_MODE_REAL;
             md->freq_hz = HUGE_VAL;
             md->damping_ratio = NAN;
-        } else if (mag < M->zero_tol || mag <= md->error_estimate) { /* zero, or within its own error of it */
+        } else if (mag < floor_tol || mag <= md->error_estimate) { /* zero, or within its own error of it */
             md->kind = MBL_MODE_ZERO;
         } else {
             md->kind = md->im == 0.0 ? MBL_MODE_REAL : MBL_MODE_OSCILLATORY;
@@ -169,6 +184,74 @@ static int modal_given(const mbl_linear *lin, const mbl_modal_options *opt, mbl_
     mbl_free(M->modes), mbl_free(M->shape_re), mbl_free(M->shape_im);
     M->modes = modes, M->shape_re = sr, M->shape_im = sim, M->nx = ne;
     mbl_free(si);
+    return 0;
+}
+
+/* The error estimate of a simple eigenvalue s = re + i im of A (nx x nx): with the right and left
+ * eigenvectors x, y of A nearest s (two steps of inverse iteration on A - s I, in its real form of
+ * order 2 nx for a complex s) and r = A x - s x,
+ *     err = ZERO_OWN_SAFETY (|y^H r| + eps (|y|^T |A| |x| + |s| |y|^T |x|)) / |y^H x|:
+ * the first-order distance from s to the eigenvalue of A (y^H r / y^H x) plus the rounding of r.
+ * A Jordan chain of length k split by rounding into eigenvalues of size delta has |y^H x| ~
+ * k delta^(k-1) against a perturbation delta^k: the estimate is at least 4 delta / k, a zero for k
+ * <= 4 (dgeev's floor holds the doubles). Measured on the single-track car at Cf = 1e14 (the
+ * closed form +0.88936506): s = 0.8893629, estimate 1.0e-4, error 2.2e-6. INFINITY (a zero, as
+ * before) when A - s I cannot be factored. */
+static int own_zero_error(int nx, const double *A, double re, double im, double *err,
+                          mbl_status *st)
+{
+    int cplx = im != 0.0, N = cplx ? 2 * nx : nx;
+    *err = INFINITY;
+    double *C = mbl_alloc_array((size_t)N * N + 2 * (size_t)N + 1, sizeof *C);
+    if (!C) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    double *x = C + (size_t)N * N, *y = x + N;
+    mbla_dlu *lu = NULL;
+    mbl_status ls; /* a failed factorization is an answer (a zero), not an error of the caller */
+    mbl_status_clear(&ls);
+    for (int attempt = 0; attempt < 2 && !lu; attempt++) {
+        double sr = re + (attempt ? DBL_EPSILON * mbla_norm1(nx, nx, A, nx) : 0.0); /* exact: shifted by eps ||A|| */
+        for (int j = 0; j < N; j++)
+            for (int i = 0; i < N; i++) {
+                int bi = i >= nx, bj = j >= nx, ii = i - bi * nx, jj = j - bj * nx;
+                double v = bi == bj ? A[ii + (size_t)jj * nx] - (ii == jj ? sr : 0.0) : 0.0;
+                if (bi != bj && ii == jj) v = bj ? im : -im; /* [A - re I, im I; -im I, A - re I] */
+                C[i + (size_t)j * N] = v;
+            }
+        if (mbla_dlu_new(N, C, N, &lu, &ls)) lu = NULL;
+    }
+    if (!lu) {
+        mbl_free(C);
+        return 0;
+    }
+    for (int i = 0; i < N; i++) x[i] = y[i] = 1.0;
+    int ok = 1;
+    for (int step = 0; step < 2 && ok; step++) {
+        ok = !mbla_dlu_solve(lu, 'N', 1, x, N, &ls) && !mbla_dlu_solve(lu, 'T', 1, y, N, &ls);
+        double mx = 0, my = 0;
+        for (int i = 0; i < N; i++) mx = fmax(mx, fabs(x[i])), my = fmax(my, fabs(y[i]));
+        if (!(mx > 0 && my > 0 && isfinite(mx) && isfinite(my))) ok = 0;
+        for (int i = 0; i < N && ok; i++) x[i] /= mx, y[i] /= my;
+    }
+    mbla_dlu_free(lu);
+    if (ok) { /* x = xr + i xi, y = yr + i yi (the real form's halves) */
+        double pr = 0, pi = 0, qr = 0, qi = 0, cw = 0;
+        for (int j = 0; j < nx; j++) {
+            double xr = x[j], xi = cplx ? x[j + nx] : 0.0, yr = y[j], yi = cplx ? y[j + nx] : 0.0;
+            pr += yr * xr + yi * xi, pi += yr * xi - yi * xr; /* y^H x */
+            /* r_j = (A x)_j - s x_j, y^H r, and |y|^T |A| |x| + |s| |y|^T |x| (the rounding of r) */
+            double ar = 0, ai = 0, aa = 0;
+            for (int k = 0; k < nx; k++) {
+                double a = A[j + (size_t)k * nx], xk = x[k], xik = cplx ? x[k + nx] : 0.0;
+                ar += a * xk, ai += a * xik, aa += fabs(a) * hypot(xk, xik);
+            }
+            double rr = ar - (re * xr - im * xi), ri = ai - (re * xi + im * xr), ya = hypot(yr, yi);
+            qr += yr * rr + yi * ri, qi += yr * ri - yi * rr;
+            cw += ya * (aa + hypot(re, im) * hypot(xr, xi));
+        }
+        double den = hypot(pr, pi);
+        if (den > 0) *err = ZERO_OWN_SAFETY * (hypot(qr, qi) + DBL_EPSILON * cw) / den;
+    }
+    mbl_free(C);
     return 0;
 }
 
@@ -207,6 +290,38 @@ static int shapes_all(const mbl_linear *lin, const mbl_eig_result *E, double *S,
     }
     mbl_free(Q);
     return 0;
+}
+
+/* The eigenvalues of E with floor <= |s| < ztol (zero by zero_tol of the largest alone) judged on
+ * their own (own_zero_error), the largest first, as many as ZERO_OWN_MIN, ZERO_OWN_WORK and
+ * ZERO_OWN_MAX allow: E->zero set where |s| is within the estimate, else E->err holds it (a mode
+ * with its uncertainty); beyond them E->zero is set (zero_tol's rule). */
+static int modal_own_zeros(const mbl_linear *lin, mbl_eig_result *E, double floor_tol, double ztol, mbl_status *st)
+{
+    int nx = lin->nx, rc = 0;
+    double work = 0, budget = ZERO_OWN_WORK * 10.0 * (double)nx * nx * nx;
+    for (int done = 0; !rc; done++) {
+        int best = -1;
+        double bm = 0;
+        for (int i = 0; i < nx; i++) {
+            double mag = hypot(E->re[i], E->im[i]);
+            if (E->zero[i] || E->im[i] < 0 || !(mag >= floor_tol && mag < ztol) || isfinite(E->err[i])) continue;
+            if (best < 0 || mag > bm) best = i, bm = mag;
+        }
+        if (best < 0) break;
+        int pair = E->im[best] > 0 && best + 1 < nx && E->im[best + 1] == -E->im[best];
+        double err = INFINITY;
+        double N = (E->im[best] != 0.0 ? 2.0 : 1.0) * nx, cost = 2.0 / 3.0 * N * N * N;
+        if (done < ZERO_OWN_MAX && (done < ZERO_OWN_MIN || work + cost <= budget)) {
+            work += cost;
+            rc = own_zero_error(nx, lin->A, E->re[best], E->im[best], &err, st);
+        }
+        for (int t = 0; t <= pair; t++) {
+            if (!(bm > err)) E->zero[best + t] = 1;
+            else E->err[best + t] = err;
+        }
+    }
+    return rc;
 }
 
 int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes **out, mbl_status *st)
@@ -323,9 +438,14 @@ int modal_compute_reuse(const mbl_linear *lin, const mbl_modal_options *opt_in, 
      * eigenvalue and flagged in E->zero). So the zero threshold is the larger of the relative
      * tolerance, that floor, and 1e-12. */
     M->zero_tol = fmax(fmax(opt.zero_tol * big, E->zero_floor), 1e-12);
+    /* below zero_tol of the largest but above the solver's floor: zero only within its own error
+     * estimate, else a mode with it (issue 65, item 5: a car's front tire at Cf = 1e14 made its
+     * unstable +0.889 and its -1.923 "zero modes", 1e-9 of the tire's -6.1e9) */
+    double floor_tol = fmax(E->zero_floor, 1e-12);
+    if ((rc = modal_own_zeros(lin, E, floor_tol, M->zero_tol, st))) goto done;
     for (int i = 0; i < nx; i++) {
         double mag = hypot(wr[i], wi[i]);
-        si[i].zero = mag < M->zero_tol || E->zero[i];
+        si[i].zero = mag < floor_tol || E->zero[i];
         si[i].freq = si[i].zero ? 0.0 : mag / TWO_PI;
         si[i].re = wr[i];
         si[i].im = wi[i];
@@ -356,7 +476,7 @@ int modal_compute_reuse(const mbl_linear *lin, const mbl_modal_options *opt_in, 
         md->backward_error = E->berr[i];
         md->error_estimate = E->err[i]; /* a near-zero eigenvalue judged a mode: its uncertainty (else NAN) */
         double mag = hypot(wr[i], wi[i]);
-        if (mag < M->zero_tol || E->zero[i]) { /* below the solver's floor, or zero within K's rounding */
+        if (mag < floor_tol || E->zero[i]) { /* below the solver's floor, or zero within its own error */
             md->kind = MBL_MODE_ZERO;
             md->freq_hz = 0.0;
             md->damping_ratio = 0.0;

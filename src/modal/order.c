@@ -45,6 +45,15 @@ static int same_eigenvalue(const modal_item *a, const modal_item *b)
     return hypot(a->re - b->re, fabs(a->im) - fabs(b->im)) <= MODAL_REPEAT_TOL * fmax(ma, mb);
 }
 
+/* a and b are one point for same_eigenvalue (bitwise: the same frequency, real part and |imaginary
+ * part|, both zero or not, both physical): every link of one is a link of the other, so a run of
+ * them (k identical subsystems) is joined to its first in O(k), not compared pairwise */
+static int same_point(const modal_item *a, const modal_item *b)
+{
+    return !a->spurious && !b->spurious && a->zero == b->zero && a->freq == b->freq && a->re == b->re &&
+           fabs(a->im) == fabs(b->im) && same_eigenvalue(a, b);
+}
+
 static int root_of(int *parent, int i)
 {
     while (parent[i] != i) {
@@ -52,6 +61,95 @@ static int root_of(int *parent, int i)
         i = parent[i];
     }
     return i;
+}
+
+/* A repeated eigenvalue's members split into components: members whose shapes share a coordinate
+ * (a nonzero entry), transitively. The projector P of the span is block diagonal over them, so the
+ * pivoted Cholesky of P below is each component's own, interleaved by one global pivot rule; and
+ * a shape correlates (MAC > 0) only with basis vectors of its component. Everything below is the
+ * computation over the whole cluster restricted to the nonzero entries (the same sums in the same
+ * order, bit for bit), so a cluster of k identical uncoupled subsystems costs O(k n) to read the
+ * shapes and O(k log n) to order, not O(k^2 n). */
+typedef struct cl_comp {
+    int nc, c, r;     /* coordinates, members, basis vectors */
+    int *crd, *mem;   /* its coordinates (ascending, cluster-global) and members (in order) */
+    double complex *F, *Q, *U; /* nc x c shapes, nc x c orthonormal basis, nc x r canonical vectors */
+    int *kglob;       /* global step of each of its basis vectors */
+    int done;         /* basis vectors chosen so far */
+} cl_comp;
+
+/* max segment tree over n leaves (the deflated projector's diagonal by coordinate) */
+static void seg_set(double *t, int size, int i, double v)
+{
+    i += size;
+    t[i] = v;
+    for (i >>= 1; i >= 1; i >>= 1) t[i] = fmax(t[2 * i], t[2 * i + 1]);
+}
+
+/* the lowest leaf >= thr (one exists: thr <= the root) */
+static int seg_first(const double *t, int size, double thr)
+{
+    int i = 1;
+    while (i < size) i = t[2 * i] >= thr ? 2 * i : 2 * i + 1;
+    return i - size;
+}
+
+/* Q (nc x c) by modified Gram-Schmidt (twice) over the component's shapes F, the rank decided by
+ * ORDER_RANK_TOL */
+static void comp_gram_schmidt(cl_comp *K)
+{
+    int n = K->nc, r = 0;
+    for (int m = 0; m < K->c; m++) {
+        const double complex *f = K->F + (size_t)m * n;
+        double complex *q = K->Q + (size_t)r * n;
+        double nf = 0;
+        for (int i = 0; i < n; i++) q[i] = f[i], nf += creal(f[i] * conj(f[i]));
+        if (!(nf > 0)) continue;
+        for (int pass = 0; pass < 2; pass++)
+            for (int k = 0; k < r; k++) {
+                const double complex *p = K->Q + (size_t)k * n;
+                double complex d = 0;
+                for (int i = 0; i < n; i++) d += conj(p[i]) * q[i];
+                for (int i = 0; i < n; i++) q[i] -= d * p[i];
+            }
+        double nq = 0;
+        for (int i = 0; i < n; i++) nq += creal(q[i] * conj(q[i]));
+        if (!(nq > ORDER_RANK_TOL * ORDER_RANK_TOL * nf)) continue;
+        nq = sqrt(nq);
+        for (int i = 0; i < n; i++) q[i] /= nq;
+        r++;
+    }
+    K->r = r;
+}
+
+/* the diagonal entry of the deflated projector at local coordinate i: the row norm of Q */
+static double comp_diag(const cl_comp *K, int i)
+{
+    double d = 0;
+    for (int j = 0; j < K->r; j++) d += creal(K->Q[i + (size_t)j * K->nc] * conj(K->Q[i + (size_t)j * K->nc]));
+    return d;
+}
+
+/* one pivot of K at local coordinate lp: u = Q z with z = Q(lp, :)^H, then Q <- Q - u z^H / |z|^2,
+ * u scaled to u[lp] = 1, stored as K's next canonical vector */
+static void comp_pivot(cl_comp *K, int lp)
+{
+    int n = K->nc, r = K->r;
+    double complex *Q = K->Q, *u = K->U + (size_t)K->done * n;
+    double z2 = 0;
+    for (int j = 0; j < r; j++) z2 += creal(Q[lp + (size_t)j * n] * conj(Q[lp + (size_t)j * n]));
+    for (int i = 0; i < n; i++) {
+        double complex s = 0;
+        for (int j = 0; j < r; j++) s += Q[i + (size_t)j * n] * conj(Q[lp + (size_t)j * n]);
+        u[i] = s;
+    }
+    for (int j = 0; j < r && z2 > 0; j++) {
+        double complex zj = conj(Q[lp + (size_t)j * n]) / z2;
+        for (int i = 0; i < n; i++) Q[i + (size_t)j * n] -= u[i] * conj(zj);
+    }
+    double complex up = u[lp];
+    for (int i = 0; i < n; i++) u[i] = (i == lp) ? 1.0 : u[i] / up;
+    K->done++;
 }
 
 /* |x^H y|^2 / (x^H x y^H y) */
@@ -66,126 +164,153 @@ static double mac_c(int n, const double complex *x, const double complex *y)
     return nx > 0 && ny > 0 ? creal(s * conj(s)) / (nx * ny) : 0.0;
 }
 
-/* The canonical basis U (n x *r) of the span of the c vectors F (n x c): Q by modified Gram-Schmidt
- * (twice) with the rank decided by ORDER_RANK_TOL, then the pivoted columns of Q Q^H. */
-static void canonical_basis(int n, int c, const double complex *F, double complex *Q, double complex *U, int *r_)
-{
-    int r = 0;
-    for (int m = 0; m < c; m++) {
-        const double complex *f = F + (size_t)m * n;
-        double complex *q = Q + (size_t)r * n;
-        double nf = 0;
-        for (int i = 0; i < n; i++) q[i] = f[i], nf += creal(f[i] * conj(f[i]));
-        if (!(nf > 0)) continue;
-        for (int pass = 0; pass < 2; pass++)
-            for (int k = 0; k < r; k++) {
-                const double complex *p = Q + (size_t)k * n;
-                double complex d = 0;
-                for (int i = 0; i < n; i++) d += conj(p[i]) * q[i];
-                for (int i = 0; i < n; i++) q[i] -= d * p[i];
-            }
-        double nq = 0;
-        for (int i = 0; i < n; i++) nq += creal(q[i] * conj(q[i]));
-        if (!(nq > ORDER_RANK_TOL * ORDER_RANK_TOL * nf)) continue;
-        nq = sqrt(nq);
-        for (int i = 0; i < n; i++) q[i] /= nq;
-        r++;
-    }
-    for (int k = 0; k < r; k++) {
-        /* the diagonal of the deflated projector: the row norms of Q */
-        double big = 0;
-        for (int i = 0; i < n; i++) {
-            double d = 0;
-            for (int j = 0; j < r; j++) d += creal(Q[i + (size_t)j * n] * conj(Q[i + (size_t)j * n]));
-            big = fmax(big, d);
-        }
-        int piv = 0;
-        for (int i = 0; i < n; i++) {
-            double d = 0;
-            for (int j = 0; j < r; j++) d += creal(Q[i + (size_t)j * n] * conj(Q[i + (size_t)j * n]));
-            if (d >= (1.0 - ORDER_PIVOT_TIE) * big) {
-                piv = i;
-                break;
-            }
-        }
-        /* u = Q z with z = Q(piv, :)^H; then Q <- Q - u z^H / |z|^2 */
-        double complex *u = U + (size_t)k * n;
-        double z2 = 0;
-        for (int j = 0; j < r; j++) z2 += creal(Q[piv + (size_t)j * n] * conj(Q[piv + (size_t)j * n]));
-        for (int i = 0; i < n; i++) {
-            double complex s = 0;
-            for (int j = 0; j < r; j++) s += Q[i + (size_t)j * n] * conj(Q[piv + (size_t)j * n]);
-            u[i] = s;
-        }
-        for (int j = 0; j < r && z2 > 0; j++) {
-            double complex zj = conj(Q[piv + (size_t)j * n]) / z2;
-            for (int i = 0; i < n; i++) Q[i + (size_t)j * n] -= u[i] * conj(zj);
-        }
-        double complex up = u[piv];
-        for (int i = 0; i < n; i++) u[i] = (i == piv) ? 1.0 : u[i] / up;
-    }
-    *r_ = r;
-}
-
 /* One repeated eigenvalue's members mem[0..c-1] (positions in it, in sorted order): their shapes
  * rewritten from the canonical basis and their listing order into out[0..c-1]. */
 static int order_cluster(int c, const int *mem, const modal_item *it, int n, double *sre, double *sim, int *out)
 {
-    double complex *F = mbl_alloc_array((size_t)n * c * 3 + 1, sizeof *F);
-    int *asg = mbl_alloc_array((size_t)c + 1, sizeof *asg);
-    if (!F || !asg) {
-        mbl_free(F), mbl_free(asg);
+    /* ints: par, cm (member -> component), owner (coordinate -> a member), cc (coordinate -> component),
+     * lidx (coordinate -> local index), nnz, asg, bucket counts (2 c + 3), kcomp (step -> component),
+     * the components' coordinate and member lists */
+    size_t ni = (size_t)7 * c + 3 * (size_t)n + 2 * (size_t)c + 3 + (size_t)n + (size_t)c + 8;
+    int *ib = mbl_alloc_array(ni, sizeof *ib);
+    cl_comp *comps = mbl_calloc((size_t)c + 1, sizeof *comps);
+    int size = 1;
+    while (size < n) size <<= 1;
+    double *seg = mbl_calloc(2 * (size_t)size, sizeof *seg);
+    if (!ib || !comps || !seg) {
+        mbl_free(ib), mbl_free(comps), mbl_free(seg);
         return MBL_ENOMEM;
     }
-    double complex *Q = F + (size_t)n * c, *U = Q + (size_t)n * c;
-    for (int m = 0; m < c; m++) { /* the shapes folded into the upper half plane */
-        const modal_item *a = &it[mem[m]];
+    int *par = ib, *cm = par + c, *owner = cm + c, *cc = owner + n, *lidx = cc + n, *asg = lidx + n;
+    int *cnt = asg + c, *kcomp = cnt + 2 * c + 3, *crds = kcomp + c, *mems = crds + n, *kgl = mems + c;
+    for (int m = 0; m < c; m++) par[m] = m;
+    for (int i = 0; i < n; i++) owner[i] = -1;
+    /* components: members joined through the coordinates their shapes share */
+    for (int m = 0; m < c; m++) {
+        size_t o = (size_t)it[mem[m]].idx * n;
         for (int i = 0; i < n; i++) {
-            double complex v = sre[i + (size_t)a->idx * n] + I * sim[i + (size_t)a->idx * n];
-            F[i + (size_t)m * n] = a->im < 0 ? conj(v) : v;
+            if (sre[o + i] == 0.0 && sim[o + i] == 0.0) continue;
+            if (owner[i] < 0) {
+                owner[i] = m;
+                continue;
+            }
+            int a = root_of(par, m), b = root_of(par, owner[i]);
+            if (a != b) par[a > b ? a : b] = a < b ? a : b;
         }
     }
+    int nk = 0;
+    for (int m = 0; m < c; m++) {
+        int rt = root_of(par, m);
+        if (rt == m) comps[nk].done = 0, cm[m] = nk++;
+        else cm[m] = cm[rt];
+        comps[cm[m]].c++;
+    }
+    for (int i = 0; i < n; i++) {
+        cc[i] = owner[i] < 0 ? -1 : cm[owner[i]];
+        if (cc[i] >= 0) comps[cc[i]].nc++;
+    }
+    size_t fsz = 0;
+    for (int k = 0, oc = 0, om = 0; k < nk; k++) {
+        cl_comp *K = &comps[k];
+        K->crd = crds + oc, K->mem = mems + om, K->kglob = kgl + om;
+        oc += K->nc, om += K->c;
+        fsz += (size_t)K->nc * K->c * 3;
+        K->nc = K->c = 0;
+    }
+    for (int i = 0; i < n; i++)
+        if (cc[i] >= 0) lidx[i] = comps[cc[i]].nc, comps[cc[i]].crd[comps[cc[i]].nc++] = i;
+    for (int m = 0; m < c; m++) comps[cm[m]].mem[comps[cm[m]].c++] = m;
+    double complex *arena = mbl_alloc_array(fsz + 1, sizeof *arena);
+    if (!arena) {
+        mbl_free(ib), mbl_free(comps), mbl_free(seg);
+        return MBL_ENOMEM;
+    }
     int r = 0;
-    canonical_basis(n, c, F, Q, U, &r);
-    /* each basis vector to the unassigned member (upper half plane and real ones, then lower) it
-     * correlates best with; the rest to the vector they correlate best with; zero shapes last */
+    for (int k = 0, off = 0; k < nk; k++) { /* the shapes folded into the upper half plane; Q */
+        cl_comp *K = &comps[k];
+        size_t b = (size_t)K->nc * K->c;
+        K->F = arena + off, K->Q = K->F + b, K->U = K->Q + b;
+        off += 3 * b;
+        for (int t = 0; t < K->c; t++) {
+            const modal_item *a = &it[mem[K->mem[t]]];
+            for (int l = 0; l < K->nc; l++) {
+                size_t o = (size_t)K->crd[l] + (size_t)a->idx * n;
+                double complex v = sre[o] + I * sim[o];
+                K->F[l + (size_t)t * K->nc] = a->im < 0 ? conj(v) : v;
+            }
+        }
+        comp_gram_schmidt(K);
+        r += K->r;
+        for (int l = 0; l < K->nc; l++) seg[size + K->crd[l]] = comp_diag(K, l);
+    }
+    for (int i = size - 1; i >= 1; i--) seg[i] = fmax(seg[2 * i], seg[2 * i + 1]);
+    /* the pivots: the largest diagonal entry of the deflated projector (the lowest coordinate
+     * within ORDER_PIVOT_TIE of it), in whichever component it lies */
+    int steps = 0;
+    for (; steps < r; steps++) {
+        double big = seg[1];
+        if (!(big > 0)) break; /* nothing left (rounding): the rest get no vector */
+        int piv = seg_first(seg, size, (1.0 - ORDER_PIVOT_TIE) * big);
+        cl_comp *K = &comps[cc[piv]];
+        if (K->done >= K->r) break;
+        K->kglob[K->done] = steps, kcomp[steps] = cc[piv];
+        comp_pivot(K, lidx[piv]);
+        for (int l = 0; l < K->nc; l++) seg_set(seg, size, K->crd[l], comp_diag(K, l));
+    }
+    r = steps;
+    /* each basis vector to the unassigned member (upper half plane and real ones, then lower) of its
+     * component it correlates best with; the rest to the vector they correlate best with; zero
+     * shapes last */
     for (int m = 0; m < c; m++) asg[m] = -1;
     for (int half = 0; half < 2; half++)
         for (int k = 0; k < r; k++) {
-            int best = -1;
+            cl_comp *K = &comps[kcomp[k]];
+            int t = 0, best = -1;
+            while (K->kglob[t] != k) t++;
             double bm = -1;
-            for (int m = 0; m < c; m++) {
+            for (int a = 0; a < K->c; a++) {
+                int m = K->mem[a];
                 if (asg[m] >= 0 || (it[mem[m]].im < 0) != half) continue;
-                double q = mac_c(n, F + (size_t)m * n, U + (size_t)k * n);
+                double q = mac_c(K->nc, K->F + (size_t)a * K->nc, K->U + (size_t)t * K->nc);
                 if (q > 0 && q > bm) bm = q, best = m;
             }
             if (best >= 0) asg[best] = k;
         }
-    for (int m = 0; m < c; m++) {
-        if (asg[m] >= 0) continue;
-        double bm = 0;
-        asg[m] = r;
-        for (int k = 0; k < r; k++) {
-            double q = mac_c(n, F + (size_t)m * n, U + (size_t)k * n);
-            if (q > bm) bm = q, asg[m] = k;
+    for (int k = 0; k < nk; k++) {
+        cl_comp *K = &comps[k];
+        for (int a = 0; a < K->c; a++) {
+            int m = K->mem[a];
+            if (asg[m] >= 0) continue;
+            double bm = 0;
+            asg[m] = r;
+            for (int t = 0; t < K->done; t++) {
+                double q = mac_c(K->nc, K->F + (size_t)a * K->nc, K->U + (size_t)t * K->nc);
+                if (q > bm) bm = q, asg[m] = K->kglob[t];
+            }
         }
     }
     for (int m = 0; m < c; m++) {
         const modal_item *a = &it[mem[m]];
         if (asg[m] >= r) continue;
-        const double complex *u = U + (size_t)asg[m] * n;
-        for (int i = 0; i < n; i++) {
-            double complex v = a->im < 0 ? conj(u[i]) : u[i];
-            sre[i + (size_t)a->idx * n] = creal(v) + 0.0;
-            sim[i + (size_t)a->idx * n] = cimag(v) + 0.0;
+        cl_comp *K = &comps[kcomp[asg[m]]];
+        int t = 0;
+        while (K->kglob[t] != asg[m]) t++;
+        const double complex *u = K->U + (size_t)t * K->nc;
+        double *cr = sre + (size_t)a->idx * n, *ci = sim + (size_t)a->idx * n;
+        memset(cr, 0, (size_t)n * sizeof *cr), memset(ci, 0, (size_t)n * sizeof *ci);
+        for (int l = 0; l < K->nc; l++) {
+            double complex v = a->im < 0 ? conj(u[l]) : u[l];
+            cr[K->crd[l]] = creal(v) + 0.0;
+            ci[K->crd[l]] = cimag(v) + 0.0;
         }
     }
-    int o = 0;
-    for (int k = 0; k <= r; k++)
-        for (int half = 0; half < 2; half++)
-            for (int m = 0; m < c; m++)
-                if (asg[m] == k && (it[mem[m]].im < 0) == half) out[o++] = mem[m];
-    mbl_free(F), mbl_free(asg);
+    /* the listing: by vector (the unassigned last), upper half plane first, in member order (a
+     * counting sort on the key 2 asg + half) */
+    for (int b = 0; b < 2 * r + 3; b++) cnt[b] = 0;
+    for (int m = 0; m < c; m++) cnt[2 * asg[m] + (it[mem[m]].im < 0) + 1]++;
+    for (int b = 1; b < 2 * r + 3; b++) cnt[b] += cnt[b - 1];
+    for (int m = 0; m < c; m++) out[cnt[2 * asg[m] + (it[mem[m]].im < 0)]++] = mem[m];
+    mbl_free(arena), mbl_free(ib), mbl_free(comps), mbl_free(seg);
     return 0;
 }
 
@@ -212,6 +337,11 @@ int modal_order(int nm, modal_item *it, int n, double *sre, double *sim, int *mu
      * tolerance, and the order is by modulus) */
     for (int i = 0; i < nm; i++) {
         if (it[i].spurious) break;
+        if (i > 0 && same_point(&it[i - 1], &it[i])) { /* the same links as its predecessor's: joined */
+            int a = root_of(parent, i - 1), b = root_of(parent, i);
+            if (a != b) parent[a > b ? a : b] = a < b ? a : b;
+            continue;
+        }
         for (int j = i + 1; j < nm && !it[j].spurious; j++) {
             if (!(it[j].freq <= it[i].freq * (1.0 + 4.0 * MODAL_REPEAT_TOL))) break;
             if (!same_eigenvalue(&it[i], &it[j])) continue;

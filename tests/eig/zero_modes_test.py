@@ -47,6 +47,15 @@ for args, tol in (((ROD,), 3e-5), ((ROD, "--method", "nullspace"), 3e-5)):
     check(est is None or (est >= 0 and abs(w - swing()) <= est + tol * swing()),
           f"  its uncertainty {est} is honest")
 
+# issue 65, item 20: the swing's uncertainty is honest and not 5 orders too pessimistic (it said
+# +-0.0072): the descriptor's pencil, another route (the full constrained pencil by ARPACK), gives
+# the independent value; the estimate must cover the difference and leave 7 digits at least
+m, _ = lowest(run("linearize", ROD))
+md, _ = lowest(run("linearize", ROD, "--method", "descriptor"))
+w, wd, est = math.hypot(m["re"], m["im"]), math.hypot(md["re"], md["im"]), m.get("error_estimate")
+check(est is not None and abs(w - wd) <= est and est <= 1e-7 * w,
+      f"steel rod swing {w!r} +- {est} against the descriptor's {wd!r} (difference {abs(w - wd):.2g})")
+
 # the text report lists the doubtful swing with its uncertainty, not as a zero (its estimate leaves
 # fewer than 6 correct digits of the 8 printed)
 m, _ = lowest(run("linearize", ROD))
@@ -76,6 +85,48 @@ with tempfile.TemporaryDirectory() as tmp:
     d = run("linearize", free)
     zeros = sum(e["kind"] == "zero" for e in d["eigenvalues"])
     check(zeros == 6, f"free rod: {zeros} zero eigenvalues (6: three rigid-body modes)")
+
+
+# issue 65, item 5: a stiff front tire (Cf = 1e14, 1e15 N/rad) puts an eigenvalue at -6e9 .. -6e10 and
+# the old rule (zero below 1e-9 of the largest) made the car's unstable +0.889 and its speed mode
+# -1.923 "zero modes". The references are independent: the 2 x 2 single-track model's characteristic
+# polynomial (the example's header: m (v' + u r + xg r') = Ff + Fr, I r' + m xg (v' + u r) = a Ff - b Fr,
+# Ff = -Cf (v + a r) / u, Fr = -Cr (v - b r) / u) solved in exact rationals, and the cruise control's
+# -kc / (m + 2 Iwa / r^2).
+def single_track_roots(Cf):
+    from fractions import Fraction as Fr
+    mc, mw, a, b, Iwd, Izc, Cr, u = Fr(1500), Fr(20), Fr(12, 10), Fr(15, 10), Fr(1, 2), Fr(2500), Fr(90000), Fr(20)
+    m = mc + 2 * mw
+    xg = mw * (a - b) / m
+    inertia = Izc + mw * (a * a + b * b) + 2 * Iwd
+    M = [[m, m * xg], [m * xg, inertia]]
+    N = [[-(Cf + Cr) / u, -(Cf * a - Cr * b) / u - m * u], [-(a * Cf - b * Cr) / u, -(a * a * Cf + b * b * Cr) / u - m * xg * u]]
+    c2 = M[0][0] * M[1][1] - M[0][1] * M[1][0]
+    c1 = -(N[0][0] * M[1][1] + N[1][1] * M[0][0] - N[0][1] * M[1][0] - N[1][0] * M[0][1])
+    c0 = N[0][0] * N[1][1] - N[0][1] * N[1][0]
+    big = (-float(c1) - math.sqrt(float(c1 * c1 - 4 * c2 * c0))) / (2 * float(c2))
+    return float(c0 / c2) / big, big  # the small root from the product of the roots (no cancellation)
+
+
+CAR = "examples/mech/single_track_car.yaml"
+speed = -3000.0 / (1540.0 + 2 * 0.9 / 0.3 ** 2)  # -kc / (m + 2 Iwa / r^2)
+for cf in (1e14, 1e15):
+    small, fast = single_track_roots(int(cf))
+    d = run("linearize", CAR, "--set", "Cf=%g" % cf)
+    ev = [e for e in d["eigenvalues"] if not e["spurious"]]
+    zeros = sum(e["kind"] == "zero" for e in ev)
+    near = [e for e in ev if abs(e["re"] - small) < 0.1 and e["im"] == 0]
+    check(zeros == 5, f"single-track car, Cf = {cf:g}: {zeros} zero modes (5: x, y, yaw, two wheel angles)")
+    ok = len(near) == 1 and near[0]["kind"] == "real"
+    est = near[0].get("error_estimate") if ok else None
+    check(ok and est is not None and abs(near[0]["re"] - small) <= est,
+          f"  the unstable {small:.9g} (closed form) is a mode: {near[0]['re'] if near else None} "
+          f"+- {est} ({near[0]['kind'] if near else 'missing'})")
+    check(ok and est is not None and est <= 0.01 * small, f"  its estimate {est} leaves two digits at least")
+    sp = [e for e in ev if abs(e["re"] - speed) <= 1e-6 * abs(speed) and e["im"] == 0]
+    check(len(sp) == 1 and sp[0]["kind"] == "real", f"  the speed mode {speed:.8g}: {[e['kind'] for e in sp]}")
+    fe = [e for e in ev if e["re"] < -1e8]
+    check(len(fe) == 1 and abs(fe[0]["re"] - fast) <= 1e-6 * abs(fast), f"  the tire's {fast:.6g}: {[e['re'] for e in fe]}")
 
 if FAILS:
     print(f"{len(FAILS)} failed")

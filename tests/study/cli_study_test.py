@@ -39,6 +39,20 @@ rc, out, err = run("sensitivity", "examples/rotating_pendulum_steady.yaml", "--j
 d = json.loads(out) if rc == 0 else {}
 z = [x for x in d.get("modes", []) if not x["defined"]]
 check(rc == 0 and len(z) == 2 and z[0]["d"][0]["re"] is None, "sensitivity: zero modes not defined (null)")
+# a simple zero (a damped free slider, c = 3, k = 0; issue 65, item 9): its eigenvalue has a
+# derivative, d s/d k = -1/c (s = -k/c to first order: the free slider's zero becomes a slow decay as
+# the spring appears), but |s| and -Re s / |s| have none at s = 0: the table says so instead of nan,
+# the JSON gives null for them
+rc, out, err = run("sensitivity", "examples/slider_pendulum.yaml", "--set", "c=3", "--set", "k=0", "--wrt", "k")
+row = [ln for ln in out.splitlines() if ln.strip().startswith("1 ")]
+check(rc == 0 and "nan" not in out and len(row) == 1 and "(zero mode: d freq, d damping not defined)" in row[0]
+      and abs(float(row[0].split()[3]) - (-1.0 / 3.0)) <= 1e-5, f"sensitivity: a simple zero's row {row}")
+rc, out, err = run("sensitivity", "examples/slider_pendulum.yaml", "--set", "c=3", "--set", "k=0", "--wrt", "k", "--json")
+z = [x for x in json.loads(out)["modes"] if x["kind"] == "zero"] if rc == 0 else []
+check(len(z) == 1 and z[0]["defined"] and abs(z[0]["d"][0]["re"] + 1.0 / 3.0) <= 1e-9 * 3
+      and z[0]["d"][0]["freq_hz"] is None and z[0]["d"][0]["damping_ratio"] is None,
+      "sensitivity --json: a simple zero's d re = -1/c, d freq and d damping null")
+
 # bad input
 rc, out, err = run("sensitivity", "examples/slider_pendulum.yaml", "--wrt", "mass")
 check(one_line_error(rc, err, 2, "no parameter 'mass'"), "sensitivity: unknown parameter, one line, exit 2 (usage)")

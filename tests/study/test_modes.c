@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mblin/mblin.h"
 #include "mblin/report.h"
@@ -454,8 +455,59 @@ TEST(sygvd_one_block)
     CHECK(n > 19000);
 }
 
+/* A fleet of identical uncoupled parts (issue 65, item 10): 100 oscillators x_i (m = 1, k = 4,
+ * s = +-2i) and 100 two-mass parts (y_i, z_i) with M = I, K = [8 -2; -2 5] (eigenvalues 4 and 9,
+ * vectors [1 2] and [2 -1]), the coordinates interleaved x_0 y_0 z_0 x_1 ... Both listings: the
+ * 200-fold +-2i first, then the 100-fold +-3i. The canonical basis by hand (order.c's rule): at
+ * s = 2i the projector's diagonal is 1 at every x_i and 1/5, 4/5 at (y_i, z_i), so the pivots are
+ * the x_i in coordinate order (shape e_x), then the z_i (shape P e_z / P_zz: 1/2 at y_i, 1 at z_i);
+ * at s = 3i the y_i (diagonal 4/5; shape 1 at y_i, -1/2 at z_i). Each conjugate pair together. */
+TEST(identical_fleet)
+{
+    char path[] = "/tmp/mblin_fleet_XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    CHECK(f != NULL);
+    if (!f) return;
+    enum { NP = 100 };
+    fprintf(f, "model: dae\nname: fleet\ncoordinates: {");
+    for (int i = 0; i < NP; i++) fprintf(f, "%sx%d: 0, y%d: 0, z%d: 0", i ? ", " : "", i, i, i);
+    fprintf(f, "}\nkinetic_energy: \"0");
+    for (int i = 0; i < NP; i++) fprintf(f, " + 0.5*der(x%d)^2 + 0.5*der(y%d)^2 + 0.5*der(z%d)^2", i, i, i);
+    fprintf(f, "\"\npotential_energy: \"0");
+    for (int i = 0; i < NP; i++) fprintf(f, " + 2*x%d^2 + 4*y%d^2 - 2*y%d*z%d + 2.5*z%d^2", i, i, i, i, i);
+    fprintf(f, "\"\nlinearize: {at: given}\n");
+    fclose(f);
+    both b;
+    int rc = both_compute(path, NULL, 0, &b);
+    remove(path);
+    CHECK(rc == 0);
+    int n = 3 * NP;
+    if (!rc && b.M->nx == 2 * n) {
+        check_agree("fleet", &b);
+        double *want = calloc((size_t)n, sizeof *want);
+        for (int k = 0; k < 2 * NP + NP && want; k++) { /* the k-th conjugate pair */
+            int i = k % NP;
+            memset(want, 0, (size_t)n * sizeof *want);
+            double w = k < 2 * NP ? 2 : 3;
+            if (k < NP) want[3 * i] = 1;
+            else if (k < 2 * NP) want[3 * i + 1] = 0.5, want[3 * i + 2] = 1;
+            else want[3 * i + 1] = 1, want[3 * i + 2] = -0.5;
+            for (int t = 0; t < 2; t++) {
+                check_eig(&b, 2 * k + t, 0, t ? -w : w);
+                check_shape(&b, 2 * k + t, want);
+            }
+        }
+        free(want);
+    } else {
+        CHECK(0);
+    }
+    both_free(&b);
+}
+
 int main(void)
 {
+    RUN(identical_fleet);
     RUN(ring_of_three);
     RUN(sygvd_one_block);
     RUN(twin_pendulums);
