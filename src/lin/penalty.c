@@ -422,13 +422,20 @@ solve:
             nxx += xr_ * xr_ + xi2 * xi2;
         }
         double den = nP * (sqrt(nq) + sqrt(nv) + sqrt(nxx));
-        it[j].viol = be[j] > 0 && den > 0 ? (sqrt(c1) + sqrt(c2) + sqrt(c3)) / den : INFINITY;
+        /* an infinite eigenvalue is scored by its eigenvector too: a high mode of a stiff model whose
+         * beta QZ leaves at rounding level is physical (it violates no constraint) and must not take
+         * the place of a spurious one, which would then be called physical (the flexible pendulum at
+         * n_p = 75: -9.75 and -10.24 at alpha = 1e6, -9.998965 +- 0.103516i at 1e7; issue 65, item 8) */
+        it[j].viol = den > 0 ? (sqrt(c1) + sqrt(c2) + sqrt(c3)) / den : INFINITY;
         it[j].idx = j;
         spur[j] = 1;
     }
     qsort(it, (size_t)N, sizeof *it, cmp_viol);
     int np = 2 * (n - r) - B->k + nX;
-    for (int j = 0; j < np; j++) spur[it[j].idx] = 0;
+    /* the np least violating are physical; an infinite one among them has no value to report and
+     * stays flagged (the notes count it apart) */
+    for (int j = 0; j < np; j++)
+        if (be[it[j].idx] > 0) spur[it[j].idx] = 0;
     *maxviol_phys = np > 0 ? it[np - 1].viol : 0.0;
     *minviol_spur = np < N ? it[np].viol : INFINITY;
 done:
@@ -725,10 +732,15 @@ names:
     }
     snprintf(lin->selection, sizeof lin->selection, "all coordinates%s (penalty ODE, source 001 Eq. 14)",
              nX ? " and the ode states" : "");
+    int nphys = 0, nlost = 0; /* physical by their scores, and those of them QZ found infinite */
+    for (int i = 0; i < N; i++) nphys += !sp1->spurious[i];
+    nlost = 2 * (n - r) - md->k + nX - nphys;
+    char lost[96] = "";
+    if (nlost > 0) snprintf(lost, sizeof lost, " (and %d beyond the pencil's resolution: infinite)", nlost);
     snprintf(lin->notes, sizeof lin->notes,
-             "alpha %.3g, xi %.3g, omega %.3g; %d physical, %d spurious; largest physical violation %.2e, smallest "
+             "alpha %.3g, xi %.3g, omega %.3g; %d physical%s, %d spurious; largest physical violation %.2e, smallest "
              "spurious %.2e; error estimate %.2e (alpha / %.3g)%s",
-             a1, opt->pen_xi, opt->pen_omega, 2 * (n - r) - md->k + nX, 2 * r + md->k, v1, s1, err, opt->pen_ratio,
+             a1, opt->pen_xi, opt->pen_omega, nphys, lost, 2 * r + md->k, v1, s1, err, opt->pen_ratio,
              tf ? "; point with motion: eigenvalues of the penalty ODE in the coordinates (user's states, constraint "
                   "values)"
                 : (md->nus > 0 || m > 0 || md->k > 0) && moving ? MBL_MOVING_NOTE : "");
