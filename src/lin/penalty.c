@@ -519,7 +519,8 @@ static double pen_err_est(const mbl_blocks *B, double a1, double ratio, mbl_lin_
         sp->err[i] = fmax(best * fac, rnd[i]); /* each eigenvalue's own: extrapolation and rounding */
     }
     /* rounding floor: QZ perturbs the pencil by eps times its norm, which grows with alpha |Phi_q|^2 */
-    double smax = 1.0, nP = mbla_norm1(m, n, B->Pq, m), nM = mbla_norm1(n, n, B->M, n);
+    /* (m = 0: no penalty term, no floor; mbla_norm1 answers -1 for its leading dimension 0) */
+    double smax = 1.0, nP = m > 0 ? mbla_norm1(m, n, B->Pq, m) : 0.0, nM = mbla_norm1(n, n, B->M, n);
     for (int i = 0; i < N; i++)
         if (!sp->spurious[i]) smax = fmax(smax, hypot(sp->re[i], sp->im[i]));
     /* ... and each physical eigenvalue's estimate at least PEN_SAFETY times it: the samples of
