@@ -37,6 +37,9 @@ CASES = [("examples/nh_sleigh.yaml", ["--set", "u=0.015"]),
          ("examples/nh_sleigh.yaml", []),
          ("examples/whipple_bicycle_nonlinear.yaml", ["--set", "v=6"]),
          ("examples/sim/rotor_stator_ramp.yaml", ["--set", "ramp=0"]),
+         # with the ramp (a point with motion) the descriptor's pencil is in q: its double pair at 0.7991i
+         # split by +-4.3e-5, estimated at 1e-9 (issue 65, item 8)
+         ("examples/sim/rotor_stator_ramp.yaml", []),
          ("examples/fourbar_N1.yaml", [])]
 RUNS = [(model, sets, None) for model, sets in CASES]
 if SKX:
