@@ -208,18 +208,6 @@ void aug_fill_values(const mbl_lin_work *w, int nz, const int *tsrc, double *tx)
 }
 
 
-/* The augmented matrix past cond_max (the kinematic system regular): refused, its largest entry named */
-static int aug_cond_error(const mbl_lin_work *w, double cond, double cond_max, mbl_status *st)
-{
-    char big[400];
-    lin_jac_largest(w->md, w->ev.jac, big, sizeof big);
-    return mbl_error(st, MBL_ESINGULAR,
-                     "the augmented matrix (source 000 Table 1) is too ill-conditioned for double precision: condition "
-                     "estimate %.3g after equilibration, above cond_max = %.3g, so its solve has no correct digit left; "
-                     "the model's largest Jacobian entry is %s",
-                     cond, cond_max, big[0] ? big : "not finite");
-}
-
 int aug_kin_singular_error(mbl_status *st, double cond)
 {
     if (cond > 0)
@@ -767,7 +755,7 @@ static int work_factor(mbl_lin_work *w, const mbl_lin_options *opt, mbl_linear *
      * reason to refuse. Without the kinematic system rcond_min decides. */
     if (!rc && !w->kin && !(lin->cond > 0 && 1.0 / lin->cond >= opt->rcond_min)) rc = aug_singular_error(st, lin->cond);
     /* ... but past cond_max no digit of the solve is left in its weakest direction, whatever the cause */
-    if (!rc && !(lin->cond <= opt->cond_max)) rc = aug_cond_error(w, lin->cond, opt->cond_max, st);
+    if (!rc && !(lin->cond <= opt->cond_max)) rc = lin_cond_refusal(w->md, w->ev.jac, lin->cond, opt->cond_max, st);
     if (!rc) rc = aug_finish(w, lin, st);
     return rc;
 }

@@ -616,6 +616,17 @@ const char *lin_jac_largest(const mbl_model *md, const double *jacval, char *buf
     return buf;
 }
 
+int lin_cond_refusal(const mbl_model *md, const double *jacval, double cond, double cond_max, mbl_status *st)
+{
+    char big[400];
+    lin_jac_largest(md, jacval, big, sizeof big);
+    return mbl_error(st, MBL_ESINGULAR,
+                     "the augmented matrix (source 000 Table 1) is too ill-conditioned for double precision: condition "
+                     "estimate %.3g after equilibration, above cond_max = %.3g, so its solve has no correct digit left; "
+                     "the model's largest Jacobian entry is %s",
+                     cond, cond_max, big[0] ? big : "not finite");
+}
+
 const char *lin_mass_set_note(const mbl_model *md, int c, char *buf, size_t cap)
 {
     int e0 = md->row0[MBL_ROW_EOM], ja = model_blk0(md, MBL_BLK_A);

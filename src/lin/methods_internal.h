@@ -55,6 +55,9 @@ void lin_unit_columns(int rows, int cols, double *A, int lda);
  * "6e+304 in the equation of motion of 'y', with respect to der(y) (the value comes from --set
  * C=1e300)"; "" when there is none. Returns buf. */
 const char *lin_jac_largest(const mbl_model *md, const double *jacval, char *buf, size_t cap);
+/* The refusal of an augmented matrix whose condition estimate cond exceeds cond_max (option
+ * cond_max): one MBL_ESINGULAR line with both and the largest Jacobian entry (lin_jac_largest). */
+int lin_cond_refusal(const mbl_model *md, const double *jacval, double cond, double cond_max, mbl_status *st);
 /* Orthonormal basis of the null space of the rows X (nrow x n, ld nrow; rows scaled to unit norm
  * first): the last n - rank columns of the full Q (n x n) of the QRCP of X^T (relative tolerance
  * tol); rank, and the pivoted rows in piv (room for nrow). */
