@@ -327,6 +327,25 @@ static int results(const pipeline *p, const cli_args *a, int root, const mbl_mod
     return 0;
 }
 
+/* The exit status of `compare` (docs/cli.md): a method that refuses where another answers is a
+ * row of the table (the singular four-bar: the methods that need a full-rank Phi_q refuse, three
+ * answer), but with no exact method's answer there is nothing to check: exit 1 with one line when
+ * every method refused, or when only the approximate ones (penalty, fd) answered. */
+static int compare_verdict(const char *file, const mbl_comparison *cmp)
+{
+    if (cmp->reference[0]) return 0;
+    int ok = 0;
+    for (int i = 0; i < cmp->nrows; i++) ok += cmp->rows[i].ok;
+    fflush(stdout);
+    if (!ok)
+        fprintf(stderr, "mblin: %s: compare: every method refused this point (the table says why)\n", file);
+    else
+        fprintf(stderr, "mblin: %s: compare: every exact method refused this point and only %d approximate one%s "
+                        "answered: %s eigenvalues cannot be checked here\n",
+                file, ok, ok == 1 ? "" : "s", ok == 1 ? "its" : "their");
+    return 1;
+}
+
 /* From the loaded model on: the operating point, and as far as the command goes. */
 static int run(const pipeline *p, const cli_args *a, const mbl_model *model, mbl_point **pt, mbl_linear **lin,
                mbl_modes **modes)
@@ -354,7 +373,7 @@ static int run(const pipeline *p, const cli_args *a, const mbl_model *model, mbl
     if (!strcmp(cmd, "compare")) {
         mbl_comparison *cmp = NULL;
         if (mbl_compare(model, *pt, &lopt, p->repeat, &cmp, &st)) code = cli_fail(&st);
-        else mbl_report_compare(stdout, model, cmp, a->json);
+        else mbl_report_compare(stdout, model, cmp, a->json), code = compare_verdict(a->model, cmp);
         mbl_comparison_free(cmp);
         return code;
     }

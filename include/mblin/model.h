@@ -428,6 +428,14 @@ typedef struct mbl_lin_options {
                               workspace's first point has them) and evaluates no outputs, except a
                               tree's in joint coordinates, whose tape they share with its
                               kinematics: for a sweep that wants A, B and the modes only (default 0) */
+    double cond_max;       /* augmented: above this condition estimate of the equilibrated augmented
+                              matrix (where it is factored) the linearization is refused, naming the
+                              largest entry of the model's Jacobian: its entries span more orders of
+                              magnitude than double precision resolves (a tire with C = 1e300). A
+                              stiff model's condition grows as (omega_max / omega_min)^2 and its
+                              lowest mode keeps a relative accuracy of about eps sqrt(cond), so the
+                              default 1 / DBL_EPSILON^2 = 2.0e31 is where not even that is left
+                              (0: default; docs/linearization.md "Scaling and refusals") */
 } mbl_lin_options;
 
 #define MBL_MEM_BUDGET_DEFAULT 2147483648.0

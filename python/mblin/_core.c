@@ -317,7 +317,7 @@ static int lin_options(PyObject *d, mbl_lin_options *o, PyObject **method_keep)
         opt_double(d, "pen_xi", &o->pen_xi) || opt_double(d, "pen_omega", &o->pen_omega) ||
         opt_double(d, "pen_ratio", &o->pen_ratio) || opt_double(d, "fd_step", &o->fd_step) ||
         opt_double(d, "fd_tol", &o->fd_tol) || opt_double(d, "mem_budget", &o->mem_budget) ||
-        opt_double(d, "state_tol", &o->state_tol))
+        opt_double(d, "state_tol", &o->state_tol) || opt_double(d, "cond_max", &o->cond_max))
         return -1;
     PyObject *p = PyDict_GetItemString(d, "partial");
     if (p && p != Py_None) {

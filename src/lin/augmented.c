@@ -754,6 +754,8 @@ static int work_factor(mbl_lin_work *w, const mbl_lin_options *opt, mbl_linear *
      * after the solve); its condition otherwise grows with (omega_max / omega_min)^2 and is no
      * reason to refuse. Without the kinematic system rcond_min decides. */
     if (!rc && !w->kin && !(lin->cond > 0 && 1.0 / lin->cond >= opt->rcond_min)) rc = aug_singular_error(st, lin->cond);
+    /* ... but past cond_max no digit of the solve is left in its weakest direction, whatever the cause */
+    if (!rc && !(lin->cond <= opt->cond_max)) rc = lin_cond_refusal(w->md, w->ev.jac, lin->cond, opt->cond_max, st);
     if (!rc) rc = aug_finish(w, lin, st);
     return rc;
 }

@@ -445,12 +445,13 @@ static double mass_scale(const mbl_model *md, const double *jacval, const int *m
     return mmax;
 }
 
-/* The scaled M-hat (unit diagonal): regular when diagonally dominant, else by its LU's reciprocal
- * condition against rcond_min (allocates only then). */
-static int mass_condition(const mbl_linear *lin, double rcond_min, mbl_status *st)
+/* The z x z mass matrix M (positive diagonal) scaled to unit diagonal: 0 when regular (diagonally
+ * dominant, or its LU's reciprocal condition at least rcond_min; allocates only then),
+ * MBL_ESINGULAR with *rcond (0: exactly singular) otherwise, MBL_ENOMEM; no message. */
+static int mass_regular(int z, const double *M, double rcond_min, double *rcond)
 {
-    int z = lin->z1, dominant = 1;
-    const double *M = lin->M;
+    int dominant = 1;
+    *rcond = 0;
     for (int i = 0; i < z && dominant; i++) {
         double off = 0;
         for (int j = 0; j < z; j++)
@@ -460,7 +461,7 @@ static int mass_condition(const mbl_linear *lin, double rcond_min, mbl_status *s
     if (dominant) return 0;
     size_t zz = (size_t)z * (size_t)z;
     double *S = mbl_alloc_array((z <= STATES_MASS_EXACT_MAX ? 2 * zz : zz) + 1, sizeof *S);
-    if (!S) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!S) return MBL_ENOMEM;
     for (int pass = z <= STATES_MASS_EXACT_MAX ? 0 : 1; pass < 2; pass++) {
         for (int j = 0; j < z; j++)
             for (int i = 0; i < z; i++)
@@ -472,17 +473,96 @@ static int mass_condition(const mbl_linear *lin, double rcond_min, mbl_status *s
         }
     }
     mbla_dlu *lu = NULL;
+    int rc = mbla_dlu_new(z, S, z, &lu, NULL);
+    if (!rc) rc = mbla_dlu_rcond(lu, rcond, NULL);
+    if (rc == MBL_ESINGULAR) *rcond = 0;
+    if (rc == MBL_ESINGULAR || (!rc && !(*rcond >= rcond_min))) rc = MBL_ESINGULAR;
+    mbla_dlu_free(lu);
+    mbl_free(S);
+    return rc;
+}
+
+/* The scaled M-hat (unit diagonal) of lin: mass_regular, with the refusal's message. */
+static int mass_condition(const mbl_linear *lin, double rcond_min, mbl_status *st)
+{
     double rcond = 0;
-    int rc = mbla_dlu_new(z, S, z, &lu, st);
-    if (!rc) rc = mbla_dlu_rcond(lu, &rcond, st);
-    if (rc == MBL_ESINGULAR || (!rc && !(rcond >= rcond_min)))
+    int rc = mass_regular(lin->z1, lin->M, rcond_min, &rcond);
+    if (rc == MBL_ENOMEM) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (rc == MBL_ESINGULAR)
         rc = mbl_error(st, MBL_ESINGULAR,
                        "the reduced mass matrix M-hat is singular (reciprocal condition %.3g after scaling to unit "
                        "diagonal): the velocity states are dependent in the kinetic energy (a degree of freedom "
                        "without mass); choose other states",
-                       rc ? 0.0 : rcond);
-    mbla_dlu_free(lu);
-    mbl_free(S);
+                       rcond);
+    return rc;
+}
+
+int lin_null_basis(int n, int nrow, const double *X, double tol, double *Q, int *piv, int *rank, mbl_status *st)
+{
+    double *At = mbl_alloc_array((size_t)n * (size_t)nrow + 1, sizeof *At);
+    if (!At) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int i = 0; i < nrow; i++)
+        for (int j = 0; j < n; j++) At[j + (size_t)i * n] = X[i + (size_t)j * nrow];
+    lin_unit_columns(n, nrow, At, n); /* the same null space; the rank free of the constraints' units */
+    int rc = mbla_qrcp(n, nrow, At, n, tol, piv, rank, Q, n, n, NULL, 1, st);
+    mbl_free(At);
+    return rc;
+}
+
+int lin_tangent_mass(const mbl_blocks *B, const int *rows, int r, const mbl_lin_options *opt, const char *method,
+                     mbl_status *st)
+{
+    int n = B->n, m = B->m, k = B->k, nv = r + k, z = 0, rank = 0, rc = 0;
+    if (!B->M || n <= 0) return 0;
+    double *X = mbl_calloc((size_t)nv * n + 1, sizeof *X), *Q = mbl_calloc((size_t)n * n + 1, sizeof *Q);
+    double *MT = mbl_calloc((size_t)n * n + 1, sizeof *MT), *Mh = mbl_calloc((size_t)n * n + 1, sizeof *Mh);
+    int *piv = mbl_calloc((size_t)nv + 1, sizeof *piv);
+    if (!X || !Q || !MT || !Mh || !piv) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int j = 0; j < n; j++) {
+        for (int i = 0; i < r; i++) X[i + (size_t)j * nv] = B->Pq[rows[i] + (size_t)j * m];
+        for (int i = 0; i < k; i++) X[r + i + (size_t)j * nv] = B->Nv[i + (size_t)j * k];
+    }
+    if (nv > 0) rc = lin_null_basis(n, nv, X, opt->rank_tol, Q, piv, &rank, st);
+    else
+        for (int i = 0; i < n; i++) Q[i + (size_t)i * n] = 1.0;
+    if (rc) goto done;
+    z = n - rank;
+    if (z <= 0) goto done;
+    const double *T = Q + (size_t)rank * n; /* n x z, orthonormal */
+    mbla_gemm('N', 'N', n, z, n, 1.0, B->M, n, T, n, 0.0, MT, n, NULL);
+    mbla_gemm('T', 'N', z, z, n, 1.0, T, n, MT, n, 0.0, Mh, z, NULL);
+    double mmax = 0, worst = INFINITY, tol = lin_state_tol(opt);
+    int iw = -1;
+    for (int i = 0; i < n; i++) mmax = fmax(mmax, fabs(B->M[i + (size_t)i * n]));
+    for (int i = 0; i < z; i++) {
+        double rho = mmax > 0 ? Mh[i + (size_t)i * z] / mmax : 0.0; /* T's columns have unit norm */
+        if (!(rho >= worst)) worst = rho, iw = i;
+    }
+    double rcond = 0;
+    if (!(worst >= tol)) {
+        rc = mbl_error(st, MBL_ESINGULAR,
+                       "%s: the mass matrix on the constraints' tangent space (T^T M T, T an orthonormal basis of "
+                       "null([Phi_q; A_nh]), rank %d of %d constraints) is singular: its direction t%d moves mass %.3g "
+                       "of the model's mass scale, below state_tol %.3g (a degree of freedom without mass at this "
+                       "point; nullspace and descriptor refuse it too): the equations do not determine the motion "
+                       "here, and the penalty ODE's eigenvalues would be artifacts of alpha",
+                       method, r, m, iw + 1, worst, tol);
+    } else if ((rc = mass_regular(z, Mh, opt->rcond_min, &rcond)) == MBL_ESINGULAR) {
+        rc = mbl_error(st, MBL_ESINGULAR,
+                       "%s: the mass matrix on the constraints' tangent space (T^T M T, T an orthonormal basis of "
+                       "null([Phi_q; A_nh]), rank %d of %d constraints) is singular (reciprocal condition %.3g after "
+                       "scaling to unit diagonal, below rcond_min %.3g; nullspace and descriptor refuse it too): the "
+                       "equations do not determine the motion here, and the penalty ODE's eigenvalues would be "
+                       "artifacts of alpha",
+                       method, r, m, rcond, opt->rcond_min);
+    } else if (rc == MBL_ENOMEM) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+done:
+    mbl_free(X), mbl_free(Q), mbl_free(MT), mbl_free(Mh), mbl_free(piv);
     return rc;
 }
 
@@ -511,6 +591,40 @@ int lin_massless_coordinate(const mbl_model *md, const double *jacval)
         if (!has[i]) found = i;
     mbl_free(has);
     return found;
+}
+
+const char *lin_jac_largest(const mbl_model *md, const double *jacval, char *buf, size_t cap)
+{
+    int best = -1, e0 = md->row0[MBL_ROW_EOM];
+    buf[0] = '\0';
+    for (int p = 0; p < md->jac.nz; p++)
+        if (isfinite(jacval[p]) && (best < 0 || fabs(jacval[p]) > fabs(jacval[best]))) best = p;
+    if (best < 0) return buf;
+    int r = md->jac.row[best] - e0, c = md->jac.col[best], n = md->n;
+    const char *fmt[3] = {"der(der(%s))", "der(%s)", "%s"};
+    int blk[3] = {MBL_BLK_A, MBL_BLK_V, MBL_BLK_Q};
+    char col[160] = "", row[160], note[200];
+    for (int b = 0; b < 3 && !col[0]; b++) {
+        int j = c - model_blk0(md, blk[b]);
+        if (j >= 0 && j < n) snprintf(col, sizeof col, fmt[b], mbl_model_coord_name(md, j));
+    }
+    if (!col[0]) snprintf(col, sizeof col, "unknown %d", c + 1);
+    if (r >= 0 && r < n) snprintf(row, sizeof row, "the equation of motion of '%s'", mbl_model_coord_name(md, r));
+    else snprintf(row, sizeof row, "residual row %d", md->jac.row[best] + 1);
+    snprintf(buf, cap, "%.3g in %s, with respect to %s%s", jacval[best], row, col,
+             model_jac_set_note(md, best, note, sizeof note));
+    return buf;
+}
+
+int lin_cond_refusal(const mbl_model *md, const double *jacval, double cond, double cond_max, mbl_status *st)
+{
+    char big[400];
+    lin_jac_largest(md, jacval, big, sizeof big);
+    return mbl_error(st, MBL_ESINGULAR,
+                     "the augmented matrix (source 000 Table 1) is too ill-conditioned for double precision: condition "
+                     "estimate %.3g after equilibration, above cond_max = %.3g, so its solve has no correct digit left; "
+                     "the model's largest Jacobian entry is %s",
+                     cond, cond_max, big[0] ? big : "not finite");
 }
 
 const char *lin_mass_set_note(const mbl_model *md, int c, char *buf, size_t cap)

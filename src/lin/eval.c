@@ -300,6 +300,7 @@ void mbl_lin_options_default(mbl_lin_options *opt)
     opt->fd_step = cbrt(DBL_EPSILON);
     opt->fd_tol = 1e-3;
     opt->state_tol = 1e-10;
+    opt->cond_max = 1.0 / (DBL_EPSILON * DBL_EPSILON);
 }
 
 /* Options no computation can honour: a negative or non-finite count, budget or tolerance (0 is
@@ -314,7 +315,7 @@ int lin_options_check(const mbl_lin_options *o, mbl_status *st)
                   {"nev", o->nev},                   {"pen_alpha", o->pen_alpha}, {"pen_xi", o->pen_xi},
                   {"pen_omega", o->pen_omega},       {"pen_ratio", o->pen_ratio}, {"fd_step", o->fd_step},
                   {"fd_tol", o->fd_tol},             {"mem_budget", o->mem_budget}, {"constraint_scale", o->constraint_scale},
-                  {"state_tol", o->state_tol}};
+                  {"state_tol", o->state_tol},       {"cond_max", o->cond_max}};
     for (size_t i = 0; i < sizeof nonneg / sizeof nonneg[0]; i++)
         if (!(nonneg[i].v >= 0) || !isfinite(nonneg[i].v))
             return mbl_error(st, MBL_EARG, "linearization option %s = %g: expected a finite number >= 0 (0: the default)",
@@ -339,6 +340,7 @@ void lin_options_complete(const mbl_lin_options *opt, mbl_lin_options *out)
     if (o.fd_step == 0.0) o.fd_step = d.fd_step;
     if (o.fd_tol == 0.0) o.fd_tol = d.fd_tol;
     if (o.state_tol == 0.0) o.state_tol = d.state_tol;
+    if (o.cond_max == 0.0) o.cond_max = d.cond_max;
     if (!(o.mem_budget > 0)) o.mem_budget = MBL_MEM_BUDGET_DEFAULT;
     *out = o;
 }

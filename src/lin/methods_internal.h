@@ -51,6 +51,25 @@ int lin_require_dense(const mbl_model *md, const mbl_lin_options *opt, const cha
 int lin_constraint_rank(const mbl_blocks *B, double tol, int *rows, int *r, mbl_status *st);
 /* Scale every nonzero column of A (rows x cols, lda) to unit 2-norm in place. */
 void lin_unit_columns(int rows, int cols, double *A, int lda);
+/* The largest finite entry of the model's Jacobian values jacval, described into buf (cap bytes):
+ * "6e+304 in the equation of motion of 'y', with respect to der(y) (the value comes from --set
+ * C=1e300)"; "" when there is none. Returns buf. */
+const char *lin_jac_largest(const mbl_model *md, const double *jacval, char *buf, size_t cap);
+/* The refusal of an augmented matrix whose condition estimate cond exceeds cond_max (option
+ * cond_max): one MBL_ESINGULAR line with both and the largest Jacobian entry (lin_jac_largest). */
+int lin_cond_refusal(const mbl_model *md, const double *jacval, double cond, double cond_max, mbl_status *st);
+/* Orthonormal basis of the null space of the rows X (nrow x n, ld nrow; rows scaled to unit norm
+ * first): the last n - rank columns of the full Q (n x n) of the QRCP of X^T (relative tolerance
+ * tol); rank, and the pivoted rows in piv (room for nrow). */
+int lin_null_basis(int n, int nrow, const double *X, double tol, double *Q, int *piv, int *rank, mbl_status *st);
+/* The mass matrix on the tangent space of the independent constraints rows[0..r-1] and the
+ * non-holonomic ones, T^T M T (T an orthonormal basis of null([Phi_q(rows); A_nh])): every direction
+ * moves mass at least opt->state_tol times the largest diagonal entry of M, and scaled to unit
+ * diagonal its reciprocal condition is at least opt->rcond_min; else a one-line MBL_ESINGULAR
+ * refusal prefixed with method (a degree of freedom without mass: the constrained equations do
+ * not determine the motion). */
+int lin_tangent_mass(const mbl_blocks *B, const int *rows, int r, const mbl_lin_options *opt, const char *method,
+                     mbl_status *st);
 /* lin_constraint_rank, then a one-line MBL_ESINGULAR refusal "<method>: Phi_q has rank r < m ...:
  * <why>; use descriptor, penalty or nullspace" when the constraints are not independent. */
 int lin_require_full_rank(const mbl_blocks *B, double tol, int *rows, int *r, const char *method, const char *why,

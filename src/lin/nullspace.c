@@ -15,21 +15,6 @@
 #include "lin/methods_internal.h"
 #include "mblin/la.h"
 
-/* Orthonormal basis of the null space of the rows X (nrow x n, ld nrow, rows scaled to unit norm
- * first): the last n - rank columns of the full Q of the QRCP of X^T, into Q (n x n); rank, and the
- * pivoted rows in piv (room for nrow). */
-static int null_basis(int n, int nrow, const double *X, double tol, double *Q, int *piv, int *rank, mbl_status *st)
-{
-    double *At = mbl_alloc_array((size_t)n * (size_t)nrow + 1, sizeof *At);
-    if (!At) return mbl_error(st, MBL_ENOMEM, "out of memory");
-    for (int i = 0; i < nrow; i++)
-        for (int j = 0; j < n; j++) At[j + (size_t)i * n] = X[i + (size_t)j * nrow];
-    lin_unit_columns(n, nrow, At, n); /* the same null space; the rank free of the constraints' units */
-    int rc = mbla_qrcp(n, nrow, At, n, tol, piv, rank, Q, n, n, NULL, 1, st);
-    mbl_free(At);
-    return rc;
-}
-
 /* The user's states cannot be used at a configuration the QRCP calls regular (the selection's
  * full-pivot LU finds the states, or the constraints, dependent: st2 says why): refused as by every
  * method that takes them (issue 30, item 1), except inside descriptor, whose pencil needs no states
@@ -81,7 +66,7 @@ int lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
         }
     }
     if (!sparse && m > 0) {
-        rc = null_basis(n, m, B.Pq, opt->rank_tol, Q, rows, &r, st);
+        rc = lin_null_basis(n, m, B.Pq, opt->rank_tol, Q, rows, &r, st);
         if (rc) goto done;
     } else if (m == 0) {
         for (int i = 0; i < n; i++) Q[i + (size_t)i * n] = 1.0;
@@ -98,7 +83,7 @@ int lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
             for (int i = 0; i < r; i++) X[i + (size_t)j * nv] = B.Pq[rows[i] + (size_t)j * m];
             for (int i = 0; i < k; i++) X[r + i + (size_t)j * nv] = B.Nv[i + (size_t)j * k];
         }
-        rc = null_basis(n, nv, X, opt->rank_tol, Qv, piv, &rv, st);
+        rc = lin_null_basis(n, nv, X, opt->rank_tol, Qv, piv, &rv, st);
         if (rc) goto done;
         if (rv < nv) {
             rc = mbl_error(st, MBL_ESINGULAR,

@@ -19,3 +19,10 @@ if(PYTHON3)
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
 mblin_add_test(test_select_given ${CMAKE_CURRENT_SOURCE_DIR}/lin/test_select_given.c)
+
+# issue 65, items 6 and 7: augmented's condition limit (cond_max), penalty at a point whose tangent
+# space has a massless direction, compare's exit status; through the CLI
+if(PYTHON3)
+  add_test(NAME test_lin_edges COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/lin/edges_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
