@@ -543,21 +543,23 @@ int lin_tangent_mass(const mbl_blocks *B, const int *rows, int r, const mbl_lin_
     }
     double rcond = 0;
     if (!(worst >= tol)) {
+        /* the claim last ("... is singular"): the caller may name the massless coordinate after it */
         rc = mbl_error(st, MBL_ESINGULAR,
-                       "%s: the mass matrix on the constraints' tangent space (T^T M T, T an orthonormal basis of "
-                       "null([Phi_q; A_nh]), rank %d of %d constraints) is singular: its direction t%d moves mass %.3g "
-                       "of the model's mass scale, below state_tol %.3g (a degree of freedom without mass at this "
-                       "point; nullspace and descriptor refuse it too): the equations do not determine the motion "
-                       "here, and the penalty ODE's eigenvalues would be artifacts of alpha",
-                       method, r, m, iw + 1, worst, tol);
+                       "%s: the equations do not determine the motion here, and the penalty ODE's eigenvalues would be "
+                       "artifacts of alpha (a degree of freedom without mass at this point: direction t%d of the "
+                       "constraints' tangent space moves mass %.3g of the model's mass scale, below state_tol %.3g; "
+                       "T^T M T with T an orthonormal basis of null([Phi_q; A_nh]), rank %d of %d constraints; "
+                       "nullspace and descriptor refuse it too): the mass matrix on the constraints' tangent space is "
+                       "singular",
+                       method, iw + 1, worst, tol, r, m);
     } else if ((rc = mass_regular(z, Mh, opt->rcond_min, &rcond)) == MBL_ESINGULAR) {
         rc = mbl_error(st, MBL_ESINGULAR,
-                       "%s: the mass matrix on the constraints' tangent space (T^T M T, T an orthonormal basis of "
-                       "null([Phi_q; A_nh]), rank %d of %d constraints) is singular (reciprocal condition %.3g after "
-                       "scaling to unit diagonal, below rcond_min %.3g; nullspace and descriptor refuse it too): the "
-                       "equations do not determine the motion here, and the penalty ODE's eigenvalues would be "
-                       "artifacts of alpha",
-                       method, r, m, rcond, opt->rcond_min);
+                       "%s: the equations do not determine the motion here, and the penalty ODE's eigenvalues would be "
+                       "artifacts of alpha (reciprocal condition %.3g after scaling to unit diagonal, below rcond_min "
+                       "%.3g; T^T M T with T an orthonormal basis of null([Phi_q; A_nh]), rank %d of %d constraints; "
+                       "nullspace and descriptor refuse it too): the mass matrix on the constraints' tangent space is "
+                       "singular",
+                       method, rcond, opt->rcond_min, r, m);
     } else if (rc == MBL_ENOMEM) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     }

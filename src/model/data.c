@@ -233,8 +233,11 @@ static int csv_read(drd *R, const char *path, int corner, const yaml_node_t *fno
             break;
         }
         if (nlabel && !(corner && C->nrow == 0 && nlabel == 1 && first_label == 1)) {
-            rc = mbl_error(R->st, MBL_EMODEL, "%s:%d:%d: data '%s': not a number: '%s' (a header row is labels only)",
-                           path, lineno, first_label, R->set, cell);
+            /* a 2-D map's y row ("corner, y_1, ...") read as a 1-D set: say what makes it 2-D */
+            int map_row = !corner && C->nrow == 0 && nlabel == 1 && first_label == 1 && nc > 2;
+            rc = mbl_error(R->st, MBL_EMODEL, "%s:%d:%d: data '%s': not a number: '%s' (a header row is labels only%s)",
+                           path, lineno, first_label, R->set, cell,
+                           map_row ? "; a 2-D map's first row 'corner, y_1, ...' needs method: bicubic" : "");
             break;
         }
         if (C->nrow && nc != C->ncol) {
@@ -293,8 +296,8 @@ static int set_from_csv(drd *R, model_dataset *d, const char *name, const yaml_n
     int rc = csv_read(R, path, d->method == MODEL_DATA_BICUBIC, fnode, &C);
     if (!rc && d->method != MODEL_DATA_BICUBIC) {
         if (C.ncol != 2)
-            rc = mbl_error(R->st, MBL_EMODEL, "%s:%d: data '%s': a 1-D set needs 2 columns (x, value), found %d", path,
-                           C.line[0], R->set, C.ncol);
+            rc = mbl_error(R->st, MBL_EMODEL, "%s:%d: data '%s': a 1-D set needs 2 columns (x, value), found %d%s", path,
+                           C.line[0], R->set, C.ncol, C.ncol > 2 ? " (a 2-D map needs method: bicubic)" : "");
         else if (!(d->x = mbl_alloc_array((size_t)C.nrow, sizeof *d->x)) ||
                  !(d->z = mbl_alloc_array((size_t)C.nrow, sizeof *d->z)))
             rc = mbl_error(R->st, MBL_ENOMEM, "out of memory");

@@ -118,6 +118,13 @@ TEST(csv_rows)
     write_file("mixed.csv", "time,5\n0,0\n1,1\n2,4\n");
     write_model("mixed.yaml", 0.5, "table(d, x)", "  d: {method: linear, file: mixed.csv}\n");
     refused("mixed.yaml", 0, MBL_EMODEL, (const char *[]){"mixed.csv:1:1:", "not a number: 'time'", NULL});
+    /* a 2-D map read as a 1-D set (no method: bicubic): the message says what makes it 2-D */
+    write_file("map1d.csv", "slip\\load,2000,4000\n0,0,0\n0.1,-150,-300\n");
+    write_model("map1d.yaml", 0.05, "spline(m, x)", "  m: {file: map1d.csv}\n");
+    refused("map1d.yaml", 0, MBL_EMODEL, (const char *[]){"map1d.csv:1:1:", "needs method: bicubic", NULL});
+    write_file("wide1d.csv", "0,0,0\n0.1,-150,-300\n");
+    write_model("wide1d.yaml", 0.05, "spline(m, x)", "  m: {file: wide1d.csv}\n");
+    refused("wide1d.yaml", 0, MBL_EMODEL, (const char *[]){"wide1d.csv:1:", "found 3 (a 2-D map needs method: bicubic)", NULL});
     /* a header of labels, then the y row with a label corner: read */
     snprintf(t, sizeof t, "slip, load (N)\nslip\\load,2000,4000\n%s", rows);
     write_file("header.csv", t);
