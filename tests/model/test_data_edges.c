@@ -25,11 +25,11 @@
 #include "mblin/model.h"
 #include "test.h"
 
-static char dir[64];
+static char dir[256];
 
 static const char *path_of(const char *name)
 {
-    static char p[4][256];
+    static char p[4][512];
     static int k;
     k = (k + 1) % 4;
     snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
@@ -217,8 +217,7 @@ TEST(knot_slope)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/mblin_data_edges_XXXXXX");
-    if (!mkdtemp(dir)) {
+    if (test_tmp_template(dir, sizeof dir, "mblin_data_edges_") || !mkdtemp(dir)) {
         perror("mkdtemp");
         return 1;
     }
@@ -226,7 +225,7 @@ int main(void)
     RUN(csv_nul);
     RUN(data_budget);
     RUN(knot_slope);
-    char cmd[128];
+    char cmd[512];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd)) fprintf(stderr, "could not remove %s\n", dir);
     return test_summary("data_edges");

@@ -464,8 +464,8 @@ TEST(sygvd_one_block)
  * at s = 3i the y_i (diagonal 4/5; shape 1 at y_i, -1/2 at z_i). Each conjugate pair together. */
 TEST(identical_fleet)
 {
-    char path[] = "/tmp/mblin_fleet_XXXXXX";
-    int fd = mkstemp(path);
+    char path[4096];
+    int fd = test_tmp_template(path, sizeof path, "mblin_fleet_") ? -1 : mkstemp(path);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     CHECK(f != NULL);
     if (!f) return;
