@@ -509,6 +509,15 @@ int lin_null_basis(int n, int nrow, const double *X, double tol, double *Q, int 
     return rc;
 }
 
+void lin_velocity_rows(const mbl_blocks *B, const int *rows, int r, double *X)
+{
+    int n = B->n, m = B->m, k = B->k, nv = r + k;
+    for (int j = 0; j < n; j++) {
+        for (int i = 0; i < r; i++) X[i + (size_t)j * nv] = B->Pq[rows[i] + (size_t)j * m];
+        for (int i = 0; i < k; i++) X[r + i + (size_t)j * nv] = B->Nv[i + (size_t)j * k];
+    }
+}
+
 int lin_tangent_mass(const mbl_blocks *B, const int *rows, int r, const mbl_lin_options *opt, const char *method,
                      mbl_status *st)
 {
@@ -521,10 +530,7 @@ int lin_tangent_mass(const mbl_blocks *B, const int *rows, int r, const mbl_lin_
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    for (int j = 0; j < n; j++) {
-        for (int i = 0; i < r; i++) X[i + (size_t)j * nv] = B->Pq[rows[i] + (size_t)j * m];
-        for (int i = 0; i < k; i++) X[r + i + (size_t)j * nv] = B->Nv[i + (size_t)j * k];
-    }
+    lin_velocity_rows(B, rows, r, X);
     if (nv > 0) rc = lin_null_basis(n, nv, X, opt->rank_tol, Q, piv, &rank, st);
     else
         for (int i = 0; i < n; i++) Q[i + (size_t)i * n] = 1.0;

@@ -62,6 +62,8 @@ int lin_cond_refusal(const mbl_model *md, const double *jacval, double cond, dou
  * first): the last n - rank columns of the full Q (n x n) of the QRCP of X^T (relative tolerance
  * tol); rank, and the pivoted rows in piv (room for nrow). */
 int lin_null_basis(int n, int nrow, const double *X, double tol, double *Q, int *piv, int *rank, mbl_status *st);
+/* The velocity constraints' rows [Phi_q(rows[0..r-1]); A_nh] into X ((r + k) x n, ld r + k). */
+void lin_velocity_rows(const mbl_blocks *B, const int *rows, int r, double *X);
 /* The mass matrix on the tangent space of the independent constraints rows[0..r-1] and the
  * non-holonomic ones, T^T M T (T an orthonormal basis of null([Phi_q(rows); A_nh])): every direction
  * moves mass at least opt->state_tol times the largest diagonal entry of M, and scaled to unit

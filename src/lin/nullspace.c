@@ -79,10 +79,7 @@ int lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
     }
     if (k > 0) { /* velocity basis: null([Phi_q(rows); A_nh]) */
         int nv = r + k;
-        for (int j = 0; j < n; j++) {
-            for (int i = 0; i < r; i++) X[i + (size_t)j * nv] = B.Pq[rows[i] + (size_t)j * m];
-            for (int i = 0; i < k; i++) X[r + i + (size_t)j * nv] = B.Nv[i + (size_t)j * k];
-        }
+        lin_velocity_rows(&B, rows, r, X);
         rc = lin_null_basis(n, nv, X, opt->rank_tol, Qv, piv, &rv, st);
         if (rc) goto done;
         if (rv < nv) {

@@ -17,10 +17,16 @@
 
 #include "mblin/report.h"
 
+/* a name under /dev/ or /proc/: the system's, written through as given */
+static int system_name(const char *path)
+{
+    return !strncmp(path, "/dev/", 5) || !strncmp(path, "/proc/", 6);
+}
+
 /* a path that names a stream of the system rather than a file (written through as given) */
 static int system_stream(const char *path)
 {
-    if (!strncmp(path, "/dev/", 5) || !strncmp(path, "/proc/", 6)) return 1;
+    if (system_name(path)) return 1;
     struct stat ts;
     return !stat(path, &ts) && (S_ISCHR(ts.st_mode) || S_ISBLK(ts.st_mode) || S_ISFIFO(ts.st_mode) || S_ISSOCK(ts.st_mode));
 }
@@ -43,7 +49,7 @@ FILE *mbl_output_open(const char *path, mbl_status *st)
             }
             flags |= O_NOFOLLOW;
         }
-    } else if (strncmp(path, "/dev/", 5) && strncmp(path, "/proc/", 6)) {
+    } else if (!system_name(path)) {
         flags |= O_NOFOLLOW;
     }
     int fd = open(path, flags, 0666);
