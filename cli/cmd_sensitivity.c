@@ -475,7 +475,7 @@ int cli_cmd_boundary(int argc, char **argv)
             printf("  inside the model's zero eigenvalues: the root of a cubic through two points %.2g apart\n",
                    r.last_step);
         else if (!r.floquet && !c.verbose && r.accuracy > 1.5 * tol)
-            printf("  taken where the eigenvalue is zero to rounding; a mode changes side within -+ %.2g of it\n",
+            printf("  taken where the crossing eigenvalue's real part is zero to rounding; a mode changes side within -+ %.2g of it\n",
                    r.verified);
         if (c.verbose && r.floquet)
             printf("  bracket [%.10g, %.10g] found in %d points; refined in %d steps, last step %.2g\n", r.lo, r.hi,
