@@ -8,7 +8,6 @@
 #include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 int mbla_eig(int n, const double *A, int lda, double *wr, double *wi, double *VL, int ldvl,
              double *VR, int ldvr, mbl_status *st)
