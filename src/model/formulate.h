@@ -84,6 +84,7 @@ size_t model_total_der_terms(mbl_model *md, mblx_id e, mblx_id *terms);
  * (constant in time): the map of mblx__total_der_map (src/expr/gradient_terms.h), under which it
  * gives model_total_der's nodes. Allocated (mbl_free); NULL out of memory. */
 uint32_t *model_total_der_seeds(mbl_model *md);
+/* model_total_der or model_total_der_terms under seeds (NULL: without): the EOM and constraint rows' */
 mblx_id model_total_der_by(mbl_model *md, const uint32_t *seeds, mblx_id e, mblx_id *terms, size_t *nt);
 /* the constraint row groups of F (Phi and its two time derivatives, nh and its first) */
 void model_constraint_rows(mbl_model *md, int m, const mblx_id *Phi, int k, const mblx_id *nh, mblx_id *F);
