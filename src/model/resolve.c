@@ -1,7 +1,6 @@
 /* Parsing the file's expressions: the resolver that turns a name or a call (der, lambda, mu, a
  * variable, a constraint's name) into a node, and the parsing of one item. */
 #include "expr/gradient_terms.h"
-#include "core/numfmt.h"
 #include "expr/number_node.h"
 #include "expr/parse_memo.h"
 #include "model/formulate.h"
