@@ -3,6 +3,7 @@
 #define MBLIN_CLI_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "mblin/status.h"
 #include "mblin/model.h"
@@ -20,6 +21,14 @@ int cli_cmd_boundary(int argc, char **argv);
 int cli_cmd_simulate(int argc, char **argv);  /* cli/cmd_simulate.c */
 int cli_cmd_validate(int argc, char **argv);
 int cli_cmd_floquet(int argc, char **argv);   /* cli/cmd_floquet.c */
+
+/* The one line of help of command cmd in cli/main.c's table (`mblin --help` lists it), or NULL. */
+const char *cli_command_help(const char *cmd);
+/* The head of `mblin CMD --help`: "usage: mblin CMD ARGS", a blank line, the table's line of CMD. */
+void cli_help_head(FILE *f, const char *cmd, const char *args);
+/* The options of linearize, equilibrium, check, compare and report, each with its one text and the
+ * commands that take it in brackets when not all five do (cli/cmd_linearize.c; for `mblin --help`). */
+void cli_linearize_options_help(FILE *f);
 
 /* ---- the one option parser (cli/options.c) ---- */
 #define CLI_MAX_SETS 256

@@ -58,10 +58,10 @@ static int cg_build(const cli_args *c, int newton, size_t max_nodes, mbl_model *
 }
 
 static const char codegen_help[] =
-    "usage: mblin codegen MODEL --lang c|python|octave [options]\n"
-    "  Straight-line code of the linear model (A, B, C, D; M-hat, C-hat, K-hat, F) as a function of\n"
-    "  the parameters p, the operating point's coordinates q (and velocities v at a point with\n"
-    "  motion) and the inputs r (docs/symbolic.md). C needs only <math.h>; Python NumPy.\n"
+    "\nStraight-line code of the linear model (A, B, C, D; M-hat, C-hat, K-hat, F) as a function of\n"
+    "the parameters p, the operating point's coordinates q (and velocities v at a point with\n"
+    "motion) and the inputs r (docs/symbolic.md). C needs only <math.h>; Python NumPy.\n\n"
+    "options:\n"
     "  --lang L            c, python or octave (required)\n"
     "  --name NAME         name of the function (default: linear_model); an identifier of the\n"
     "                      language, not a keyword nor a name the code uses (np, p, sin, ...)\n"
@@ -85,6 +85,7 @@ typedef struct codegen_opts {
 static void codegen_usage(void *ud)
 {
     (void)ud;
+    cli_help_head(stdout, "codegen", "MODEL --lang c|python|octave [OPTIONS]");
     fputs(codegen_help, stdout);
 }
 
@@ -152,10 +153,10 @@ int cli_cmd_codegen(int argc, char **argv)
 }
 
 static const char symbolic_help[] =
-    "usage: mblin symbolic MODEL [--params p1,p2 | all] [--format text|latex|json] [options]\n"
-    "  The linear model with the chosen parameters as symbols (the others as their numbers): the\n"
-    "  operating point in closed form when one is found (else the coordinates stand for it), H_x,\n"
-    "  M-hat, C-hat, K-hat, F, A, B, C, D as simplified expressions (docs/symbolic.md, source 002).\n"
+    "\nThe linear model with the chosen parameters as symbols (the others as their numbers): the\n"
+    "operating point in closed form when one is found (else the coordinates stand for it), H_x,\n"
+    "M-hat, C-hat, K-hat, F, A, B, C, D as simplified expressions (docs/symbolic.md).\n\n"
+    "options:\n"
     "  --params LIST       comma-separated parameter names, or all (default: all)\n"
     "  --format F          text (default), latex or json (expression strings mblin reads back)\n"
     "  --point symbols     keep the coordinates as symbols (M-hat at a general configuration)\n"
@@ -311,6 +312,7 @@ typedef struct symbolic_opts {
 static void symbolic_usage(void *ud)
 {
     (void)ud;
+    cli_help_head(stdout, "symbolic", "MODEL [--params p1,p2 | all] [--format text|latex|json] [OPTIONS]");
     fputs(symbolic_help, stdout);
 }
 

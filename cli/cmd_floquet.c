@@ -32,8 +32,8 @@ typedef struct cli {
 static void help(void *ud)
 {
     (void)ud;
-    printf("usage: mblin floquet MODEL (--period T | --param OMEGA) [OPTIONS]\n\n"
-           "Floquet analysis of the time-periodic linear model along a periodic orbit: the monodromy matrix of\n"
+    cli_help_head(stdout, "floquet", "MODEL (--period T | --param OMEGA) [OPTIONS]");
+    printf("\nFloquet analysis of the time-periodic linear model along a periodic orbit: the monodromy matrix of\n"
            "the variational equations (the exact linear model at every time, integrated over one period by\n"
            "SUNDIALS CVODE), the Floquet multipliers and exponents, the periodic mode shapes; docs/floquet.md\n\n"
            "options:\n"

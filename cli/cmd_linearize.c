@@ -22,61 +22,57 @@
 #include "mblin/mblin.h"
 #include "par/par.h"
 
-/* The commands and the options each takes; an option of another command is a usage error. Every
+/* The commands of this pipeline (their one line of help: cli/main.c's table) and the options each
+ * takes (the bits of options[].cmds); an option of another command is a usage error. Every
  * command of this pipeline is one pass through one operating point, so each loads the model with
  * the residual Jacobian's values by forward-mode sweeps of the residual tape (no symbolic Jacobian
  * to build and compile, docs/cli.md, `--symbolic-jacobian`); --symbolic-jacobian builds it
  * as sweeps and the library's default do. */
-#define JACOBIAN_OPTS " --symbolic-jacobian --forward-jacobian "
-typedef struct command {
-    const char *name, *what, *opts; /* opts: " --a --b " */
-} command;
-
-static const command commands[] = {
-    {"linearize", "operating point, exact linear model and its modes",
-     " --method --set --guess --set-velocity --target --at --json -o --matrices --shapes --nev --shift --mem-budget --no-matrices"
-     " --shift-im --eigensolver --outputs" JACOBIAN_OPTS},
-    {"equilibrium", "the operating point only", " --set --guess --set-velocity --target --at --json" JACOBIAN_OPTS},
-    {"check", "counts, degrees of freedom, redundant constraints", " --set --guess --set-velocity --target --at" JACOBIAN_OPTS},
-    {"compare", "every linearization method side by side (time, eigenvalues, deviation)",
-     " --set --guess --set-velocity --target --at --json --repeat --mem-budget --outputs" JACOBIAN_OPTS},
-    {"report", "one self-contained HTML page (-o FILE): summary, eigenvalues, root locus, mode animation",
-     " --method --set --guess --set-velocity --target --at -o --nev --shift --mem-budget --shift-im --eigensolver --outputs"
-     JACOBIAN_OPTS},
-};
+static const char *const commands[] = {"linearize", "equilibrium", "check", "compare", "report"};
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
+enum { LIN = 1 << 0, EQU = 1 << 1, CHK = 1 << 2, CMP = 1 << 3, REP = 1 << 4, ALL = (1 << NCOMMANDS) - 1 };
 
-/* The options, in the order of the help text: the common ones (cli/options.c: --method, --set,
- * --guess, --at, --json, -o) and the pipeline's own (common 0). */
+/* The options, in the order of the help text, each with its one text: the common ones
+ * (cli/options.c: --method, --set, --guess, --at, --json, -o, --outputs) and the pipeline's own
+ * (common 0); cmds, the commands that take it. `mblin --help` lists them all
+ * (cli_linearize_options_help), `mblin COMMAND --help` those of COMMAND. */
 static const struct {
     const char *opt, *arg, *help;
-    unsigned common;
+    unsigned common, cmds;
 } options[] = {
-    {"--method", "NAME", "linearization method (default augmented; see docs/methods.md)", CLI_OPT_METHOD},
-    {"--set", "NAME=VALUE", "override a parameter: a number or a constant expression such as pi/2 (repeatable)", CLI_OPT_SET},
-    {"--guess", "NAME=VALUE", "initial value of a coordinate (repeatable; the point itself with --at given)", CLI_OPT_GUESS},
+    {"--method", "NAME", "linearization method (default augmented; see docs/methods.md)", CLI_OPT_METHOD, LIN | REP},
+    {"--set", "NAME=VALUE", "override a parameter: a number or a constant expression such as pi/2 (repeatable)",
+     CLI_OPT_SET, ALL},
+    {"--guess", "NAME=VALUE", "initial value of a coordinate (repeatable; the point itself with --at given)",
+     CLI_OPT_GUESS, ALL},
     {"--set-velocity", "NAME=VALUE",
      "hold a velocity of a given point: a coordinate's rate or a key of the file's velocities, e.g. JV(crank) "
-     "(repeatable; the others are solved)", CLI_OPT_GUESS},
+     "(repeatable; the others are solved)", CLI_OPT_GUESS, ALL},
     {"--target", "KEY=VALUE", "the value of a trim target of the file (at: trim), keyed as written in trim.targets "
-     "(repeatable)", CLI_OPT_GUESS},
-    {"--at", "KIND", "operating point: equilibrium, given, steady or trim (default: the file's)", CLI_OPT_AT},
-    {"--json", NULL, "print one JSON object instead of the report", CLI_OPT_JSON},
+     "(repeatable)", CLI_OPT_GUESS, ALL},
+    {"--at", "KIND", "operating point: equilibrium, given, steady or trim (default: the file's)", CLI_OPT_AT, ALL},
+    {"--json", NULL, "print one JSON object instead of the report", CLI_OPT_JSON, LIN | EQU | CMP},
     {"--outputs", "A,B", "keep only these outputs of the model, in this order (drop those a method cannot compute)",
-     CLI_OPT_OUTPUTS},
-    {"--repeat", "N", "runs per method, the median time is reported (1..1000, default 3)", 0},
-    {"-o", "DIR", "write A, B, C, D, M, Cd, K, F as Matrix Market files and linear_model.m", CLI_OPT_OUT},
-    {"--matrices", NULL, "print the matrices in the report", 0},
-    {"--shapes", NULL, "print the mode shapes in the report", 0},
-    {"--nev", "K", "the K eigenvalues nearest the shift only, by the sparse pencil (a pair counts as two)", 0},
-    {"--shift", "S", "real shift of the partial spectrum (default -1e-3: the lowest modes)", 0},
-    {"--mem-budget", "SIZE", "memory the computation may use: bytes, or with k, M, G (default 2G)", 0},
-    {"--no-matrices", NULL, "--json without the large dense outputs (ss, mck, q_S, mode_shapes)", 0},
-    {"--shift-im", "S", "imaginary part of the shift of the partial spectrum (default 0)", 0},
-    {"--eigensolver", "NAME", "partial spectrum by arpack (default) or slepc (SLEPc + MUMPS over MPI)", 0},
+     CLI_OPT_OUTPUTS, LIN | CMP | REP},
+    {"--repeat", "N", "runs per method, the median time is reported (1..1000, default 3)", 0, CMP},
+    {"-o", "DIR", "write A, B, C, D, M, Cd, K, F as Matrix Market files and linear_model.m", CLI_OPT_OUT, LIN},
+    {"-o", "FILE", "write the HTML page to FILE (default: standard output)", CLI_OPT_OUT, REP},
+    {"--matrices", NULL, "print the matrices in the report", 0, LIN},
+    {"--shapes", NULL, "print the mode shapes in the report", 0, LIN},
+    {"--nev", "K", "the K eigenvalues nearest the shift only, by the sparse pencil, never forming A dense "
+     "(augmented, descriptor; a conjugate pair counts as two)", 0, LIN | REP},
+    {"--shift", "S", "real shift of the partial spectrum (default -1e-3: the lowest modes)", 0, LIN | REP},
+    {"--mem-budget", "SIZE", "memory the computation may use: bytes, or with k, M, G (default 2G); above it "
+     "augmented gives a partial spectrum, other requests are refused", 0, LIN | CMP | REP},
+    {"--no-matrices", NULL, "--json without the large dense outputs (ss, mck, q_S, mode_shapes)", 0, LIN},
+    {"--shift-im", "S", "imaginary part of the shift of the partial spectrum (rotors: the modes near i Omega; "
+     "default 0)", 0, LIN | REP},
+    {"--eigensolver", "NAME", "engine of the partial spectrum: arpack (default) or slepc (SLEPc + MUMPS, over MPI "
+     "under mpirun -n P; the MPI plugin, docs/parallel.md)", 0, LIN | REP},
     {"--symbolic-jacobian", NULL, "the residual Jacobian built and compiled symbolically, as sweeps do, not its values "
-     "by forward-mode sweeps of the residual tape (the default); the same values to rounding", 0},
-    {"--forward-jacobian", NULL, "the residual Jacobian's values by forward-mode sweeps (the default: no effect)", 0},
+     "by forward-mode sweeps of the residual tape (the default); the same values to rounding", 0, ALL},
+    {"--forward-jacobian", NULL, "the residual Jacobian's values by forward-mode sweeps (the default: no effect)", 0,
+     ALL},
 };
 enum { NOPTIONS = sizeof options / sizeof options[0] };
 
@@ -88,13 +84,6 @@ static size_t append_word(char *s, size_t l, size_t cap, const char *opt, const 
         for (const char *c = parts[k]; *c && l + 1 < cap; c++) s[l++] = *c;
     if (cap) s[l < cap ? l : cap - 1] = '\0';
     return l;
-}
-
-static int takes(const command *c, const char *opt)
-{
-    char key[64];
-    append_word(key, 0, sizeof key, opt, " ");
-    return strstr(c->opts, key) != NULL;
 }
 
 /* One option of the help text: its head in a column of 19, its text from column 23, wrapped at
@@ -115,24 +104,40 @@ static void option_line(FILE *f, const char *head, const char *what)
     fputc('\n', f);
 }
 
-static void command_usage(FILE *f, const command *c)
+/* One option of the table: its head ("--set NAME=VALUE") and text, then, with which set, the
+ * commands that take it unless every one does ("[linearize, report]"). */
+static void option_help(FILE *f, int i, int which)
 {
-    fprintf(f, "usage: mblin %s MODEL [OPTIONS]\n\n%s\n\noptions:\n", c->name, c->what);
-    for (int i = 0; i < NOPTIONS; i++) {
-        if (!takes(c, options[i].opt)) continue;
-        char head[64];
-        const char *arg = options[i].arg, *what = options[i].help;
-        if (!strcmp(c->name, "report") && !strcmp(options[i].opt, "-o")) /* report writes one page */
-            arg = "FILE", what = "write the HTML page to FILE (default: standard output)";
-        snprintf(head, sizeof head, "%s%s%s", options[i].opt, arg ? " " : "", arg ? arg : "");
-        option_line(f, head, what);
-    }
+    char head[64], what[512];
+    snprintf(head, sizeof head, "%s%s%s", options[i].opt, options[i].arg ? " " : "", options[i].arg ? options[i].arg : "");
+    int l = snprintf(what, sizeof what, "%s", options[i].help);
+    const char *sep = " [";
+    for (int c = 0; which && options[i].cmds != ALL && c < NCOMMANDS; c++)
+        if ((options[i].cmds & (1u << c)) && l >= 0 && (size_t)l < sizeof what) {
+            l += snprintf(what + l, sizeof what - (size_t)l, "%s%s", sep, commands[c]);
+            sep = ", ";
+        }
+    if (sep[0] == ',' && l >= 0 && (size_t)l < sizeof what) snprintf(what + l, sizeof what - (size_t)l, "]");
+    option_line(f, head, what);
+}
+
+void cli_linearize_options_help(FILE *f)
+{
+    for (int i = 0; i < NOPTIONS; i++) option_help(f, i, 1);
+}
+
+static void command_usage(FILE *f, int c)
+{
+    cli_help_head(f, commands[c], "MODEL [OPTIONS]");
+    fprintf(f, "\noptions:\n");
+    for (int i = 0; i < NOPTIONS; i++)
+        if (options[i].cmds & (1u << c)) option_help(f, i, 0);
     option_line(f, "--help", "this text");
 }
 
 /* The pipeline's own options as the parser found them. */
 typedef struct pipeline {
-    const command *c;
+    int c;                    /* the command: commands[c] */
     int repeat;
     unsigned flags;
     /* large models (docs/linearization.md, "Large models: partial spectra") */
@@ -148,7 +153,7 @@ static void help(void *ud) { command_usage(stdout, ((const pipeline *)ud)->c); }
 /* --nev, --shift, --shift-im, --mem-budget: -1 to go on, else the exit status */
 static int number_option(pipeline *p, const char *a, const char *v)
 {
-    const char *cmd = p->c->name;
+    const char *cmd = commands[p->c];
     char num[64];
     double x = 0, unit = 1.0;
     size_t l = strlen(v);
@@ -185,7 +190,7 @@ static int number_option(pipeline *p, const char *a, const char *v)
 static int option(void *ud, const char *a, const char *v)
 {
     pipeline *p = ud;
-    const char *cmd = p->c->name;
+    const char *cmd = commands[p->c];
     if (!strcmp(a, "--matrices")) p->flags |= MBL_REPORT_MATRICES;
     else if (!strcmp(a, "--shapes")) p->flags |= MBL_REPORT_SHAPES;
     else if (!strcmp(a, "--no-matrices")) p->no_matrices = 1;
@@ -217,7 +222,7 @@ static int parse(pipeline *p, cli_args *a, int argc, char **argv)
     size_t fl = 0;
     for (int i = 0; i < NOPTIONS; i++) {
         fl = append_word(foreign, fl, sizeof foreign, options[i].opt, i == NOPTIONS - 1 ? " " : "");
-        if (!takes(p->c, options[i].opt)) continue;
+        if (!(options[i].cmds & (1u << p->c))) continue;
         if (options[i].common) spec.common |= options[i].common;
         else own[nown++] = (cli_option){options[i].opt, options[i].arg != NULL};
     }
@@ -388,7 +393,7 @@ int cli_cmd_linearize(int argc, char **argv)
     static cli_args a;
     memset(&p, 0, sizeof p);
     for (int c = 0; c < NCOMMANDS; c++)
-        if (!strcmp(argv[1], commands[c].name)) p.c = &commands[c];
+        if (!strcmp(argv[1], commands[c])) p.c = c;
     int code = parse(&p, &a, argc, argv);
     if (code >= 0) return code;
 

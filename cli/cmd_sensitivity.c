@@ -32,23 +32,24 @@ typedef struct cli {
 static void help(void *ud)
 {
     const cli *c = ud;
+    if (!strcmp(c->cmd, "sensitivity")) cli_help_head(stdout, "sensitivity", "MODEL [OPTIONS]");
+    else cli_help_head(stdout, "boundary", "MODEL --param NAME --near VALUE [OPTIONS]");
     if (!strcmp(c->cmd, "sensitivity"))
-        printf("usage: mblin sensitivity MODEL [OPTIONS]\n\n"
-               "exact derivatives of every eigenvalue, frequency, damping ratio and mode shape with respect to\n"
-               "parameters, the shift of the operating point included (docs/study.md)\n\n"
+        printf("\nof every eigenvalue, frequency, damping ratio and mode shape with respect to parameters, the\n"
+               "shift of the operating point included (docs/study.md)\n\n"
                "options:\n"
                "  --wrt P1,P2,...     the parameters (default: every parameter of the model)\n"
                "  --no-shapes         without the mode shapes' derivatives\n"
                "  --shape SPEC        also say which mode has the shape SPEC (NAME[=W],NAME[=W],..., as for\n"
                "                      `mblin boundary --shape`)\n"
-               "  --set NAME=VALUE    override a parameter: a number or a constant expression such as pi/2 (repeatable)\n"
+               "  --set NAME=VALUE    override a parameter: a number or a constant expression such as pi/2\n"
+               "                      (repeatable)\n"
                "  --guess NAME=VALUE  initial value of a coordinate (repeatable)\n"
                "  --at KIND           operating point: equilibrium, given, steady or trim (default: the file's)\n"
                "  --json              print one JSON object instead of the tables\n"
                "  --help              this text\n");
     else
-        printf("usage: mblin boundary MODEL --param NAME --near VALUE [OPTIONS]\n\n"
-               "the value of parameter NAME nearest VALUE where a mode's real part crosses zero or two eigenvalues\n"
+        printf("\nthe value of parameter NAME nearest VALUE where a mode's real part crosses zero or two eigenvalues\n"
                "leave the imaginary axis together (or, with --order, where a damped frequency meets the line\n"
                "omega = K * NAME): bracketed on a grid walked outward from VALUE, then refined with the exact\n"
                "sensitivities\n\n"
@@ -67,7 +68,8 @@ static void help(void *ud)
                "  --tol T             relative accuracy of the boundary (default 1e-10)\n"
                "  --floquet T|OMEGA   a time-periodic model: where a Floquet multiplier leaves the unit circle,\n"
                "                      period T or 2 pi / OMEGA (a spin speed); bisection (docs/floquet.md)\n"
-               "  --set NAME=VALUE    override a parameter: a number or a constant expression such as pi/2 (repeatable)\n"
+               "  --set NAME=VALUE    override a parameter: a number or a constant expression such as pi/2\n"
+               "                      (repeatable)\n"
                "  --guess NAME=VALUE  initial value of a coordinate (repeatable)\n"
                "  --at KIND           operating point: equilibrium, given, steady or trim (default: the file's)\n"
                "  --json              print one JSON object\n"

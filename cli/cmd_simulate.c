@@ -39,10 +39,11 @@ typedef struct cli {
 static void help(void *ud)
 {
     const cli *c = ud;
+    if (!strcmp(c->cmd, "simulate")) cli_help_head(stdout, "simulate", "MODEL --t-end T [OPTIONS]");
+    else cli_help_head(stdout, "validate", "MODEL [OPTIONS]");
     if (!strcmp(c->cmd, "simulate"))
-        printf("usage: mblin simulate MODEL --t-end T [OPTIONS]\n\n"
-               "time simulation from the operating point (SUNDIALS IDA on the stabilized index-2 form of Gear,\n"
-               "Gupta and Leimkuhler, exact sparse Jacobian, KLU); docs/simulation.md\n\n"
+        printf("\nSUNDIALS IDA on the stabilized index-2 form of Gear, Gupta and Leimkuhler, exact sparse Jacobian,\n"
+               "KLU; docs/simulation.md\n\n"
                "options:\n"
                "  --t-end T              end time (required)\n"
                "  --dt-out DT            output interval (default (T - t0)/1000)\n"
@@ -70,8 +71,7 @@ static void help(void *ud)
                "  --at KIND              operating point: equilibrium, given, steady or trim (default: the file's)\n"
                "  --json                 the summary as one JSON object\n");
     else
-        printf("usage: mblin validate MODEL [OPTIONS]\n\n"
-               "linearize, excite each of the lowest modes alone with a small amplitude, simulate, measure its\n"
+        printf("\nlinearize, excite each of the lowest modes alone with a small amplitude, simulate, measure its\n"
                "frequency and damping (FFT peak, then a fit of the analytic signal and of the samples) and\n"
                "compare with the eigenvalue; docs/simulation.md\n\n"
                "options:\n"

@@ -62,8 +62,7 @@ static int par_gather(void *ud, const double *buf, size_t n, double **all, size_
 }
 
 static const char sweep_help[] =
-    "usage: mblin sweep MODEL --param NAME=FROM:TO:COUNT [OPTIONS]\n\n"
-    "operating point, linear model and modes over a grid of parameter values, modes tracked\n\n"
+    "\noperating point, linear model and modes at every point of a grid of parameter values\n\n"
     "options:\n"
     "  --param NAME=FROM:TO:COUNT  swept parameter (once or twice; NAME t: the time along drivers)\n"
     "  --threads N          worker threads (default 1; the results do not depend on N)\n"
@@ -106,6 +105,7 @@ typedef struct sweep_opts {
 static void sweep_usage(void *ud)
 {
     (void)ud;
+    cli_help_head(stdout, "sweep", "MODEL --param NAME=FROM:TO:COUNT [OPTIONS]");
     fputs(sweep_help, stdout);
 }
 
@@ -351,9 +351,8 @@ int cli_cmd_sweep(int argc, char **argv)
 }
 
 static const char freqresp_help[] =
-    "usage: mblin freqresp MODEL [--from INPUT --to OUTPUT] --w FROM:TO:COUNT [OPTIONS]\n\n"
-    "frequency response G(i w) of the exact linear model: input INPUT to output OUTPUT, or without\n"
-    "--from and --to every input to every output (the transfer matrix) and its singular values\n\n"
+    "\nG(i w) from input INPUT to output OUTPUT, or without --from and --to from every input to every\n"
+    "output (the transfer matrix), with its singular values\n\n"
     "options:\n"
     "  --from INPUT         the model's input (with --to)\n"
     "  --to OUTPUT          the model's output (with --from)\n"
@@ -381,6 +380,7 @@ typedef struct freqresp_opts {
 static void freqresp_usage(void *ud)
 {
     (void)ud;
+    cli_help_head(stdout, "freqresp", "MODEL [--from INPUT --to OUTPUT] --w FROM:TO:COUNT [OPTIONS]");
     fputs(freqresp_help, stdout);
 }
 

@@ -1,5 +1,6 @@
 /* mblin command-line tool: a thin client of the public API (include/mblin/mblin.h). main, the
- * table of the commands (each in its cli/cmd_*.c) and the usage text made from it.
+ * one table of the commands (each in its cli/cmd_*.c) with each command's one line of help, and
+ * the usage text made from it; every command's --help starts with its line (cli_help_head).
  *
  *   mblin COMMAND MODEL [OPTIONS]
  *   mblin COMMAND --help
@@ -14,7 +15,8 @@
 #include "cli.h"
 #include "mblin/mblin.h"
 
-/* The commands: name, what runs it (with the whole command line), one line of help. */
+/* The commands: name, what runs it (with the whole command line), one line of help (the only
+ * copy: `mblin --help` lists it, `mblin COMMAND --help` prints it under its usage line). */
 static const struct {
     const char *name;
     int (*run)(int argc, char **argv);
@@ -37,6 +39,20 @@ static const struct {
 };
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
 
+/* The one line of help of command cmd (the table's), or NULL when there is no such command. */
+const char *cli_command_help(const char *cmd)
+{
+    for (int c = 0; c < NCOMMANDS; c++)
+        if (!strcmp(cmd, commands[c].name)) return commands[c].help;
+    return NULL;
+}
+
+void cli_help_head(FILE *f, const char *cmd, const char *args)
+{
+    const char *help = cli_command_help(cmd);
+    fprintf(f, "usage: mblin %s %s\n\n%s\n", cmd, args, help ? help : "");
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: mblin COMMAND MODEL [OPTIONS]   (mblin COMMAND --help: that command's options)\n"
@@ -47,39 +63,14 @@ static void usage(FILE *f)
         snprintf(head, sizeof head, "%s MODEL", commands[c].name);
         fprintf(f, "  %-18s  %s\n", head, commands[c].help);
     }
-    fprintf(f,
-            "\n"
-            "options:\n"
-            "  --method NAME       linearization method (default augmented)\n"
-            "  --set NAME=VALUE    override a parameter: a number or a constant expression such as pi/2 (repeatable)\n"
-            "  --guess NAME=VALUE  initial value of a coordinate (repeatable): the initial guess, or the\n"
-            "                      point itself with --at given\n"
-            "  --set-velocity NAME=VALUE  hold a velocity of a given point (repeatable): a coordinate's rate\n"
-            "                      or a key of the file's velocities (JV(crank)); the others are solved\n"
-            "  --target KEY=VALUE  the value of a trim target (at: trim), keyed as in the file's trim.targets\n"
-            "  --at KIND           operating point: equilibrium, given, steady or trim (default: the file's)\n"
-            "  --json              print one JSON object instead of the report\n"
-            "  --outputs A,B       keep only these outputs of the model (linearize, compare, report, codegen,\n"
-            "                      symbolic)\n"
-            "  --repeat N          compare: runs per method, the median time is reported (default 3)\n"
-            "  -o DIR              write A, B, C, D, M, Cd, K, F as Matrix Market files and linear_model.m\n"
-            "  --matrices          print the matrices in the report\n"
-            "  --shapes            print the mode shapes in the report\n"
-            "  --nev K             the K eigenvalues nearest the shift only (a conjugate pair counts as two),\n"
-            "                      by the sparse pencil, never forming A dense (augmented, descriptor)\n"
-            "  --shift S           real shift of the partial spectrum (default -1e-3: the lowest modes)\n"
-            "  --shift-im S        imaginary part of the shift (rotors: the modes near i Omega; default 0)\n"
-            "  --eigensolver NAME  engine of the partial spectrum: arpack (default) or slepc (SLEPc + MUMPS,\n"
-            "                      over MPI under mpirun -n P; the MPI plugin, docs/parallel.md)\n"
-            "  --mem-budget SIZE   memory the computation may use, bytes or with k, M, G (default 2G); above\n"
-            "                      it augmented gives a partial spectrum, other requests are refused\n"
-            "  --no-matrices       --json without the large dense outputs (ss, mck, q_S, mode_shapes)\n"
-            "  --symbolic-jacobian linearize, equilibrium, check, compare, report: the residual Jacobian\n"
-            "                      built symbolically, not by forward-mode sweeps of the residual tape\n"
-            "                      (the default); the same values to rounding\n"
-            "  --progress          a progress line on stderr at most every second (on a terminal: a bar)\n"
-            "  --opt=VALUE         the same as --opt VALUE; -- ends the options\n"
-            "  --version, --help\n");
+    fprintf(f, "\noptions of linearize, equilibrium, check, compare and report ([CMD, ..]: only these take it;\n"
+               "the other commands' options: mblin COMMAND --help):\n");
+    cli_linearize_options_help(f);
+    fprintf(f, "\n"
+               "options of every command:\n"
+               "  --progress           a progress line on stderr at most every second (on a terminal: a bar)\n"
+               "  --opt=VALUE          the same as --opt VALUE; -- ends the options\n"
+               "  --version, --help\n");
 }
 
 /* OpenBLAS's worker threads spin between the many small dense operations of a linearization

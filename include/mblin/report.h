@@ -1,5 +1,8 @@
-/* mblin: reports of operating points, linear models and modes, and the writers of every other
- * result (sweeps, frequency responses, trajectories: CSV, JSON, SVG and HTML).
+/* mblin: reports of operating points, linear models and modes (text, JSON, Matrix Market, the
+ * comparison of methods, the model check) and the HTML pages of every result (src/report). The
+ * writers of the other results are declared beside their families: a sweep's and a frequency
+ * response's CSV, JSON and SVG, and the generic plot, in mblin/sweep.h (src/study); a
+ * trajectory's CSV in mblin/sim.h (src/sim).
  *
  * The writers take a stream opened by the caller (the library itself never writes to stdout or
  * stderr on its own) and return 0 or MBL_EIO. */
@@ -11,7 +14,6 @@
 #include <stdio.h>
 
 #include "mblin/model.h"
-#include "mblin/sim.h"
 #include "mblin/sweep.h"
 
 #ifdef __cplusplus
@@ -108,72 +110,9 @@ MBL_API int mbl_report_html(FILE *f, const mbl_model *model, const mbl_point *pt
 MBL_API int mbl_sweep_report_html(FILE *f, const mbl_sweep *sw, const double *orders, int norders, double hz_per_unit,
                           double fmax, const mbl_critical *crit, int ncrit, mbl_status *st);
 
-/* ---- sweeps (include/mblin/sweep.h, src/study) ---------------------------------------------- */
-
-/* CSV: one row per point and branch: the axis values, branch, re, im, freq_hz, damping_ratio,
- * mac (numbers with 17 significant digits, so the file round-trips). */
-MBL_API int mbl_sweep_write_csv(FILE *f, const mbl_sweep *sw);
-/* JSON: {model, axes: [{name, from, to, count}], points, modes, fast, threads, seconds,
- * values: [[..] per point], branches: [{re: [..], im: [..], freq_hz: [..], damping_ratio: [..],
- * mac: [..]}], failed: [{point, error}], critical_speeds: [{branch, order, speed, freq_hz, trend,
- * refined}] (when crit is not NULL)}. */
-MBL_API int mbl_sweep_write_json(FILE *f, const mbl_sweep *sw, const mbl_critical *crit, int ncrit);
-
-/* SVG plots (one-axis sweeps; for two axes, the first row i1 = 0):
- *   campbell: frequency [Hz] of the oscillatory branches vs the swept parameter, the excitation
- *             lines of `orders` and the critical speeds marked and labelled; frequencies up to fmax
- *             (<= 0: all);
- *   locus:    root locus, Im vs Re of every branch over the sweep (start and end marked);
- *   damping:  damping ratio of the oscillatory branches vs the swept parameter. */
-MBL_API int mbl_sweep_svg_campbell(FILE *f, const mbl_sweep *sw, const double *orders, int norders, double hz_per_unit,
-                           double fmax, const mbl_critical *crit, int ncrit);
-MBL_API int mbl_sweep_svg_locus(FILE *f, const mbl_sweep *sw);
-MBL_API int mbl_sweep_svg_damping(FILE *f, const mbl_sweep *sw);
-/* Stability chart: a point is unstable when the largest real part of its eigenvalues (a Floquet
- * sweep: exponents) exceeds tol. One axis: that largest real part vs the parameter, the unstable
- * stretches shaded; two axes: the grid's cells, unstable red (darker for faster growth), stable
- * blue, failed grey (docs/floquet.md). */
-MBL_API int mbl_sweep_svg_stability(FILE *f, const mbl_sweep *sw, double tol);
-
-/* ---- frequency responses (include/mblin/sweep.h, src/study) -------------------------------- */
-
-/* CSV: w_rad_s, f_hz, re, im, magnitude, magnitude_db, phase_deg, rcond, form */
-MBL_API int mbl_freqresp_write_csv(FILE *f, const mbl_freqresp_result *r);
-/* Bode plot (magnitude in dB and phase in degrees over a logarithmic frequency axis in Hz). */
-MBL_API int mbl_freqresp_svg_bode(FILE *f, const mbl_freqresp_result *r, const char *title);
-/* MIMO (mbl_freqresp_mimo_run): every pair's Bode curves overlaid, one legend entry per pair; the
- * singular values of G over frequency in dB; CSV, one row per frequency and pair: w_rad_s, f_hz,
- * input, output, re, im, magnitude, magnitude_db, phase_deg, rcond, form; the singular values as
- * CSV: w_rad_s, f_hz, sigma1, .., sigma_nsv. */
-MBL_API int mbl_freqresp_mimo_svg_bode(FILE *f, const mbl_freqresp_mimo *r, const char *title);
-MBL_API int mbl_freqresp_mimo_svg_sigma(FILE *f, const mbl_freqresp_mimo *r, const char *title);
-MBL_API int mbl_freqresp_mimo_write_csv(FILE *f, const mbl_freqresp_mimo *r);
-MBL_API int mbl_freqresp_mimo_write_sv_csv(FILE *f, const mbl_freqresp_mimo *r);
-/* JSON (docs/schema/freqresp.json): schema_version, model, inputs, outputs, w_rad_s, form, rcond,
- * response [{input, output, re, im, magnitude, magnitude_db, phase_deg}], singular_values (one
- * array per frequency); non-finite values (a pole) are null. */
-MBL_API int mbl_freqresp_mimo_write_json(FILE *f, const mbl_freqresp_mimo *r, const char *model_name);
 /* The interactive page of a frequency response (web/report.html, docs/report.md): every pair's
  * Bode magnitude and phase, the singular values, each pair's peak. */
 MBL_API int mbl_freqresp_report_html(FILE *f, const mbl_freqresp_mimo *r, const char *model_name, mbl_status *st);
-
-/* A generic x-y plot (W 760 x H 500): series of points drawn as a line or as dots (markers = 1),
- * colour index `color` into the plots' palette (-1: the series' index), one legend entry per
- * distinct label (NULL: none); axes from the finite values. For plots of other modules (mblin
- * simulate --linearize-every: frequencies along a trajectory next to a sweep's branches). */
-typedef struct mbl_svg_series {
-    int n;
-    const double *x, *y;
-    const char *label;
-    int markers;
-    int color;
-} mbl_svg_series;
-MBL_API int mbl_svg_plot(FILE *f, const char *title, const char *xlabel, const char *ylabel, const mbl_svg_series *s, int ns);
-
-/* ---- trajectories (include/mblin/sim.h, src/sim) -------------------------------------------- */
-
-/* CSV: t, the coordinates, their velocities der(x), the inputs and the outputs by name. */
-MBL_API int mbl_sim_write_csv(FILE *f, const mbl_model *model, const mbl_sim_result *r);
 
 #ifdef __cplusplus
 }

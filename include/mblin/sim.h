@@ -15,6 +15,8 @@
 
 #include "mblin/export.h"
 
+#include <stdio.h>
+
 #include "mblin/dae.h"
 #include "mblin/model.h"
 
@@ -151,6 +153,11 @@ MBL_API void mbl_validation_free(mbl_validation *v);
  * periods up to the whole record). Outputs may be NULL. */
 MBL_API int mbl_signal_mode(const double *x, int ns, double dt, double f_hint, double *fft_hz, double *sigma,
                     double *omega_d, mbl_status *st);
+
+/* ---- a trajectory's writer ------------------------------------------------------------------ */
+
+/* CSV: t, the coordinates, their velocities der(x), the inputs and the outputs by name. */
+MBL_API int mbl_sim_write_csv(FILE *f, const mbl_model *model, const mbl_sim_result *r);
 
 #ifdef __cplusplus
 }

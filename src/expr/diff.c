@@ -8,7 +8,6 @@
 #include "expr/expr_internal.h"
 #include "expr/diff_memo.h"
 #include "expr/diff_sweep.h"
-#include "expr/gradient_terms.h"
 
 /* ---- seed sets: sorted (symbol index -> node; diff_sweep.h) ---------------------------------- */
 

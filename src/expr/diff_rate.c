@@ -6,7 +6,6 @@
 #include <stdlib.h>
 
 #include "expr/diff_memo.h"
-#include "expr/gradient_terms.h"
 
 /* the image of symbol node s under map (+ 2), 1 where s is constant in time */
 static uint32_t image(const mblx_graph *g, const uint32_t *map, size_t nmap, mblx_id s)

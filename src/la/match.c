@@ -6,7 +6,7 @@
  * grows augmenting paths breadth first in phases, O(nnz sqrt(n)) in the worst case and a few
  * phases on these matrices, whatever the order. mbla_klu hands KLU the matrix with its columns
  * permuted to put this matching on the diagonal (see klu.c). */
-#include "la/la_internal.h"
+#include "mblin/la.h"
 
 #include <stdint.h>
 

@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "lin/methods_internal.h"
-#include "mblin/la.h"
 
 int lin_partition(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                   mbl_status *st)

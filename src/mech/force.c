@@ -6,8 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/vec3.h"
-
 /* ---- force elements ---------------------------------------------------------------------------- */
 
 static void add_term(mech *M, char **acc, const char *term)

@@ -19,7 +19,6 @@
 
 #include "core/vec3.h"
 #include "mech/urdf_internal.h"
-#include "model/source.h"
 
 void mech_urdf_printf(ubuf *b, const char *f, ...)
 {

@@ -14,7 +14,6 @@
 #include "core/vec3.h"
 #include "mblin/status.h"
 #include "mech/urdf_internal.h"
-#include "model/source.h"
 
 /* ---- XML helpers ---- */
 

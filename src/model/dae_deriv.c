@@ -11,7 +11,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "mblin/sensitivity.h"
 #include "model/ffr.h"
 #include "model/model_internal.h"
 

@@ -8,7 +8,6 @@
  * gradient, then its sparse Jacobian), so the integrator's Newton matrix is exact. */
 #include <string.h>
 
-#include "mblin/sim.h"
 #include "model/model_internal.h"
 
 struct mbl_dae_eval {

@@ -2,7 +2,6 @@
  * variable, a constraint's name) into a node, the parsing of one item and of an equation item, and
  * the total time derivatives (with the constraint row groups made of them). */
 #include "expr/gradient_terms.h"
-#include "core/numfmt.h"
 #include "expr/number_node.h"
 #include "expr/parse_memo.h"
 #include "model/formulate.h"

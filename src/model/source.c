@@ -7,8 +7,6 @@
 #include "model/rtree.h"
 #include "model/pmech_num.h"
 
-#include "mblin/model.h"
-
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>

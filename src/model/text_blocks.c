@@ -1,7 +1,7 @@
 /* The model's small texts in blocks freed with the model (model/text_blocks.h). */
 #include <string.h>
 
-#include "model/formulate.h"
+#include "model/model_internal.h"
 #include "model/text_blocks.h"
 
 struct model_text_block {

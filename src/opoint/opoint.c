@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "core/progress.h"
-#include "mblin/la.h"
 #include "model/model_view.h"
 #include "opoint_constraint.h"
 #include "opoint_given.h"

@@ -33,7 +33,6 @@
 #include "core/progress.h"
 #include "mblin/expr.h"
 #include "mblin/la.h"
-#include "mblin/report.h"
 #include "mblin/sim.h"
 #include "sim_internal.h"
 

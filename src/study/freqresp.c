@@ -16,7 +16,6 @@
 
 #include "core/numfmt.h"
 #include "mblin/json.h"
-#include "mblin/report.h"
 #include "mblin/sweep.h"
 
 #define TWO_PI 6.283185307179586476925286766559

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "mblin/report.h"
 #include "mblin/sweep.h"
 
 #define TWO_PI 6.283185307179586476925286766559

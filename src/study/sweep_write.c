@@ -1,4 +1,4 @@
-/* A sweep's results as CSV and JSON (declared in include/mblin/report.h), and the level below which
+/* A sweep's results as CSV and JSON (declared in include/mblin/sweep.h), and the level below which
  * a frequency counts as zero in them and in the plots. */
 #include <math.h>
 #include <stdio.h>
@@ -6,7 +6,6 @@
 
 #include "core/numfmt.h"
 #include "mblin/json.h"
-#include "mblin/report.h"
 #include "mblin/sweep.h"
 
 /* ---- CSV and JSON ---------------------------------------------------------------------------- */

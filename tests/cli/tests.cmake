@@ -94,3 +94,8 @@ if(PYTHON3)
   add_test(NAME test_cli_output_links COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/output_links_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# issue 66, item 5: one help line per command (cli/main.c's table) and one text per option
+if(PYTHON3)
+  add_test(NAME test_cli_help COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/help_test.py $<TARGET_FILE:mblin_cli>
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()

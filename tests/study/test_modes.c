@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "mblin/mblin.h"
-#include "mblin/report.h"
 #include "mblin/sensitivity.h"
 #include "mblin/sweep.h"
 #include "eig/eig.h"
