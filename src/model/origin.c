@@ -6,20 +6,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "model/formulate.h"
 #include "model/model_internal.h"
 
 /* a copy of s kept in o->strs (NULL for NULL) */
 static const char *keep_str(model_origin *o, const char *s, int *fail)
 {
     if (!s) return NULL;
-    size_t n = strlen(s);
-    char *p = mbl_malloc(n + 1);
-    if (!p) {
-        *fail = 1;
-        return NULL;
-    }
-    memcpy(p, s, n + 1);
-    o->strs[o->nstrs++] = p;
+    char *p = model_str_dup(s);
+    if (!p) *fail = 1;
+    else o->strs[o->nstrs++] = p;
     return p;
 }
 
@@ -74,18 +70,10 @@ model_origin *model_origin_new(const char *text, size_t len, int take, const cha
     o->opt.states = keep_list(o, o->opt.states, ns, &fail);
     o->opt.velocity_states = keep_list(o, o->opt.velocity_states, nv, &fail);
     o->opt.outputs = keep_list(o, o->opt.outputs, no, &fail);
-    if (name) {
-        size_t n = strlen(name);
-        if ((o->name = mbl_malloc(n + 1))) memcpy(o->name, name, n + 1);
-        else fail = 1;
-    }
+    if (name && !(o->name = model_str_dup(name))) fail = 1;
     /* a relative name: its data, mesh and URDF files are found from the directory of the load */
     char dir[PATH_MAX];
-    if (!fail && name && name[0] != '/' && getcwd(dir, sizeof dir)) {
-        size_t n = strlen(dir);
-        if ((o->cwd = mbl_malloc(n + 1))) memcpy(o->cwd, dir, n + 1);
-        else fail = 1;
-    }
+    if (!fail && name && name[0] != '/' && getcwd(dir, sizeof dir) && !(o->cwd = model_str_dup(dir))) fail = 1;
     if (fail) {
         model_origin_free(o);
         return NULL;
@@ -100,13 +88,9 @@ model_origin *model_origin_dup(const model_origin *o)
     if (!d) return NULL;
     mbl_free(d->cwd); /* the original's directory, not today's */
     d->cwd = NULL;
-    if (o->cwd) {
-        size_t n = strlen(o->cwd);
-        if (!(d->cwd = mbl_malloc(n + 1))) {
-            model_origin_free(d);
-            return NULL;
-        }
-        memcpy(d->cwd, o->cwd, n + 1);
+    if (o->cwd && !(d->cwd = model_str_dup(o->cwd))) {
+        model_origin_free(d);
+        return NULL;
     }
     return d;
 }
