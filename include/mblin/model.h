@@ -108,7 +108,7 @@ typedef enum mbl_at { MBL_AT_EQUILIBRIUM = 0, MBL_AT_GIVEN = 1, MBL_AT_STEADY = 
 
 typedef struct mbl_model_info {
     const char *name;       /* the model's name ("" if none) */
-    const char *file;       /* the file it came from */
+    const char *file;       /* the file it came from (mbl_model_load_string: the name given) */
     int ncoord;             /* n: coordinates q */
     int nhol;               /* m: holonomic constraints */
     int nnh;                /* k: non-holonomic constraints */
