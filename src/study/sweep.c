@@ -3,11 +3,12 @@
  * Each point is an operating point, a linear model and its modes, computed independently of the
  * others and of the thread that computes it, so the results are the same on any number of
  * threads. Two ways to compute a point:
- *   - fast: every thread loads its own copy of the caller's model once (mbl_model_copy's: its text
- *     with the base overrides; a parameter changes in place only on a model of its own), makes a workspace
- *     (mbl_lin_work_new) at the sweep's first point, and then for each of its points changes the
- *     parameter in place (mbl_model_set_param), finds the operating point from the file's initial
- *     guess and re-linearizes (mbl_relinearize: no allocation, the states of the first point).
+ *   - fast: every thread loads its own copy of the caller's model once (mbl_model_copy's: its
+ *     text with the base overrides; a parameter changes in place only on a model of its own),
+ *     makes a workspace (mbl_lin_work_new) at the sweep's first point, and then for each of its
+ *     points changes the parameter in place (mbl_model_set_param), finds the operating point from
+ *     the file's initial guess and re-linearizes (mbl_relinearize: no allocation, the states of
+ *     the first point).
  *     A point where those states stop parametrizing the motion is linearized one-shot instead
  *     (mbl_linearize, states chosen there). Time sweeps change only the point's time.
  *   - reload: when the parameter was evaluated into numbers at load time (a mechanism's
