@@ -1,6 +1,7 @@
 /* mblin: models, operating points, linear models and modes: the public pipeline.
  *
  *   mbl_model_load_file()    model file (YAML) -> parsed, formulated and compiled model
+ *   mbl_model_copy()         model -> a fresh model loaded again from its text, more overrides
  *   mbl_operating_point()    model -> consistent (t, q, v, vdot, lambda, mu, inputs)
  *   mbl_linearize()          model + point -> A, B, C, D; M, C, K; map states -> q
  *   mbl_modal()              linear model -> eigenvalues, frequencies, damping, mode shapes
@@ -87,6 +88,19 @@ MBL_API int mbl_model_load_file_opt(const char *path, const mbl_setting *sets, i
                             mbl_model **out, mbl_status *st);
 MBL_API int mbl_model_load_string_opt(const char *text, size_t len, const char *name, const mbl_setting *sets, int nsets,
                               const mbl_load_options *opt, mbl_model **out, mbl_status *st);
+/* A fresh, independent model loaded from `model` as it was loaded: a loaded model keeps its text
+ * (the file's as it was read, or the string's; the memory of the text's size), the name it was
+ * loaded under, its overrides and its load options, and this loads that text again with them and
+ * then `sets` (a later setting of the same name wins), so it works as well for a model that has no
+ * file (mbl_model_load_string, Python's loads) and does not see a file changed since. Data, mesh
+ * and URDF files named relative to the model are found as the load found them (from the working
+ * directory of the load when its name is relative; the copy's name, mbl_model_info.file, is then
+ * the absolute one if the directory changed since); one that is no longer there fails the copy with
+ * the load's message, naming it. Values changed in place by mbl_model_set_param are not carried
+ * (the file's, or the settings'). The studies make their own models so (mbl_sweep_run, mbl_boundary;
+ * docs/study.md). 0, or a negative code with st filled (the load's errors). */
+MBL_API int mbl_model_copy(const mbl_model *model, const mbl_setting *sets, int nsets, mbl_model **out,
+                           mbl_status *st);
 
 /* MBL_AT_TRIM: a steady motion (a steady turn) that meets the file's `trim:` targets, solving the
  * coordinates, velocities and free inputs the targets leave open (docs/model-files.md, "Trim"). */
@@ -94,7 +108,7 @@ typedef enum mbl_at { MBL_AT_EQUILIBRIUM = 0, MBL_AT_GIVEN = 1, MBL_AT_STEADY = 
 
 typedef struct mbl_model_info {
     const char *name;       /* the model's name ("" if none) */
-    const char *file;       /* the file it came from */
+    const char *file;       /* the file it came from (mbl_model_load_string: the name given) */
     int ncoord;             /* n: coordinates q */
     int nhol;               /* m: holonomic constraints */
     int nnh;                /* k: non-holonomic constraints */

@@ -153,10 +153,10 @@ typedef struct mbl_boundary_result {
 } mbl_boundary_result;
 enum { MBL_FLOQUET_CROSS_PLUS1 = 1, MBL_FLOQUET_CROSS_MINUS1 = 2, MBL_FLOQUET_CROSS_PAIR = 3 };
 
-/* `model` is loaded by the caller from its file with the overrides sets (mbl_model_load_file). At
- * each point the model's file (mbl_model_info.file) is loaded again with sets plus param = value
- * (so that the parameters computed from param follow, as with --set), the point found, linearized
- * and differentiated. The boundary is bracketed first: the modes are tracked over a grid walked
+/* `model` is loaded by the caller (from a file or a string). At each point it is copied
+ * (mbl_model_copy: its text loaded again with its own overrides, never its file) with sets plus
+ * param = value over them (so that the parameters computed from param follow, as with --set), the
+ * point found, linearized and differentiated. The boundary is bracketed first: the modes are tracked over a grid walked
  * outward from `near` (3 % steps, alternately up and down, within [opt.from, opt.to]: default
  * near / 3 .. 3 near) until a mode's crossing function changes sign; the nearest such change is
  * then refined by a safeguarded root finder (Newton steps with the exact sensitivity while they

@@ -72,8 +72,8 @@ typedef struct mbl_sweep_options {
     int naxes;                   /* 1 or 2; the first axis varies fastest */
     mbl_sweep_axis axis[2];
     int threads;                 /* worker threads (<= 0: 1); results do not depend on it */
-    const mbl_setting *sets;     /* the parameter overrides the model was loaded with
-                                    (mbl_model_load_file's): its copies are loaded with them too */
+    const mbl_setting *sets;     /* parameter overrides for the sweep's copies of the model, over
+                                    those it was loaded with (which the copies keep; NULL: none) */
     int nsets;
     const mbl_opoint_options *popt; /* NULL: defaults. q, v, guess apply at every point */
     const mbl_lin_options *lopt; /* NULL: defaults; method must be augmented (the workspace path) */
@@ -155,11 +155,12 @@ typedef struct mbl_sweep {
     long long warm_nchord, warm_nchord_fallback;
 } mbl_sweep;
 
-/* Run the sweep on `model`, loaded by the caller from its file with the overrides opt->sets
- * (mbl_model_load_file): the axes are checked and named against it. A parameter changes in place
- * (mbl_model_set_param) only on a model of its own, so the sweep loads the model's file
- * (mbl_model_info.file) again: once per thread with opt->sets (the fast path), or at every point
- * with opt->sets and the point's values (a parameter that cannot change in place; force_reload).
+/* Run the sweep on `model` (loaded from a file or a string): the axes are checked and named
+ * against it. A parameter changes in place (mbl_model_set_param) only on a model of its own, so the
+ * sweep makes copies of `model` (mbl_model_copy: its text loaded again with its own overrides and
+ * load options, never its file): once per thread with opt->sets (the fast path), or at every point
+ * with opt->sets and the point's values (a parameter that cannot change in place; force_reload);
+ * opt->sets go over the model's own overrides (NULL: the model's alone).
  * The caller's model is not changed and may be freed after the call (the sweep keeps its own copy
  * for mbl_sweep_critical). With model NULL it fails with the error already in st (the caller's
  * failed load) or MBL_EARG: a rank of a distributed sweep whose load failed still calls it so, and

@@ -346,21 +346,6 @@ class Model:
 
     # ---- studies (include/mblin/sweep.h, include/mblin/sensitivity.h; docs/study.md) ---------
 
-    def _file(self):
-        """A file of this model for the studies that reload it (a model from text is written to a
-        temporary file kept while the model lives)."""
-        if self._source[0] == "file":
-            return self._source[1]
-        if getattr(self, "_tmpfile", None) is None:
-            import tempfile
-            f = tempfile.NamedTemporaryFile("w", suffix=".yaml", prefix="mblin-", delete=False)
-            with f:
-                f.write(self._source[1])
-            self._tmpfile = f.name
-            import weakref
-            weakref.finalize(self, _os.unlink, f.name)
-        return self._tmpfile
-
     def sweep(self, param, values, *, threads=1, at=None, set=None, max_points=None):
         """Sweep one parameter with mode tracking (the CLI's ``mblin sweep --param``).
 
@@ -395,10 +380,10 @@ class Model:
             if not _np.allclose(v, grid, rtol=1e-12, atol=1e-12 * max(abs(lo), abs(hi))):
                 raise ArgumentError("sweep: values must be evenly spaced (the library sweeps from:to:count)",
                                     ArgumentError.code)
-        sets = dict(self._sets)
-        sets.update(dict(_sets(set)))
-        return _core.sweep(self._file(), list(sets.items()), str(param), lo, hi, count, int(threads),
-                           _AT[at] if at is not None else -1, int(max_points or 0))
+        # the studies copy this model in memory (its text, settings and options; mbl_model_copy):
+        # a model from loads() sweeps as one from a file; `set` goes over the model's settings
+        return self._core.sweep(_sets(set), str(param), lo, hi, count, int(threads),
+                                _AT[at] if at is not None else -1, int(max_points or 0))
 
     def sensitivity(self, wrt=None, *, shapes=True, point=None, at=None, q=None, v=None, guess=None, t=None):
         """Exact derivatives of the modes with respect to parameters (the CLI's ``mblin sensitivity``),
@@ -467,9 +452,7 @@ class Model:
             raise ArgumentError("boundary: a sweep's branch needs both branch=B and sweep=FILE", ArgumentError.code)
         if branch is not None and int(branch) < 1:
             raise ArgumentError("boundary: branch must be 1 or more, got %r" % (branch,), ArgumentError.code)
-        sets = dict(self._sets)
-        sets.update(dict(_sets(set)))
-        return _core.boundary(self._file(), list(sets.items()), str(param), float(near), float(order),
+        return self._core.boundary(_sets(set), str(param), float(near), float(order),
                               float(tol) if tol else 0.0, int(mode), _AT[at] if at is not None else -1,
                               None if shape is None else str(shape), 0 if branch is None else int(branch),
                               None if sweep is None else _os.fsdecode(_os.fspath(sweep)), lo, hi)

@@ -20,8 +20,10 @@
  * builds (a subclass of mblin.Error). The heavy calls release the GIL: a loaded model is
  * immutable and serves many threads (include/mblin/model.h).
  *
- *   sweep(path, sets, param, from, to, count, threads, at) -> dict (the model loaded, mbl_sweep_run, one axis)
- *   boundary(path, sets, param, near, order, tol, mode, at[, shape, branch, sweep, from, to]) -> dict (mbl_boundary)
+ *   Model.sweep(sets, param, from, to, count, threads, at, max_points) -> dict (mbl_sweep_run on the
+ *       model, or on its copy with this call's sets; one axis)
+ *   Model.boundary(sets, param, near, order, tol, mode, at[, shape, branch, sweep, from, to]) -> dict
+ *       (mbl_boundary, the same way)
  *   Model.sensitivity(point, wrt, shapes) -> dict (mbl_sensitivity_compute)
  *   Model.freqresp(point, input, output, w) -> dict (mbl_freqresp) */
 #define MBLIN_PY_IMPORT_ARRAY /* this file calls import_array() */
@@ -485,6 +487,10 @@ static PyMethodDef Model_methods[] = {
     {"compare", (PyCFunction)Model_compare, METH_VARARGS, "compare(point, options, repeat) -> (reference, rows)"},
     {"sensitivity", (PyCFunction)py_Model_sensitivity, METH_VARARGS, "sensitivity(point, wrt, shapes) -> dict"},
     {"freqresp", (PyCFunction)py_Model_freqresp, METH_VARARGS, "freqresp(point, input, output, w) -> dict"},
+    {"sweep", (PyCFunction)py_Model_sweep, METH_VARARGS,
+     "sweep(sets, param, from, to, count, threads, at, max_points) -> dict"},
+    {"boundary", (PyCFunction)py_Model_boundary, METH_VARARGS,
+     "boundary(sets, param, near, order, tol, mode, at[, shape, branch, sweep, from, to]) -> dict"},
     {NULL, NULL, 0, NULL}};
 
 static PyTypeObject ModelType = {
@@ -592,8 +598,6 @@ static PyObject *core_constant(PyObject *mod, PyObject *args)
 static PyMethodDef core_functions[] = {
     {"load_file", core_load_file, METH_VARARGS, "load_file(path, sets, states, velocity_states) -> Model"},
     {"load_string", core_load_string, METH_VARARGS, "load_string(text, name, sets, states, velocity_states) -> Model"},
-    {"sweep", py_sweep, METH_VARARGS, "sweep(path, sets, param, from, to, count, threads, at) -> dict"},
-    {"boundary", py_boundary, METH_VARARGS, "boundary(path, sets, param, near, order, tol, mode, at[, shape, branch, sweep, from, to]) -> dict"},
     {"constant", core_constant, METH_VARARGS, "constant(text) -> float: a constant expression's value (2, pi/2)"},
     {"methods", core_methods, METH_NOARGS, "the linearization methods"},
     {"version", core_version, METH_NOARGS, "the library version"},

@@ -62,8 +62,8 @@ int py_interrupt_end(py_interrupt *pi);
 
 /* ---- studies (_studies.c): functions of the module and methods of Model ------------------------ */
 
-PyObject *py_sweep(PyObject *mod, PyObject *args);
-PyObject *py_boundary(PyObject *mod, PyObject *args);
+PyObject *py_Model_sweep(ModelObject *self, PyObject *args);
+PyObject *py_Model_boundary(ModelObject *self, PyObject *args);
 PyObject *py_Model_sensitivity(ModelObject *self, PyObject *args);
 PyObject *py_Model_freqresp(ModelObject *self, PyObject *args);
 

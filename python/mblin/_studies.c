@@ -9,20 +9,31 @@
 
 /* ---- studies (include/mblin/sweep.h, sensitivity.h) --------------------------------------- */
 
-/* sweep(path, sets, name, from, to, count, threads, popt_at) -> dict of the mbl_sweep fields
- * (one axis; arrays npoints x nmodes). */
-PyObject *py_sweep(PyObject *mod, PyObject *args)
+/* The model a study runs on: self's, or with sets (this call's) a copy of it with them over its own
+ * (mbl_model_copy, in *own: the caller frees it). */
+static int study_model(ModelObject *self, const mbl_setting *sets, int nsets, mbl_model **own, const mbl_model **md,
+                       mbl_status *st)
 {
-    (void)mod;
-    PyObject *path_obj, *sets_obj, *path_bytes = NULL;
+    *own = NULL;
+    *md = self->model;
+    if (!nsets) return 0;
+    int rc = mbl_model_copy(self->model, sets, nsets, own, st);
+    *md = *own;
+    return rc;
+}
+
+/* Model.sweep(sets, name, from, to, count, threads, popt_at, max_points) -> dict of the mbl_sweep
+ * fields (one axis; arrays npoints x nmodes), on this model (its copies: mbl_sweep_run), sets this
+ * call's overrides over the model's. */
+PyObject *py_Model_sweep(ModelObject *self, PyObject *args)
+{
+    PyObject *sets_obj;
     const char *name;
     double from, to;
     int count, threads, at;
     long max_points;
-    if (!PyArg_ParseTuple(args, "OOsddiiil", &path_obj, &sets_obj, &name, &from, &to, &count, &threads, &at,
-                          &max_points))
+    if (!PyArg_ParseTuple(args, "Osddiiil", &sets_obj, &name, &from, &to, &count, &threads, &at, &max_points))
         return NULL;
-    if (!PyUnicode_FSConverter(path_obj, &path_bytes)) return NULL;
     mbl_setting *sets = NULL;
     int nsets = 0;
     PyObject *keep = NULL, *result = NULL;
@@ -39,21 +50,19 @@ PyObject *py_sweep(PyObject *mod, PyObject *args)
     so.axis[0].count = count;
     so.threads = threads;
     so.max_points = max_points; /* 0: the default */
-    so.sets = sets;
-    so.nsets = nsets;
-    so.popt = &po;
+    so.popt = &po; /* so.sets: none, the model's own (its copy's with this call's) */
     mbl_status st;
     mbl_status_clear(&st);
     mbl_sweep *sw = NULL;
     int rc;
-    const char *path = PyBytes_AS_STRING(path_bytes);
     py_interrupt pi;
     py_interrupt_begin(&pi);
     Py_BEGIN_ALLOW_THREADS
-    mbl_model *md = NULL;
-    rc = mbl_model_load_file(path, sets, nsets, &md, &st);
+    mbl_model *own = NULL;
+    const mbl_model *md = NULL;
+    rc = study_model(self, sets, nsets, &own, &md, &st);
     if (!rc) rc = mbl_sweep_run(md, &so, &sw, &st);
-    mbl_model_free(md);
+    mbl_model_free(own);
     Py_END_ALLOW_THREADS
     if (py_interrupt_end(&pi)) { /* KeyboardInterrupt */
         mbl_sweep_free(sw);
@@ -104,7 +113,6 @@ PyObject *py_sweep(PyObject *mod, PyObject *args)
 done:
     PyMem_Free(sets);
     Py_XDECREF(keep);
-    Py_DECREF(path_bytes);
     return result;
 }
 
@@ -221,20 +229,19 @@ PyObject *py_Model_sensitivity(ModelObject *self, PyObject *args)
     return d;
 }
 
-/* boundary(path, sets, param, near, order, tol, mode, at, shape, branch, sweep) -> dict (shape and
- * sweep: str or None; one of mode, shape, branch + sweep at most, checked by the caller) */
-PyObject *py_boundary(PyObject *mod, PyObject *args)
+/* Model.boundary(sets, param, near, order, tol, mode, at, shape, branch, sweep) -> dict (shape and
+ * sweep: str or None; one of mode, shape, branch + sweep at most, checked by the caller), on this
+ * model (its copies: mbl_boundary), sets this call's overrides over the model's. */
+PyObject *py_Model_boundary(ModelObject *self, PyObject *args)
 {
-    (void)mod;
-    PyObject *path_obj, *sets_obj, *path_bytes = NULL;
+    PyObject *sets_obj;
     const char *param;
     const char *shape = NULL, *sweep = NULL;
     double near, order, tol, from = NAN, to = NAN;
     int mode, at, branch = 0;
-    if (!PyArg_ParseTuple(args, "OOsdddii|zizdd", &path_obj, &sets_obj, &param, &near, &order, &tol, &mode, &at, &shape,
-                          &branch, &sweep, &from, &to))
+    if (!PyArg_ParseTuple(args, "Osdddii|zizdd", &sets_obj, &param, &near, &order, &tol, &mode, &at, &shape, &branch,
+                          &sweep, &from, &to))
         return NULL;
-    if (!PyUnicode_FSConverter(path_obj, &path_bytes)) return NULL;
     mbl_setting *sets = NULL;
     int nsets = 0;
     PyObject *keep = NULL, *result = NULL;
@@ -253,14 +260,14 @@ PyObject *py_boundary(PyObject *mod, PyObject *args)
     mbl_status_clear(&st);
     mbl_boundary_result r;
     int rc;
-    const char *path = PyBytes_AS_STRING(path_bytes);
     py_interrupt pi;
     py_interrupt_begin(&pi);
     Py_BEGIN_ALLOW_THREADS
-    mbl_model *md = NULL;
-    rc = mbl_model_load_file(path, sets, nsets, &md, &st);
-    if (!rc) rc = mbl_boundary(md, sets, nsets, param, near, &bo, &r, &st);
-    mbl_model_free(md);
+    mbl_model *own = NULL;
+    const mbl_model *md = NULL;
+    rc = study_model(self, sets, nsets, &own, &md, &st);
+    if (!rc) rc = mbl_boundary(md, NULL, 0, param, near, &bo, &r, &st);
+    mbl_model_free(own);
     Py_END_ALLOW_THREADS
     if (py_interrupt_end(&pi)) {
         /* KeyboardInterrupt, set */
@@ -276,7 +283,6 @@ PyObject *py_boundary(PyObject *mod, PyObject *args)
 done:
     PyMem_Free(sets);
     Py_XDECREF(keep);
-    Py_DECREF(path_bytes);
     return result;
 }
 

@@ -17,6 +17,7 @@
 #include "mech/mechanism.h"
 #include "mech/urdf.h"
 #include "model/model_internal.h"
+#include "model/origin.h"
 #include "model/source.h"
 
 static char *load_str_dup(const char *s)
@@ -237,9 +238,9 @@ int mbl_model_load_string(const char *text, size_t len, const char *name, const 
     return mbl_model_load_string_opt(text, len, name, sets, nsets, NULL, out, st);
 }
 
-/* mbl_model_load_string_opt; *owned (not NULL: text itself, the caller's block) is freed and set
- * to NULL once the text is parsed, before the model is built from it (the N = 10^4 four-bar's
- * 4.7 MB file then makes room for the graph). */
+/* mbl_model_load_string_opt; *owned (not NULL: text itself, the caller's block of len + 1 bytes)
+ * is taken by the model's origin (model/origin.h: kept for mbl_model_copy; freed here on failure)
+ * and set to NULL, else the text is copied there. */
 static int load_string(const char *text, size_t len, char **owned, const char *name, const mbl_setting *sets,
                        int nsets, const mbl_load_options *opt, mbl_model **out, mbl_status *st);
 
@@ -264,23 +265,30 @@ static int load_string(const char *text, size_t len, char **owned, const char *n
     if (!(lim.mem_budget >= 0) || !isfinite(lim.mem_budget))
         return mbl_error(st, MBL_EARG, "mbl_load_options: mem_budget = %g: expected a size in bytes (0: the default)",
                          lim.mem_budget);
+    /* what the model is loaded from, kept on it for mbl_model_copy (a file's text taken, not freed) */
+    model_origin *org = model_origin_new(text, len, owned != NULL, name, sets, nsets, &lim);
+    if (owned) *owned = NULL;
+    if (!org) return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", name ? name : "<model>");
     mbl_src *src = NULL;
-    int rc = load_src_read_opt(text, len, name, sets, nsets, lim.max_nesting, lim.mem_budget, &src, st);
-    if (owned) {
-        mbl_free(*owned);
-        *owned = NULL;
+    int rc = load_src_read_opt(org->text, len, name, sets, nsets, lim.max_nesting, lim.mem_budget, &src, st);
+    if (rc) {
+        model_origin_free(org);
+        return rc;
     }
-    if (rc) return rc;
     if (lim.states) rc = replace_states(&src->states, lim.states, lim.nstates, "states", st);
     if (!rc && lim.velocity_states)
         rc = replace_states(&src->velocity_states, lim.velocity_states, lim.nvelocity_states, "velocity states", st);
     if (!rc && lim.outputs) rc = select_outputs(&src->outputs, lim.outputs, lim.noutputs, name ? name : "<model>", st);
     if (rc) {
         model_src_free(src);
+        model_origin_free(org);
         return rc;
     }
     src->forward_jacobian = lim.forward_jacobian != 0;
-    return model_from_src(src, sets, nsets, out, st);
+    rc = model_from_src(src, sets, nsets, out, st);
+    if (rc) model_origin_free(org);
+    else model_set_origin(*out, org);
+    return rc;
 }
 
 int mbl_model_load_file(const char *path, const mbl_setting *sets, int nsets, mbl_model **out, mbl_status *st)

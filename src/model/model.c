@@ -3,6 +3,7 @@
 #include "core/progress.h"
 #include "model/data.h"
 #include "model/formulate.h"
+#include "model/origin.h"
 #include "model/text_blocks.h"
 #include "model/terms/term.h"
 
@@ -255,6 +256,7 @@ void mbl_model_free(mbl_model *md)
     mbl_free(md->X), mbl_free(md->Xd), mbl_free(md->Z), mbl_free(md->X0);
     mbl_free(md->file);
     mbl_free(md->name);
+    model_origin_free(md->origin);
     mbl_free(md->p);
     mbl_free(md->q);
     mbl_free(md->v);

@@ -169,6 +169,8 @@ struct mbl_model {
     mblx_id *val;
     char **val_what, **val_limit_text;
     double *val_limit;
+    /* what the model was loaded from (src/model/origin.h; mbl_model_copy), NULL: nothing */
+    struct model_origin *origin;
 };
 
 /* model_blk0 (model_view.h) inline: the one definition of the unknowns' layout [a lam mu v q Xdot Z

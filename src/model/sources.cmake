@@ -2,6 +2,7 @@ list(APPEND MBLIN_SOURCES
   src/model/source.c
   src/model/data.c
   src/model/model.c
+  src/model/origin.c
   src/model/dae_helpers.c
   src/model/names.c
   src/model/resolve.c

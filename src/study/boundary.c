@@ -2,9 +2,10 @@
  * damped frequency meets an order line omega = order * p (a critical speed), bracketed first and
  * then refined with the exact sensitivities of src/study/sensitivity.c (docs/study.md).
  *
- * At every point the caller's model's file is loaded again with the parameter set (so every
- * parameter computed from it follows, exactly as `--set` does), the operating point found, and the
- * eigenvalues and their derivatives computed.
+ * At every point the caller's model is copied with the parameter set (mbl_model_copy: its text
+ * loaded again, so every parameter computed from it follows, exactly as `--set` does; a model from a
+ * string as one from a file), the operating point found, and the eigenvalues and their derivatives
+ * computed.
  *
  * 1. The search: a grid walked outward from `near`, alternately up and down, each point's modes
  *    tracked from its neighbour nearer `near` (mbl_track_modes_pred: predictor and shapes), until
@@ -42,7 +43,7 @@ void mbl_boundary_options_default(mbl_boundary_options *opt)
 /* ---- evaluation ------------------------------------------------------------------------------- */
 
 typedef struct search {
-    const char *path;
+    const mbl_model *model; /* the caller's: each point is a copy of it (mbl_model_copy) */
     mbl_setting *sets;
     int nsets;
     const char *param;
@@ -60,7 +61,7 @@ static int evaluate(search *sc, double p, mbl_sensitivity **out, mbl_status *st)
     mbl_model *md = NULL;
     mbl_point *pt = NULL;
     mbl_dae_deriv *dd = NULL;
-    int rc = mbl_model_load_file(sc->path, sc->sets, sc->nsets, &md, st);
+    int rc = mbl_model_copy(sc->model, sc->sets, sc->nsets, &md, st);
     if (rc) return rc;
     mbl_model_info info;
     mbl_model_get_info(md, &info);
@@ -870,9 +871,9 @@ int mbl_boundary(const mbl_model *model, const mbl_setting *sets_in, int nsets_i
         rc = mbl_error(st, MBL_EARG, "%s: the model has no parameter '%s'", info.file, param);
     } else {
         double from, to;
-        search sc = {info.file, sets, nsets, param, &opt, 0};
+        search sc = {model, sets, nsets, param, &opt, 0};
         if (opt.floquet) rc = search_range(&opt, near, &from, &to, st);
-        if (opt.floquet && !rc) rc = study_floquet_boundary(info.file, sets, nsets, param, near, from, to, &opt, res, st);
+        if (opt.floquet && !rc) rc = study_floquet_boundary(model, sets, nsets, param, near, from, to, &opt, res, st);
         else if (!opt.floquet) rc = boundary_run(model, &sc, near, res, st);
         if (!rc && opt.floquet) res->accuracy = res->verified = 0.5 * res->last_step; /* bisection's bracket */
     }

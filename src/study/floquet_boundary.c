@@ -29,7 +29,7 @@
 #define FB_REAL_TOL 1e-8  /* a multiplier with |Im mu| below this times |mu| is real */
 
 typedef struct fb_search {
-    const char *path;
+    const mbl_model *model; /* the caller's: each point is a copy of it (mbl_model_copy) */
     mbl_setting *sets; /* the user's settings, param = p last */
     int nsets;
     const char *param;
@@ -56,7 +56,7 @@ static int fb_eval(fb_search *sc, double p, fb_value *v, mbl_status *st)
     mbl_floquet *f = NULL;
     mbl_floquet_options o = *sc->opt->floquet;
     o.samples = 1, o.mbc = NULL;
-    int rc = mbl_model_load_file(sc->path, sc->sets, sc->nsets, &md, st);
+    int rc = mbl_model_copy(sc->model, sc->sets, sc->nsets, &md, st);
     if (!rc && sc->opt->floquet_spin) {
         mbl_model_info info;
         mbl_model_get_info(md, &info);
@@ -104,10 +104,10 @@ static double fb_grid(double near, double end, int k, int *count)
     return k >= *count ? end : near + k * (end - near) / *count;
 }
 
-int study_floquet_boundary(const char *path, mbl_setting *sets, int nsets, const char *param, double near, double from,
+int study_floquet_boundary(const mbl_model *model, mbl_setting *sets, int nsets, const char *param, double near, double from,
                            double to, const mbl_boundary_options *opt, mbl_boundary_result *res, mbl_status *st)
 {
-    fb_search sc = {path, sets, nsets, param, opt, 0};
+    fb_search sc = {model, sets, nsets, param, opt, 0};
     fb_value v0, a, b;
     int rc = fb_eval(&sc, near, &v0, st);
     if (rc) return rc;

@@ -15,7 +15,7 @@ int study_floquet_modes(const mbl_model *model, const mbl_point *point, const mb
 
 /* mbl_boundary with opt->floquet (floquet_boundary.c): the search over [from, to] from near, sets
  * the user's settings with a last slot for param (nsets counts it). */
-int study_floquet_boundary(const char *path, mbl_setting *sets, int nsets, const char *param, double near, double from,
+int study_floquet_boundary(const mbl_model *model, mbl_setting *sets, int nsets, const char *param, double near, double from,
                            double to, const mbl_boundary_options *opt, mbl_boundary_result *res, mbl_status *st);
 
 #endif

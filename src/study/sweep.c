@@ -3,16 +3,19 @@
  * Each point is an operating point, a linear model and its modes, computed independently of the
  * others and of the thread that computes it, so the results are the same on any number of
  * threads. Two ways to compute a point:
- *   - fast: every thread loads its own copy of the caller's model once (its file with the base
- *     overrides: a parameter changes in place only on a model of its own), makes a workspace
- *     (mbl_lin_work_new) at the sweep's first point, and then for each of its points changes the
- *     parameter in place (mbl_model_set_param), finds the operating point from the file's initial
- *     guess and re-linearizes (mbl_relinearize: no allocation, the states of the first point).
+ *   - fast: every thread loads its own copy of the caller's model once (mbl_model_copy's: its
+ *     text with the base overrides; a parameter changes in place only on a model of its own),
+ *     makes a workspace (mbl_lin_work_new) at the sweep's first point, and then for each of its
+ *     points changes the parameter in place (mbl_model_set_param), finds the operating point from
+ *     the file's initial guess and re-linearizes (mbl_relinearize: no allocation, the states of
+ *     the first point).
  *     A point where those states stop parametrizing the motion is linearized one-shot instead
  *     (mbl_linearize, states chosen there). Time sweeps change only the point's time.
  *   - reload: when the parameter was evaluated into numbers at load time (a mechanism's
- *     parameters, a parameter other parameters or initial values use), the model's file is loaded
- *     with the point's values (mbl_model_load_file's overrides) and linearized one-shot.
+ *     parameters, a parameter other parameters or initial values use), the model is copied with the
+ *     point's values (mbl_model_copy's overrides) and linearized one-shot. The copies are loaded from
+ *     the text the caller's model keeps (src/model/origin.h), never from its file: a model loaded
+ *     from a string sweeps as one loaded from a file.
  * Which of the two is decided on the first thread's copy: the fast path when the axes' parameters
  * change in place there (mbl_model_set_param).
  * The modes of all points are then tracked in order (track.c); critical speeds of a Campbell
@@ -273,12 +276,18 @@ static int make_ctx(const mbl_model *md, const mbl_sweep_options *opt, ctx **out
     mbl_model_get_info(md, &info);
     const char *path = info.file;
     c->path = dup_str(path);
+    const model_origin *mo = model_origin_of(md);
+    if (!mo) {
+        mbl_free(c->path), mbl_free(c);
+        return mbl_error(st, MBL_EARG, "%s: the model keeps no text to load its own copies from (mbl_model_copy)", path);
+    }
+    c->origin = model_origin_dup(mo);
     c->naxes = opt->naxes;
     c->nbase = opt->nsets > 0 ? opt->nsets : 0;
     c->nsets = c->nbase + opt->naxes;
     c->sets = mbl_calloc((size_t)c->nsets, sizeof *c->sets);
     c->set_names = mbl_calloc((size_t)c->nsets, sizeof *c->set_names);
-    if (!c->path || !c->sets || !c->set_names) {
+    if (!c->path || !c->origin || !c->sets || !c->set_names) {
         study_sweep_ctx_free(c);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
@@ -367,7 +376,7 @@ static int make_ctx(const mbl_model *md, const mbl_sweep_options *opt, ctx **out
 static int fast_probe(worker *w, mbl_status *st)
 {
     ctx *c = w->c;
-    int rc = mbl_model_load_file(c->path, c->sets, c->nbase, &w->model, st);
+    int rc = load_copy(c->origin, c->sets, c->nbase, &w->model, st);
     if (rc) return rc;
     for (int a = 0; a < c->naxes; a++) {
         int i = c->pidx[a];

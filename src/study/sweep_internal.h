@@ -9,6 +9,7 @@
 #include "mblin/floquet.h"
 #include "mblin/sensitivity.h"
 #include "mblin/sweep.h"
+#include "load/copy.h"
 #include "modal/modal_internal.h"
 #include "opoint/opoint_warm.h"
 
@@ -17,7 +18,9 @@
 /* ---- what every point needs ------------------------------------------------------------- */
 
 typedef struct ctx {
-    char *path;              /* the caller's model's file (mbl_model_info.file), loaded again */
+    char *path;              /* the caller's model's name (mbl_model_info.file), for messages */
+    model_origin *origin;    /* what the caller's model was loaded from (a copy: the sweep may
+                                outlive the model), its copies loaded from it (load_copy) */
     int naxes;
     int pidx[2];             /* parameter index of each axis, -1 for time */
     mbl_setting *sets;       /* the base overrides + one per parameter axis (values set per point) */

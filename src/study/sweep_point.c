@@ -42,6 +42,7 @@ void study_sweep_ctx_free(ctx *c)
 {
     if (!c) return;
     mbl_free(c->path);
+    model_origin_free(c->origin);
     if (c->set_names)
         for (int i = 0; i < c->nsets; i++) mbl_free(c->set_names[i]);
     mbl_free(c->set_names);
@@ -404,7 +405,7 @@ int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **mod
         if (!w->work) {
             /* the model (unless fast_probe loaded it), and a workspace made at the sweep's first point
              * (x0; a copy of that point where another worker solved it, from the same guess) */
-            if (!w->model) rc = mbl_model_load_file(c->path, c->sets, c->nbase, &w->model, st);
+            if (!w->model) rc = load_copy(c->origin, c->sets, c->nbase, &w->model, st);
             for (int a = 0; a < c->naxes && !rc; a++)
                 if (c->pidx[a] >= 0) rc = mbl_model_set_param(w->model, c->pidx[a], w->x0[a], st);
             int have = c->pt0 && c->pt0_x[0] == w->x0[0] && c->pt0_x[1] == w->x0[1];
@@ -469,7 +470,7 @@ int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **mod
         for (int a = 0, k = c->nbase; a < c->naxes; a++)
             if (c->pidx[a] >= 0) sets[k++].value = x[a];
         double t0 = cpu_s(c);
-        rc = mbl_model_load_file(c->path, sets, c->nsets, &model, st);
+        rc = load_copy(c->origin, sets, c->nsets, &model, st);
         mbl_free(sets);
         double t1 = cpu_s(c);
         if (!rc) rc = point_at(c, model, x, warm_guess(w, x), &pt, st);

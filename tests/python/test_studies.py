@@ -1,6 +1,7 @@
 """Model.sweep, .sensitivity, .boundary, .freqresp (include/mblin/sweep.h, sensitivity.h) against the
 CLI's JSON of the same commands, the bicycle's weave speed and a closed-form frequency response."""
 import json
+import re
 import subprocess
 
 import numpy as np
@@ -197,3 +198,40 @@ def test_study_on_model_from_text():
     # lambda = i sqrt(k/m): d lambda/dk = i / (2 sqrt(k m)) = 0.25 i for the +i branch
     i = int(np.argmax(d["eigenvalues"].imag))
     close(d["d_eigenvalues"][i, 0].imag, 0.25)
+
+
+SMD = """model: dae
+parameters: {m: 2, k: 400, c: 0.5, s: 0.5}
+data:
+  stiff: {method: linear, file: stiff.csv}
+coordinates: {x: 0}
+kinetic_energy: "0.5*m*der(x)^2"
+potential_energy: "0.5*(k + table(stiff, s))*x^2"
+dissipation: "0.5*c*der(x)^2"
+linearize: {at: equilibrium}
+"""
+
+
+def test_study_on_model_in_memory(tmp_path):
+    """Issue 66, item 4: sweep and boundary copy the model in memory (mbl_model_copy), not through a
+    file: a spring-mass-damper from loads() whose table stiff.csv (k_t = 100 + 800 s) lies beside the
+    name it was loaded under. Before, the text was written to a temporary file, where the table was
+    not found ("stiff.csv: cannot open"), and messages named that file instead of the model's name."""
+    (tmp_path / "stiff.csv").write_text("0,100\n1,900\n")
+    name = str(tmp_path / "smd.yaml")
+    m = mblin.loads(SMD, {"k": 0.0}, name=name)
+    for threads in (1, 2):  # the sweep over s changes it in place on each thread's copy
+        s = m.sweep("s", (0.25, 0.75, 3), threads=threads)
+        kt = 100 + 800 * np.array([0.25, 0.5, 0.75])
+        # |lambda| = sqrt(k/m) for any damping c (m = 2, k = 0 + k_t)
+        close(np.sort(np.abs(s["eigenvalues"]), axis=1)[:, -1], np.sqrt(kt / 2), 1e-10)
+    # a call's set goes over the model's: k = 200 back in
+    s = m.sweep("s", (0.25, 0.75, 3), set={"k": 200.0})
+    close(np.sort(np.abs(s["eigenvalues"]), axis=1)[:, -1], np.sqrt((200 + kt) / 2), 1e-10)
+    # the damping's boundary: Re lambda = -c/(2m) crosses zero at c = 0, lambda = i sqrt(k/m) there
+    b = m.boundary("c", 0.5, range=(-1.0, 1.0))
+    assert abs(b["value"]) < 1e-9
+    close(abs(b["eigenvalue"].imag), np.sqrt(500 / 2), 1e-9)  # k_t(0.5) = 500
+    close(b["slope"], -0.25, 1e-6)  # d Re lambda / dc = -1/(2m)
+    with pytest.raises(mblin.ArgumentError, match="^" + re.escape(name) + ": the model has no parameter 'nope'"):
+        m.sweep("nope", (1.0, 2.0, 3))

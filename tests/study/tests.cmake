@@ -49,3 +49,6 @@ if(MBLIN_PYTHON3_NUMPY)
   add_test(NAME test_floquet_edges COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/study/floquet_edges_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# studies on the model given: sweeps and boundaries of a model loaded from a string, mbl_model_copy,
+# a relative data file found by the copies (issue 66, item 4)
+mblin_add_test(test_study_copy ${CMAKE_CURRENT_SOURCE_DIR}/study/test_study_copy.c)
