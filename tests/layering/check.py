@@ -9,9 +9,10 @@ folders and those below, never one above, and no folders may use each other in a
 is read three ways, so that neither a header nor a declaration written by hand slips through:
 
 1. includes: every `#include "X/..."` of a source or header file, X a code folder;
-2. public includes: every `#include "mblin/H"`; a public header belongs to the lowest folder
-   whose object files define one of the functions it declares (nm; a header declaring no
-   function, as mblin/mblin.h, belongs to the highest owner of the public headers it includes);
+2. public includes: every `#include "mblin/H"`; a public header belongs to the folders whose
+   object files define the functions it declares (nm), and its include uses the lowest of them
+   (none if the including folder is one of them); a header declaring no function, as
+   mblin/mblin.h, belongs to the highest owner of the public headers it includes;
 3. calls: the symbols each object file of the build leaves undefined (nm), resolved to the folder
    whose object files define them.
 
@@ -121,32 +122,30 @@ class Tree:
             self._nm[key] = r.stdout.splitlines() if r.returncode == 0 else []
         return self._nm[key]
 
-    def _nm_objects(self, flag):
-        """nm FLAG of every object, in one run of nm per 200 files: {path: lines}."""
-        key = ("objects", flag)
-        if key not in self._nm:
-            out = {p: [] for _, p, _ in self.objects()}
+    def _nm_objects(self):
+        """nm -A of every object, in one run of nm per 200 files: {path: (defined symbols with
+        their types, undefined symbols)}."""
+        if "objects" not in self._nm:
+            out = {p: ([], []) for _, p, _ in self.objects()}
             paths = sorted(out)
             for k in range(0, len(paths), 200):
-                r = subprocess.run(["nm", "-A", flag, *paths[k:k + 200]], capture_output=True, text=True)
+                r = subprocess.run(["nm", "-A", *paths[k:k + 200]], capture_output=True, text=True)
                 for line in r.stdout.splitlines():
                     path, sep, rest = line.partition(".o:")
-                    if sep and path + ".o" in out:
-                        out[path + ".o"].append(rest)
-            self._nm[key] = out
-        return self._nm[key]
+                    parts = rest.split()
+                    if not sep or path + ".o" not in out or len(parts) not in (2, 3):
+                        continue
+                    out[path + ".o"][len(parts) == 2].append(parts[-2:])
+            self._nm["objects"] = out
+        return self._nm["objects"]
 
     def defined(self, path):
         """The global symbols an object file defines (functions and data)."""
-        out = []
-        for line in self._nm_objects("--defined-only").get(path, []):
-            parts = line.split()
-            if len(parts) == 3 and parts[1] in "TDBR" and parts[1].isupper():
-                out.append(parts[2])
-        return out
+        return [name for kind, name in self._nm_objects().get(path, ([], []))[0]
+                if kind in "TDBR" and kind.isupper()]
 
     def undefined(self, path):
-        return [line.split()[-1] for line in self._nm_objects("--undefined-only").get(path, []) if line.strip()]
+        return [name for _, name in self._nm_objects().get(path, ([], []))[1]]
 
     def objects(self):
         """(folder, object path, source rel path) of every object of the library, the tool, the
@@ -278,9 +277,9 @@ def resolve_include(t, rel, inc):
 
 
 def public_owners(t, symbols):
-    """include/mblin header name ("mblin/sim.h") -> (folder, a function it declares that the
-    folder defines): the lowest folder defining one of its functions; a header declaring none
-    takes the highest owner of the public headers it includes."""
+    """include/mblin header name ("mblin/sim.h") -> [(folder, a function it declares that the
+    folder defines)], lowest floor first: the folders defining its functions; a header declaring
+    none takes the highest owner of the public headers it includes."""
     pub = os.path.join(t.root, PUBLIC_DIR)
     if not os.path.isdir(pub):
         return {}
@@ -289,30 +288,32 @@ def public_owners(t, symbols):
         if not f.endswith(".h"):
             continue
         text = re.sub(r"/\*.*?\*/", " ", t.read(os.path.join(PUBLIC_DIR, f)), flags=re.S)
-        found = [(t.floor_of[symbols[s][0]], symbols[s][0], s) for s in sorted(set(DECL_RE.findall(text)))
-                 if s in symbols and symbols[s][0] in t.floor_of]
+        found = {}
+        for s in sorted(set(DECL_RE.findall(text))):
+            if s in symbols and symbols[s][0] in t.floor_of:
+                found.setdefault(symbols[s][0], s)
         name = "mblin/" + f
         if found:
-            _, fo, s = min(found)
-            owners[name] = (fo, s)
+            owners[name] = sorted(found.items(), key=lambda fs: (t.floor_of[fs[0]], fs[0]))
         else:
             umbrellas[name] = [i for i in INCLUDE_RE.findall(text) if i.startswith("mblin/")]
     for name, incs in umbrellas.items():
-        found = [(t.floor_of[owners[i][0]], owners[i][0], owners[i][1]) for i in incs if i in owners]
+        found = [owners[i][0] for i in incs if i in owners]
         if found:
-            _, fo, s = max(found)
-            owners[name] = (fo, s)
+            owners[name] = [max(found, key=lambda fs: (t.floor_of[fs[0]], fs[0]))]
     return owners
 
 
 def include_folder(t, rel, inc, owners):
     """(folder, why) an include makes its file use, or None: the code folder of an internal
-    header, the owner of a public one; None for the folder's own headers and system headers."""
+    header; for a public one, the lowest folder defining its functions, None if the including
+    folder defines some of them; None for the folder's own headers and system headers."""
     if inc.startswith("mblin/"):
-        if inc in owners:
-            fo, s = owners[inc]
-            return fo, "%s (%s of %s)" % (inc, s, fo)
-        return None
+        own = t.folder_of(rel)
+        if inc not in owners or any(fo == own for fo, _ in owners[inc]):
+            return None
+        fo, s = owners[inc][0]
+        return fo, "%s (%s of %s)" % (inc, s, fo)
     path = resolve_include(t, rel, inc)
     if path is not None:
         fo = t.folder_of(path)
