@@ -92,7 +92,7 @@ class Tree:
         self.thin_client_extra = THIN_CLIENT_EXTRA_INCLUDES if thin_client_extra is None else thin_client_extra
         self.one_family = ONE_FAMILY if one_family is None else one_family
         self.strict_file_circles = STRICT_FILE_CIRCLES if strict_file_circles is None else strict_file_circles
-        self._nm = {}
+        self._cache = {}
         self._objects = None
 
     def folder_of(self, rel):
@@ -117,15 +117,15 @@ class Tree:
 
     def nm(self, path, *flags):
         key = (path,) + flags
-        if key not in self._nm:
+        if key not in self._cache:
             r = subprocess.run(["nm", *flags, path], capture_output=True, text=True)
-            self._nm[key] = r.stdout.splitlines() if r.returncode == 0 else []
-        return self._nm[key]
+            self._cache[key] = r.stdout.splitlines() if r.returncode == 0 else []
+        return self._cache[key]
 
     def _nm_objects(self):
         """nm -A of every object, in one run of nm per 200 files: {path: (defined symbols with
         their types, undefined symbols)}."""
-        if "objects" not in self._nm:
+        if "objects" not in self._cache:
             out = {p: ([], []) for _, p, _ in self.objects()}
             paths = sorted(out)
             for k in range(0, len(paths), 200):
@@ -136,8 +136,8 @@ class Tree:
                     if not sep or path + ".o" not in out or len(parts) not in (2, 3):
                         continue
                     out[path + ".o"][len(parts) == 2].append(parts[-2:])
-            self._nm["objects"] = out
-        return self._nm["objects"]
+            self._cache["objects"] = out
+        return self._cache["objects"]
 
     def defined(self, path):
         """The global symbols an object file defines (functions and data)."""
@@ -177,19 +177,21 @@ class Tree:
 
     def symbols(self):
         """symbol -> (folder, source) of the object file that defines it."""
-        table = {}
-        for fo, p, src in self.objects():
-            for s in self.defined(p):
-                table.setdefault(s, (fo, src))
-        return table
+        if "symbols" not in self._cache:
+            table = {}
+            for fo, p, src in self.objects():
+                for s in self.defined(p):
+                    table.setdefault(s, (fo, src))
+            self._cache["symbols"] = table
+        return self._cache["symbols"]
 
 
 # ---- circles ---------------------------------------------------------------------------------
 
-def circles(nodes, edges):
+def circles(edges):
     """The strongly connected components of more than one node (Tarjan, iterative), each sorted;
     edges: {(a, b): why}."""
-    succ = {n: [] for n in nodes}
+    succ = {}
     for a, b in sorted(edges):
         succ.setdefault(a, []).append(b)
         succ.setdefault(b, [])
@@ -235,7 +237,7 @@ def arrows(comp, edges, name=lambda x: x):
 
 
 def check_folder_circles(problems, edges):
-    for comp in circles([], edges):
+    for comp in circles(edges):
         problems.append("%s use each other (a circle of %d folders):%s" % (
             ", ".join(comp), len(comp), "".join(arrows(comp, edges))))
 
@@ -254,7 +256,7 @@ def check_file_circles(t, problems, notes):
     for fo in sorted(graphs):
         def name(src, fo=fo):
             return os.path.splitext(os.path.relpath(src, fo))[0]
-        for comp in circles([], graphs[fo]):
+        for comp in circles(graphs[fo]):
             if fo in t.strict_file_circles and len(comp) > MAX_FILE_CIRCLE:
                 problems.append("%s: %d files call each other in a circle (more than %d): %s%s" % (
                     fo, len(comp), MAX_FILE_CIRCLE, ", ".join(map(name, comp)),
