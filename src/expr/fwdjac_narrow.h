@@ -1,4 +1,4 @@
-/* The forward Jacobian's coloring declined where a row is wide (tape_forward.c), for a caller that
+/* The forward Jacobian's coloring declined where a row is wide (fwdjac.c), for a caller that
  * takes the forward path only for narrow rows (src/model/compile.c). Not a public header. */
 #ifndef MBLIN_EXPR_FWDJAC_NARROW_H
 #define MBLIN_EXPR_FWDJAC_NARROW_H

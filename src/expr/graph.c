@@ -354,7 +354,8 @@ static void defer_flush(mblx_graph *g)
     mblx__defer *D = g->defer;
     if (!D || !D->npend) return;
     for (uint32_t i = 0; i < D->npend; i++) {
-        if (i + DEFER_AHEAD < D->npend) MBLX__PREFETCH(&g->table[(size_t)(D->pend[i + DEFER_AHEAD] >> 32) & (g->tcap - 1)], 0);
+        if (i + DEFER_AHEAD < D->npend)
+            MBLX__PREFETCH(&g->table[(size_t)(D->pend[i + DEFER_AHEAD] >> 32) & (g->tcap - 1)], 0);
         uint32_t h = (uint32_t)(D->pend[i] >> 32);
         table_put(g->table, g->tcap, h, table_entry(h, (uint32_t)D->pend[i], g->tid_mask));
     }
@@ -455,8 +456,11 @@ int mblx__dep_has(const mblx_graph *g, mblx_id e, uint32_t s)
 #define LESS_U32(x, y) (*(x) < *(y))
 MBLX__STABLE_SORT(sort_u32, uint32_t, LESS_U32)
 
-/* Sorted union without duplicates of the sorted sets a[0..na) and b[0..nb) into out; na, out not
- * written, when b is within a (most operands of a sum): a scan without writes, the merge from there. */
+/* Sorted union without duplicates of the sorted sets a[0..na) and b[0..nb) into out; na, with out
+ * not written, when b is within a. The operands of a sum mostly depend on symbols the others
+ * depend on too: a scan without writes finds b within a (or the first of b's symbols that is not,
+ * from where the merge goes on), cheaper than the merge that wrote a again. (The scan reads b[j]
+ * where it compares, not through a local: that compiles shorter.) */
 static inline size_t merge_u32(const uint32_t *a, size_t na, const uint32_t *b, size_t nb, uint32_t *out)
 {
     size_t i = 0, j = 0, k = 0;
@@ -742,10 +746,12 @@ static inline __attribute__((always_inline)) int compute_deps(mblx_graph *g, siz
         for (size_t i = 0; i < n; i++) {
             const mblx__node *c = &g->nd[a[i]];
             if (c->dcnt == 0 || a[i] == b || c->doff == g->nd[b].doff) continue;
-            size_t w = c->dcnt == 1 ? insert_u32(src, u, g->deps[c->doff], cur) /* one symbol (most often) */
+            /* one symbol (most often): placed; more: merged; either found within, nothing to do */
+            size_t w = c->dcnt == 1 ? insert_u32(src, u, g->deps[c->doff], cur)
                                     : merge_u32(src, u, g->deps + c->doff, c->dcnt, cur);
-            if (w == u) continue; /* within: nothing to do */
-            u = w, src = cur;
+            if (w == u) continue;
+            u = w;
+            src = cur;
             uint32_t *sw = cur;
             cur = nxt;
             nxt = sw;

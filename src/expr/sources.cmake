@@ -22,5 +22,6 @@ list(APPEND MBLIN_SOURCES
   src/expr/tape_schedule.c
   src/expr/tape_eval.c
   src/expr/tape_forward.c
+  src/expr/fwdjac.c
   src/expr/domain.c
 )

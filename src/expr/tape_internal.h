@@ -270,7 +270,7 @@ int mblx__tape_diagnose(const mblx_tape *t, const double *x, double *w, mbl_stat
  * under its lock; tape_eval.c). */
 int mblx__tape_report_ins(const mblx_tape *t, size_t i, const char *what, mbl_status *st);
 
-/* Free a Jacobian coloring (tape_forward.c; the tape's owned one). */
+/* Free a Jacobian coloring (fwdjac.c; the tape's owned one). */
 void mblx__fwdjac_free(struct mblx_fwdjac *J);
 /* Tests only: nonzero makes the forward sweep take its baseline (SSE2) code on a CPU with AVX too,
  * so that both paths can be compared bit for bit on one machine (tape_forward.c). Not for use

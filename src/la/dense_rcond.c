@@ -7,24 +7,15 @@
 #include <math.h>
 #include <string.h>
 
-static int rc_check_mat(mbl_status *st, const char *fn, const char *name, int m, int n, const void *A, int lda)
-{
-    if (m < 0 || n < 0) return mbl_error(st, MBL_EDIM, "%s: %s has negative size %d x %d", fn, name, m, n);
-    if (!A) return mbl_error(st, MBL_EARG, "%s: %s is NULL", fn, name);
-    if (lda < la_max1(m))
-        return mbl_error(st, MBL_EDIM, "%s: leading dimension of %s is %d < max(1, %d)", fn, name, lda, m);
-    return 0;
-}
-
 int mbla_lu_rcond(int n, double *A, int lda, int nrhs, double *B, int ldb, double *rcond, mbl_status *st)
 {
     const char *fn = "mbla_lu_rcond";
     if (!rcond) return mbl_error(st, MBL_EARG, "%s: rcond is NULL", fn);
     *rcond = 0.0;
-    int r = rc_check_mat(st, fn, "A", n, n, A, lda);
+    int r = la_check_mat(st, fn, "A", n, n, A, lda);
     if (r) return r;
     if (nrhs < 0) return mbl_error(st, MBL_EDIM, "%s: nrhs = %d", fn, nrhs);
-    if (nrhs > 0 && (r = rc_check_mat(st, fn, "B", n, nrhs, B, ldb))) return r;
+    if (nrhs > 0 && (r = la_check_mat(st, fn, "B", n, nrhs, B, ldb))) return r;
     if (n == 0) {
         *rcond = 1.0;
         return 0;
@@ -58,8 +49,8 @@ int mbla_inv_rcond(int n, double *A, int lda, double *X, int ldx, double *rcond,
     const char *fn = "mbla_inv_rcond";
     if (!rcond) return mbl_error(st, MBL_EARG, "%s: rcond is NULL", fn);
     *rcond = 0.0;
-    int r = rc_check_mat(st, fn, "A", n, n, A, lda);
-    if (!r) r = rc_check_mat(st, fn, "X", n, n, X, ldx);
+    int r = la_check_mat(st, fn, "A", n, n, A, lda);
+    if (!r) r = la_check_mat(st, fn, "X", n, n, X, ldx);
     if (r) return r;
     if (n == 0) {
         *rcond = 1.0;

@@ -33,6 +33,18 @@ static inline void la_copy_dmat(int m, int n, const double *A, int lda, double *
  * argument, NaN input) -> MBL_ELIB, work allocation failure -> MBL_ENOMEM. Only for info < 0. */
 int la_lapacke_error(mbl_status *st, const char *fn, int info);
 
+/* Common checks of a dense argument (dense.c, dense_eig.c, dense_rcond.c): size >= 0, array
+ * non-NULL when the matrix is nonempty, ld >= max(1, rows). */
+int la_check_mat(mbl_status *st, const char *fn, const char *name, int m, int n, const void *A, int lda);
+
+/* Iterative LAPACK routines (QR algorithm, QZ, SVD) may loop or return garbage on NaN/Inf:
+ * reject non-finite input up front (O(mn), negligible next to the O(n^3) work). */
+int la_check_finite(mbl_status *st, const char *fn, const char *name, int m, int n, const double *A, int lda);
+
+/* The optimal lwork returned in a one-element work array by a workspace query, at least minimum
+ * and at most INT32_MAX (guarded against garbage). */
+int la_query_lwork(double w, int minimum);
+
 /* Validate a CSC argument cheaply (non-NULL, sizes, arrays present). */
 int la_csc_arg(const mbla_csc *A, const char *fn, const char *name, mbl_status *st);
 

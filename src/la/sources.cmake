@@ -1,5 +1,6 @@
 list(APPEND MBLIN_SOURCES
   src/la/dense.c
+  src/la/dense_eig.c
   src/la/dense_rcond.c
   src/la/csc.c
   src/la/klu.c

@@ -30,10 +30,10 @@ typedef struct body {
                                         another form; whole turns count in joint angles (mech_twist_angle) */
     int turn_kind;
     int oset;                        /* the --set its orientation came from, or -1 */
-    int flex;                        /* flexible body (beam.c, modal_body.c): 1 + its index in src->ffr, else 0 */
+    int flex;                        /* flexible body (beam_body.c, modal_body.c): 1 + its index in src->ffr, else 0 */
     char **Fq;                       /* flexible: generalized forces on the elastic coordinates (NULL = none) */
     const char *gle;                 /* beam with geometric stiffness: its element length (a text), for
-                                        the foreshortening of its markers (beam.c); NULL otherwise */
+                                        the foreshortening of its markers (beam_body.c); NULL otherwise */
     const char **qf3;                /* spatial beam: its nqf3 elastic coordinates (forces in Fq) */
     int nqf3;
     const yaml_node_t *key, *val;    /* relative coordinates: read again for a floating root */
@@ -58,7 +58,7 @@ typedef struct marker {
     double turn[4];    /* spatial: its orientation on its body as given (axis in body axes, angle), */
     int turn_kind;     /* as body.turn */
     int oset;          /* the --set its orientation (or its body's) came from, or -1 */
-    int node;          /* on a beam: 1 + the index of its node (beam.c), else 0 */
+    int node;          /* on a beam: 1 + the index of its node (beam_body.c), else 0 */
     double *shape;     /* on a modal body: 3 x nm (u, v, phi per modal coordinate, column-major), else NULL */
     double *gk[2];     /* on a modal body: its geometric stiffness per unit force along the frame's x, y (nm x nm), or NULL */
     const char *s[3];  /* position in body axes (texts) */
@@ -165,7 +165,7 @@ char *mech_fmt(mech *M, const char *f, ...)
 char *mech_num(mech *M, double v);
 /* A beam body of ne elements (spatial: 12 dofs per element, else 6) is about to be built: its size
  * is added to the model's estimate, and the model is refused (MBL_ENOMEM, at `at`) when the
- * estimate exceeds the memory budget (src->mem_budget; beam.c). */
+ * estimate exceeds the memory budget (src->mem_budget; beam_body.c). */
 int mech_beam_budget(mech *M, const yaml_node_t *at, const char *what, int ne, int spatial);
 /* Before any body is built: the beams among `bodies` (a mapping) through mech_beam_budget. */
 int mech_beam_prescan(mech *M, const yaml_node_t *bodies);
@@ -341,7 +341,7 @@ int mech_pm_spring(mech *M, const char *name, int mi, int mj, const char *const 
  * when not (g not a function of the parameters, or no numeric body), or an error. */
 int mech_pm_gravity(mech *M, const char *const g[3], int line, int col);
 
-/* ---- beam.c, modal_body.c: flexible bodies (planar, floating frame; model/ffr.h) ------------- */
+/* ---- beam_body.c, modal_body.c: flexible bodies (planar, floating frame; model/ffr.h) -------- */
 
 /* `type: beam` and `type: modal` bodies */
 struct mbl_ffr_body;
@@ -385,7 +385,7 @@ int mech_beam_geometric_key(mech *M, const yaml_node_t *val, const char *what, i
 /* the validity item of a beam body's mean axial strain, its tip's axial displacement utip over
  * its length Lt (MBL_MECH_BEAM_STRAIN_NOTE) */
 int mech_beam_strain_validity(mech *M, const body *B, const char *utip, const char *Lt);
-/* the foreshortening 1/2 qf^T H(X_n) qf of node n + 1 of beam B (B->gle set) as a text (beam.c), or
+/* the foreshortening 1/2 qf^T H(X_n) qf of node n + 1 of beam B (B->gle set) as a text (beam_body.c), or
  * NULL when out of memory */
 const char *mech_beam_sh_text(mech *M, const body *B, int n);
 /* the elastic part of the virtual work of a force f and torque tq (global texts, may be NULL) at

@@ -17,7 +17,7 @@
  *   joint.c      joints, drivers, couplers, constraint texts
  *   force.c      force elements, kinetic and potential energies, generalized forces
  *   measure.c    measures (DX, AX, JQ, FX, ...), reactions, their substitution into texts
- *   beam.c, beam3.c, modal_body.c  flexible bodies (planar and spatial beams, modal bodies)
+ *   beam.c, beam_body.c, beam3.c, modal_body.c  flexible bodies (beam elements; planar and spatial beams, modal bodies)
  *   pmech.c      planar rigid bodies and revolute joints the model evaluates numerically
  *   wheel.c      the rolling wheel joint (a disc on a ground plane: non-holonomic) and its tire
  *   trim.c       `trim:` (at: trim): targets with measures, free inputs, the steady turn's accelerations

@@ -6,6 +6,7 @@ list(APPEND MBLIN_SOURCES
   src/mech/force.c
   src/mech/measure.c
   src/mech/beam.c
+  src/mech/beam_body.c
   src/mech/beam3.c
   src/mech/modal_body.c
   src/mech/relative.c

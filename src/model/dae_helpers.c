@@ -1,5 +1,7 @@
-/* Small helpers of the canonical DAE: the sparse Jacobians of expressions, the unknowns' block
- * offsets and the symbol-value vector of a point. */
+/* Small helpers of the canonical DAE, below formulation (they call nothing else of src/model): the
+ * sparse Jacobians of expressions and the positions of (row, column) pairs in the residual
+ * Jacobian, the unknowns' block offsets, the symbol-value vector of a point, and the model's graph
+ * lock. */
 #include <limits.h>
 
 #include "model/formulate.h"
@@ -49,6 +51,36 @@ void model_sjac_free(mbl_sjac *J)
     memset(J, 0, sizeof *J);
 }
 
+int model_jac_index(const mbl_model *md, int nt, const int *tr, const int *tc, int *out, mbl_status *st)
+{
+    int n = md->nF, rc = 0; /* rows */
+    int *rp = mbl_calloc((size_t)n + 2, sizeof *rp), *ent = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ent);
+    int *srp = mbl_calloc((size_t)n + 2, sizeof *srp), *sent = mbl_alloc_array((size_t)nt + 1, sizeof *sent);
+    int *pos = mbl_alloc_array((size_t)md->nunk + 1, sizeof *pos);
+    if (!rp || !ent || !srp || !sent || !pos) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int p = 0; p < md->jac.nz; p++)
+        if (md->jac.row[p] < n) rp[md->jac.row[p] + 2]++;
+    for (int i = 0; i < n; i++) rp[i + 2] += rp[i + 1];
+    for (int p = 0; p < md->jac.nz; p++)
+        if (md->jac.row[p] < n) ent[rp[md->jac.row[p] + 1]++] = p;
+    for (int t = 0; t < nt; t++) srp[tr[t] + 2]++;
+    for (int i = 0; i < n; i++) srp[i + 2] += srp[i + 1];
+    for (int t = 0; t < nt; t++) sent[srp[tr[t] + 1]++] = t;
+    for (int j = 0; j < md->nunk; j++) pos[j] = -1;
+    for (int i = 0; i < n; i++) {
+        if (srp[i] == srp[i + 1]) continue;
+        for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = ent[t];
+        for (int t = srp[i]; t < srp[i + 1]; t++) out[sent[t]] = pos[tc[sent[t]]];
+        for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = -1;
+    }
+out:
+    mbl_free(rp), mbl_free(ent), mbl_free(srp), mbl_free(sent), mbl_free(pos);
+    return rc;
+}
+
 char *model_str_dup(const char *s)
 {
     size_t n = strlen(s);
@@ -91,3 +123,15 @@ void model_fill_syms_pt(const mbl_model *md, const mbl_point *pt, double *syms)
                                    ext ? pt->Z : NULL, ext ? pt->X : NULL, pt->r};
     fill_syms_blocks(md, pt->t, blk, syms);
 }
+
+/* ---- the graph lock ---------------------------------------------------------------------- */
+
+void model_graph_lock(const mbl_model *md, int lock)
+{
+    pthread_mutex_t *m = &((mbl_model *)md)->graph_mutex; /* a loaded model's graph grows only under it */
+    if (lock) pthread_mutex_lock(m);
+    else pthread_mutex_unlock(m);
+}
+
+/* The lock of a bound tape's messages (mblx_compile_bound): the model's graph lock. */
+void model_graph_lock_cb(void *md, int on) { model_graph_lock(md, on); }

@@ -1,37 +1,6 @@
-/* The DAE as expressions with the numerically evaluated terms included (model_dae_nodes), and
- * the positions of (row, column) pairs in the residual Jacobian. */
+/* The DAE as expressions with the numerically evaluated terms included (model_dae_nodes). */
 #include "model/formulate.h"
 #include "model/terms/term.h"
-
-int model_jac_index(const mbl_model *md, int nt, const int *tr, const int *tc, int *out, mbl_status *st)
-{
-    int n = md->nF, rc = 0; /* rows */
-    int *rp = mbl_calloc((size_t)n + 2, sizeof *rp), *ent = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ent);
-    int *srp = mbl_calloc((size_t)n + 2, sizeof *srp), *sent = mbl_alloc_array((size_t)nt + 1, sizeof *sent);
-    int *pos = mbl_alloc_array((size_t)md->nunk + 1, sizeof *pos);
-    if (!rp || !ent || !srp || !sent || !pos) {
-        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        goto out;
-    }
-    for (int p = 0; p < md->jac.nz; p++)
-        if (md->jac.row[p] < n) rp[md->jac.row[p] + 2]++;
-    for (int i = 0; i < n; i++) rp[i + 2] += rp[i + 1];
-    for (int p = 0; p < md->jac.nz; p++)
-        if (md->jac.row[p] < n) ent[rp[md->jac.row[p] + 1]++] = p;
-    for (int t = 0; t < nt; t++) srp[tr[t] + 2]++;
-    for (int i = 0; i < n; i++) srp[i + 2] += srp[i + 1];
-    for (int t = 0; t < nt; t++) sent[srp[tr[t] + 1]++] = t;
-    for (int j = 0; j < md->nunk; j++) pos[j] = -1;
-    for (int i = 0; i < n; i++) {
-        if (srp[i] == srp[i + 1]) continue;
-        for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = ent[t];
-        for (int t = srp[i]; t < srp[i + 1]; t++) out[sent[t]] = pos[tc[sent[t]]];
-        for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = -1;
-    }
-out:
-    mbl_free(rp), mbl_free(ent), mbl_free(srp), mbl_free(sent), mbl_free(pos);
-    return rc;
-}
 
 /* The Jacobian's expressions of a model loaded with forward_jacobian (md->jac has its structural
  * pattern and no nodes): mblx_jacobian of md->F, each entry at its place in md->jac, the others 0.

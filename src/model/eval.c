@@ -8,9 +8,6 @@
 #include "model/rtree.h"
 #include "model/terms/term.h"
 
-const model_term_ops *const model_terms[MODEL_NTERMS] = {&model_term_rtree, &model_term_ffr, &model_term_ffr3,
-                                                          &model_term_pmech};
-
 /* The model's evaluators: the tapes, then the terms evaluated numerically beside them (a relative
  * tree's, model/rtree.h; the planar flexible bodies', model/terms/ffr_num.c; the planar rigid
  * bodies' and joints', model/pmech_num.h); never a tree beside the others. */

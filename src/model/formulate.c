@@ -59,34 +59,6 @@ static int check_deps(loader *L, mblx_id e, unsigned mask, const mbl_src_item *i
                      block_word(b), hint ? hint : "");
 }
 
-/* An equation item: "expr" (= 0) or "lhs = rhs" (lhs - rhs), with the right-hand side's column
- * kept for messages when the text sits on one line. */
-int model_parse_equation(loader *L, const mbl_src_item *it, const char *what, mblx_id *out)
-{
-    const char *eq = strchr(it->text, '=');
-    if (!eq) return model_parse_item(L, it, SCOPE_FULL, what, out);
-    if (strchr(eq + 1, '='))
-        return mbl_error(L->st, MBL_EPARSE, "%s:%d:%d: %s has more than one '='", L->src->file, it->line, it->col,
-                         what);
-    mbl_src_item lhs = *it, rhs = *it;
-    size_t nl = (size_t)(eq - it->text);
-    char *tl = mbl_malloc(nl + 1);
-    if (!tl) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
-    memcpy(tl, it->text, nl);
-    tl[nl] = '\0';
-    lhs.text = tl;
-    rhs.text = (char *)eq + 1;
-    int nlines = 0;
-    for (const char *c = it->text; c < eq; c++) nlines += *c == '\n';
-    if (!nlines) rhs.col = it->col + (int)nl + 1;
-    mblx_id el, er;
-    int rc = model_parse_item(L, &lhs, SCOPE_FULL, what, &el);
-    if (!rc) rc = model_parse_item(L, &rhs, SCOPE_FULL, what, &er);
-    mbl_free(tl);
-    if (!rc) *out = mblx_sub(L->md->g, el, er);
-    return rc;
-}
-
 #define BIT(b) (1u << (b))
 /* multipliers, der() of ode states, implicit variables: not in energies, constraints or states */
 #define BIT_EXT (BIT(MBL_BLK_LAMBDA) | BIT(MBL_BLK_MU) | BIT(MBL_BLK_XD) | BIT(MBL_BLK_Z))
@@ -127,38 +99,6 @@ static int formulate_equation(loader *L, int is_ode, int j, mblx_id *out)
                          is_ode ? "der(" : "", name, is_ode ? ")" : "");
     *out = ex;
     return 0;
-}
-
-/* model_total_der(md, e), or (terms not NULL) model_total_der_terms(md, e, terms) with the count in
- * *nt, under seeds (model_total_der_seeds: the same nodes; NULL: out of memory, each call makes its
- * own) */
-static mblx_id der_by(mbl_model *md, const uint32_t *seeds, mblx_id e, mblx_id *terms, size_t *nt)
-{
-    mblx_id r = MBLX_NONE, *out = terms ? terms : &r;
-    size_t k;
-    if (seeds) k = mblx__total_der_map(md->g, e, seeds, (size_t)md->nsym, terms != NULL, out);
-    else if (terms) k = model_total_der_terms(md, e, terms);
-    else k = (r = model_total_der(md, e)) != MBLX_NONE;
-    if (nt) *nt = k;
-    return k ? out[0] : MBLX_NONE;
-}
-
-/* The constraint row groups of a residual vector F: Phi (m) with its first and second time
- * derivatives, and the non-holonomic rows nh (k) with their first, under one map of the seeds. */
-void model_constraint_rows(mbl_model *md, int m, const mblx_id *Phi, int k, const mblx_id *nh, mblx_id *F)
-{
-    uint32_t *seeds = model_total_der_seeds(md);
-    for (int j = 0; j < m; j++) {
-        mblx_id pd = der_by(md, seeds, Phi[j], NULL, NULL);
-        F[md->row0[MBL_ROW_PHID] + j] = pd;
-        F[md->row0[MBL_ROW_PHIDD] + j] = der_by(md, seeds, pd, NULL, NULL);
-        F[md->row0[MBL_ROW_PHI] + j] = Phi[j];
-    }
-    for (int j = 0; j < k; j++) {
-        F[md->row0[MBL_ROW_NH] + j] = nh[j];
-        F[md->row0[MBL_ROW_NHD] + j] = der_by(md, seeds, nh[j], NULL, NULL);
-    }
-    mbl_free(seeds);
 }
 
 /* The kinetic energy T (or the mass matrix turned into one), the potential energy V and the
@@ -758,7 +698,7 @@ static void eom_rows(mbl_model *md, const mblx_id *pv, const size_t *rp, const m
         size_t nd = rt ? rp[i + 1] - rp[i] : 0;
         if (rt && nd) memcpy(t, rt + rp[i], nd * sizeof *t);
         else if (rt) t[0] = mblx_const(md->g, 0.0), nd = 1; /* dT/dv_i constant in time */
-        else if (der_by(md, seeds, pv[i], t, &nd) == MBLX_NONE) t[0] = MBLX_NONE, nd = 1; /* failed: the row fails */
+        else if (model_total_der_by(md, seeds, pv[i], t, &nd) == MBLX_NONE) t[0] = MBLX_NONE, nd = 1; /* failed: the row fails */
         /* (rate_rows' terms: by themselves, checked there) */
         if (nd > 1 && !rt && !mblx__terms_by_themselves(md->g, nd, t)) t[0] = mblx_sum(md->g, nd, t), nd = 1;
         size_t nt = add_unless_zero(md->g, t, add_unless_zero(md->g, t, nd, g2[i]), mblx_neg(md->g, Fgen[i]));

@@ -84,12 +84,17 @@ size_t model_total_der_terms(mbl_model *md, mblx_id e, mblx_id *terms);
  * (constant in time): the map of mblx__total_der_map (src/expr/gradient_terms.h), under which it
  * gives model_total_der's nodes. Allocated (mbl_free); NULL out of memory. */
 uint32_t *model_total_der_seeds(mbl_model *md);
+/* model_total_der or model_total_der_terms under seeds (NULL: without): the EOM and constraint rows' */
+mblx_id model_total_der_by(mbl_model *md, const uint32_t *seeds, mblx_id e, mblx_id *terms, size_t *nt);
+/* the constraint row groups of F (Phi and its two time derivatives, nh and its first) */
+void model_constraint_rows(mbl_model *md, int m, const mblx_id *Phi, int k, const mblx_id *nh, mblx_id *F);
 int model_depends_on_block(const mbl_model *md, mblx_id e, int blk);
 /* The unknown blocks (MBL_BLK_A .. MBL_BLK_R) that e depends on, bit 1u << blk for each, from one
  * pass over its dependence set. */
 unsigned model_dep_blocks(const mbl_model *md, mblx_id e);
 int model_parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
 int model_parse_item_text(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
+int model_parse_equation(loader *L, const mbl_src_item *it, const char *what, mblx_id *out);
 int model_eval_params(loader *L, mblx_id e, const mbl_src_item *it, const char *what, double *val);
 int model_load_value(loader *L, const mbl_src_item *it, const char *what, double *val, mblx_id *node);
 
@@ -109,8 +114,6 @@ size_t model_indexed_text(char *buf, const char *prefix, int k, char suffix);
 int model_load_values(loader *L, const mbl_setting *sets, int nsets);
 
 /* the residual rows (formulate.c) */
-int model_parse_equation(loader *L, const mbl_src_item *it, const char *what, mblx_id *out);
-void model_constraint_rows(mbl_model *md, int m, const mblx_id *Phi, int k, const mblx_id *nh, mblx_id *F);
 int model_formulate(loader *L);
 
 /* the structured terms (formulate_terms.c) */
@@ -129,8 +132,10 @@ int model_formulate_let(loader *L, const mblx_id *Fgen, const model_let_parts *p
 int model_let_first(const loader *L);
 int model_unlet(mblx_graph *g, size_t n, mblx_id *e);
 
-/* compiling (compile.c) */
+/* the drawing read as expressions (read_draw.c) */
 int model_read_draw(loader *L, const mbl_src *s);
+
+/* compiling (compile.c) */
 int model_compile_draw(mbl_model *md, mbl_status *st);
 int model_compile(mbl_model *md, mbl_status *st);
 

@@ -1,5 +1,5 @@
 /* A model's life: model_from_src runs the formulation's steps in order (names, symbols, values,
- * variables, formulate, compile, checks), the model's graph lock, and freeing a model. */
+ * variables, formulate, compile, checks) and freeing a model. */
 #include "core/progress.h"
 #include "model/data.h"
 #include "model/formulate.h"
@@ -196,13 +196,6 @@ int model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model *
     }
     *out = md;
     return 0;
-}
-
-void model_graph_lock(const mbl_model *md, int lock)
-{
-    pthread_mutex_t *m = &((mbl_model *)md)->graph_mutex; /* a loaded model's graph grows only under it */
-    if (lock) pthread_mutex_lock(m);
-    else pthread_mutex_unlock(m);
 }
 
 static void free_names(char **names, int n)

@@ -1,5 +1,6 @@
 /* Parsing the file's expressions: the resolver that turns a name or a call (der, lambda, mu, a
- * variable, a constraint's name) into a node, and the parsing of one item. */
+ * variable, a constraint's name) into a node, the parsing of one item and of an equation item, and
+ * the total time derivatives (with the constraint row groups made of them). */
 #include "expr/gradient_terms.h"
 #include "core/numfmt.h"
 #include "expr/number_node.h"
@@ -91,6 +92,38 @@ uint32_t *model_total_der_seeds(mbl_model *md)
     for (int s = 0; map && s < md->nsym; s++)
         map[s] = s == md->sym_t ? one + 2 : seed_of(md, b, s, &sym, &d) ? d + 2 : 1;
     return map;
+}
+
+/* model_total_der(md, e), or (terms not NULL) model_total_der_terms(md, e, terms) with the count in
+ * *nt, under seeds (model_total_der_seeds: the same nodes; NULL: out of memory, each call makes its
+ * own) */
+mblx_id model_total_der_by(mbl_model *md, const uint32_t *seeds, mblx_id e, mblx_id *terms, size_t *nt)
+{
+    mblx_id r = MBLX_NONE, *out = terms ? terms : &r;
+    size_t k;
+    if (seeds) k = mblx__total_der_map(md->g, e, seeds, (size_t)md->nsym, terms != NULL, out);
+    else if (terms) k = model_total_der_terms(md, e, terms);
+    else k = (r = model_total_der(md, e)) != MBLX_NONE;
+    if (nt) *nt = k;
+    return k ? out[0] : MBLX_NONE;
+}
+
+/* The constraint row groups of a residual vector F: Phi (m) with its first and second time
+ * derivatives, and the non-holonomic rows nh (k) with their first, under one map of the seeds. */
+void model_constraint_rows(mbl_model *md, int m, const mblx_id *Phi, int k, const mblx_id *nh, mblx_id *F)
+{
+    uint32_t *seeds = model_total_der_seeds(md);
+    for (int j = 0; j < m; j++) {
+        mblx_id pd = model_total_der_by(md, seeds, Phi[j], NULL, NULL);
+        F[md->row0[MBL_ROW_PHID] + j] = pd;
+        F[md->row0[MBL_ROW_PHIDD] + j] = model_total_der_by(md, seeds, pd, NULL, NULL);
+        F[md->row0[MBL_ROW_PHI] + j] = Phi[j];
+    }
+    for (int j = 0; j < k; j++) {
+        F[md->row0[MBL_ROW_NH] + j] = nh[j];
+        F[md->row0[MBL_ROW_NHD] + j] = model_total_der_by(md, seeds, nh[j], NULL, NULL);
+    }
+    mbl_free(seeds);
 }
 
 int model_depends_on_block(const mbl_model *md, mblx_id e, int blk)
@@ -345,6 +378,34 @@ int model_parse_item(loader *L, const mbl_src_item *it, int scope, const char *w
     int rc = model_parse_item_text(L, it, scope, what, out);
     if (!rc && (!L->let_vars || L->let_first) && (scope == SCOPE_FULL || scope == SCOPE_POSITION))
         rc = model_record_srcx(L, it, what, *out);
+    return rc;
+}
+
+/* An equation item: "expr" (= 0) or "lhs = rhs" (lhs - rhs), with the right-hand side's column
+ * kept for messages when the text sits on one line. */
+int model_parse_equation(loader *L, const mbl_src_item *it, const char *what, mblx_id *out)
+{
+    const char *eq = strchr(it->text, '=');
+    if (!eq) return model_parse_item(L, it, SCOPE_FULL, what, out);
+    if (strchr(eq + 1, '='))
+        return mbl_error(L->st, MBL_EPARSE, "%s:%d:%d: %s has more than one '='", L->src->file, it->line, it->col,
+                         what);
+    mbl_src_item lhs = *it, rhs = *it;
+    size_t nl = (size_t)(eq - it->text);
+    char *tl = mbl_malloc(nl + 1);
+    if (!tl) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    memcpy(tl, it->text, nl);
+    tl[nl] = '\0';
+    lhs.text = tl;
+    rhs.text = (char *)eq + 1;
+    int nlines = 0;
+    for (const char *c = it->text; c < eq; c++) nlines += *c == '\n';
+    if (!nlines) rhs.col = it->col + (int)nl + 1;
+    mblx_id el, er;
+    int rc = model_parse_item(L, &lhs, SCOPE_FULL, what, &el);
+    if (!rc) rc = model_parse_item(L, &rhs, SCOPE_FULL, what, &er);
+    mbl_free(tl);
+    if (!rc) *out = mblx_sub(L->md->g, el, er);
     return rc;
 }
 

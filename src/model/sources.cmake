@@ -17,6 +17,7 @@ list(APPEND MBLIN_SOURCES
   src/model/checks.c
   src/model/jac_cols.c
   src/model/getters.c
+  src/model/read_draw.c
   src/model/draw.c
   src/model/dae_nodes.c
   src/model/eval.c
@@ -34,4 +35,5 @@ list(APPEND MBLIN_SOURCES
   src/model/terms/ffr_num.c
   src/model/terms/ffr3_num.c
   src/model/terms/pmech_num.c
+  src/model/terms/table.c
 )

@@ -1,5 +1,5 @@
-/* Reports: text for a person, JSON for programs, Matrix Market and Octave for other tools. */
-#include <errno.h>
+/* Reports: text for a person, JSON for programs (the files for other tools, Matrix Market and
+ * Octave: export.c). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,6 +9,7 @@
 #include "core/json_plain.h"
 #include "core/numfmt.h"
 #include "report/obuf.h"
+#include "report/titles.h"
 
 static const char *at_name(mbl_at at)
 {
@@ -98,21 +99,6 @@ static void json_model_names(FILE *f, const mbl_model *md, model_name_fn name, i
     report_ob_flush(&j);
 }
 
-/* the model's name for a title: "(unnamed)" when it has none */
-static const char *title_name(const mbl_model *md)
-{
-    mbl_model_info mi;
-    mbl_model_get_info(md, &mi);
-    return mi.name && mi.name[0] ? mi.name : "(unnamed)";
-}
-
-static const char *model_file(const mbl_model *md)
-{
-    mbl_model_info mi;
-    mbl_model_get_info(md, &mi);
-    return mi.file ? mi.file : "";
-}
-
 static const char *model_name(const mbl_model *md)
 {
     mbl_model_info mi;
@@ -194,9 +180,6 @@ int mbl_report_point_json(FILE *f, const mbl_model *md, const mbl_point *pt)
     return ferror(f) ? MBL_EIO : 0;
 }
 
-/* What a partial-spectrum result leaves out (include/mblin/model.h). */
-#define NOT_FORMED "not formed (partial spectrum of a large model)"
-
 /* The correct significant digits of a mode's eigenvalue from its error estimate (0 for a zero: its
  * value is rounding; 16 without an estimate or with an exact one), clamped to 0..16. */
 static int mode_digits(const mbl_mode *m)
@@ -234,7 +217,6 @@ static void json_spectrum(FILE *f, const mbl_linear *lin, const mbl_modes *modes
 /* The flexible bodies' nodes at the point ("nodes": [x of each node, y of each node]) and each
  * mode's nodal displacements (global dx, dy and rotation of each node), so that a plot or an
  * animation can draw the deformed bodies. */
-static int write_mtx(const char *dir, const char *name, const double *A, int rows, int cols, mbl_status *st);
 
 /* "velocity_transformation" of a relative-coordinate mechanism (nothing otherwise, or when it
  * cannot be evaluated at the point) */
@@ -295,66 +277,6 @@ static void json_flex(FILE *f, const mbl_model *md, const mbl_point *pt, const m
         mbl_free(pos), mbl_free(d);
     }
     fputs("]", f);
-}
-
-int mbl_report_export_vtrans(const char *dir, const mbl_model *md, const mbl_point *pt, mbl_status *st)
-{
-    mbl_vtrans *v = NULL;
-    int rc = mbl_model_velocity_transformation(md, pt, &v, st);
-    if (rc || !v) return rc;
-    size_t n = (size_t)v->ncol;
-    if (!rc) rc = write_mtx(dir, "vt_B", v->B, v->nrow, v->ncol, st);
-    if (!rc) rc = write_mtx(dir, "vt_Bdot", v->Bdot, v->nrow, v->ncol, st);
-    if (!rc) rc = write_mtx(dir, "vt_dBdq", v->dB, v->nrow, (int)(n * n), st);
-    if (!rc) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/vt_names.txt", dir);
-        FILE *f = mbl_output_open(path, st);
-        if (!f) rc = MBL_EIO;
-        else {
-            fputs("# rows\n", f);
-            for (int i = 0; i < v->nrow; i++) fprintf(f, "%s\n", v->row_name[i]);
-            fputs("# columns\n", f);
-            for (int j = 0; j < v->ncol; j++) fprintf(f, "%s\n", v->col_name[j]);
-            if (fclose(f)) rc = mbl_error(st, MBL_EIO, "%s: write error", path);
-        }
-    }
-    mbl_vtrans_free(v);
-    return rc;
-}
-
-int mbl_report_export_flex(const char *dir, const mbl_model *md, const mbl_point *pt, const mbl_modes *modes,
-                           mbl_status *st)
-{
-    int nb = mbl_model_flex_count(md), rc = 0;
-    for (int b = 0; b < nb && !rc; b++) {
-        int nn = mbl_model_flex_nodes(md, b), nx = modes ? modes->nx : 0;
-        int dim = mbl_model_flex_dim(md, b) == 3 ? 3 : 2, nd = dim == 3 ? 6 : 3;
-        double *pos = mbl_calloc((size_t)dim * nn + 1, sizeof *pos);
-        double *re = mbl_calloc((size_t)nd * nn * nx + 1, sizeof *re), *im = mbl_calloc((size_t)nd * nn * nx + 1, sizeof *im);
-        if (!pos || !re || !im) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        if (!rc) mbl_model_flex_shape(md, b, pt->q, NULL, pos, NULL);
-        for (int k = 0; !rc && k < nx; k++) {
-            mbl_model_flex_shape(md, b, pt->q, modes->shape_re + (size_t)k * modes->n, NULL, re + (size_t)nd * nn * k);
-            mbl_model_flex_shape(md, b, pt->q, modes->shape_im + (size_t)k * modes->n, NULL, im + (size_t)nd * nn * k);
-        }
-        /* nodes: nn x dim (x, y[, z]); shapes: nd nn x modes (dx, dy, rotation [dx, dy, dz, rx, ry, rz]
-         * of node 1, node 2, ...) */
-        double *posT = rc ? NULL : mbl_calloc((size_t)dim * nn + 1, sizeof *posT);
-        if (!rc && !posT) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        for (int i = 0; !rc && i < nn; i++)
-            for (int k = 0; k < dim; k++) posT[(size_t)k * nn + i] = pos[dim * i + k];
-        char name[96];
-        const char *bn = mbl_model_flex_name(md, b);
-        snprintf(name, sizeof name, "flex_%.40s_nodes", bn);
-        if (!rc) rc = write_mtx(dir, name, posT, nn, dim, st);
-        snprintf(name, sizeof name, "flex_%.40s_shapes_re", bn);
-        if (!rc) rc = write_mtx(dir, name, re, nd * nn, nx, st);
-        snprintf(name, sizeof name, "flex_%.40s_shapes_im", bn);
-        if (!rc) rc = write_mtx(dir, name, im, nd * nn, nx, st);
-        mbl_free(pos), mbl_free(re), mbl_free(im), mbl_free(posT);
-    }
-    return rc;
 }
 
 int mbl_report_json(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl_linear *lin, const mbl_modes *modes)
@@ -751,188 +673,4 @@ int mbl_report_check(FILE *f, const mbl_model *md, const mbl_point *pt)
     }
     mbl_constraint_diag_free(d);
     return ferror(f) ? MBL_EIO : 0;
-}
-
-/* ---- Matrix Market and Octave ------------------------------------------------------------ */
-
-/* dir/file into path (EXPORT_PATH_MAX bytes), or an error naming both when it does not fit (a
- * truncated name would write another file than the one meant). */
-#define EXPORT_PATH_MAX 4096
-static int export_path(char *path, const char *dir, const char *file, mbl_status *st)
-{
-    int len = snprintf(path, EXPORT_PATH_MAX, "%s/%s", dir, file);
-    if (len < 0 || len >= EXPORT_PATH_MAX)
-        return mbl_error(st, MBL_EIO, "%.200s.../%s: the output path is too long (%zu characters, at most %d)", dir,
-                         file, strlen(dir) + strlen(file) + 1, EXPORT_PATH_MAX - 1);
-    return 0;
-}
-
-static int write_mtx(const char *dir, const char *name, const double *A, int rows, int cols, mbl_status *st)
-{
-    char path[EXPORT_PATH_MAX], file[64];
-    snprintf(file, sizeof file, "%s.mtx", name);
-    int prc = export_path(path, dir, file, st);
-    if (prc) return prc;
-    FILE *f = mbl_output_open(path, st);
-    if (!f) return MBL_EIO;
-    if (rows == 0 || cols == 0) /* scipy.io.mmread rejects an empty array; 0 entries of a coordinate matrix are fine */
-        fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n%% %s (empty), written by mblin\n%d %d 0\n", name,
-                rows, cols);
-    else
-        fprintf(f, "%%%%MatrixMarket matrix array real general\n%% %s, written by mblin\n%d %d\n", name, rows, cols);
-    for (size_t i = 0; i < (size_t)rows * (size_t)cols; i++) { /* "%.17g\n" */
-        core_put_g(f, A[i], 17);
-        putc('\n', f);
-    }
-    int bad = ferror(f);
-    if (fclose(f) || bad) return mbl_error(st, MBL_EIO, "%s: write error", path);
-    return 0;
-}
-
-static void oct_mat(FILE *f, const char *name, const double *A, int rows, int cols)
-{
-    fprintf(f, "%s = zeros(%d, %d);\n", name, rows, cols);
-    if (!rows || !cols) return;
-    fprintf(f, "%s = [", name);
-    for (int i = 0; i < rows; i++) {
-        for (int j = 0; j < cols; j++) { /* "%s%.17g" */
-            if (j) putc(' ', f);
-            core_put_g(f, A[i + (size_t)j * rows], 17);
-        }
-        fputs(i + 1 < rows ? ";\n     " : "];\n", f);
-    }
-}
-
-static void oct_names(FILE *f, const char *var, char *const *names, int n)
-{
-    fprintf(f, "%s = {", var);
-    for (int i = 0; i < n; i++) {
-        fputs(i ? ", '" : "'", f);
-        for (const char *c = names[i]; *c; c++) {
-            if (*c == '\'') fputc('\'', f);
-            fputc(*c, f);
-        }
-        fputc('\'', f);
-    }
-    fputs("};\n", f);
-}
-
-/* A partial-spectrum result: the eigenvalues (neig x 2: re, im), the coordinate parts of the
- * eigenvectors (n x neig, re and im), Bd and Cdd when formed, and linear_model.m saying what was
- * not formed. */
-static int export_partial(const char *dir, const mbl_model *md, const mbl_linear *lin, mbl_status *st)
-{
-    static const mbl_lin_spectrum none;
-    const mbl_lin_spectrum *sp = lin->spectrum ? lin->spectrum : &none;
-    const mbl_lin_descriptor *ds = lin->descriptor;
-    int ne = sp->neig, n = lin->n, rc = 0;
-    double *ev = mbl_calloc((size_t)ne * 2 + 1, sizeof *ev);
-    if (!ev) return mbl_error(st, MBL_ENOMEM, "out of memory");
-    for (int i = 0; i < ne; i++) ev[i] = sp->re[i], ev[ne + i] = sp->im[i];
-    rc = write_mtx(dir, "eigenvalues", ev, ne, 2, st);
-    if (!rc && ne) rc = write_mtx(dir, "shapes_re", sp->vre, n, ne, st);
-    if (!rc && ne) rc = write_mtx(dir, "shapes_im", sp->vim, n, ne, st);
-    if (!rc && ds && ds->Bd) rc = write_mtx(dir, "Bd", ds->Bd, ds->nd, lin->nu, st);
-    if (!rc && ds && ds->Cdd) rc = write_mtx(dir, "Cdd", ds->Cdd, lin->ny, ds->nd, st);
-    if (rc) {
-        mbl_free(ev);
-        return rc;
-    }
-    char path[EXPORT_PATH_MAX];
-    int prc = export_path(path, dir, "linear_model.m", st);
-    FILE *f = prc ? NULL : mbl_output_open(path, st);
-    if (!f) {
-        mbl_free(ev);
-        return prc ? prc : MBL_EIO;
-    }
-    fprintf(f, "%% Linear model of %s (%s), method %s, written by mblin.\n", title_name(md),
-            model_file(md), lin->method);
-    fprintf(f, "%% A, B, C, D, M, Cd, K, F, q_S and the state names: " NOT_FORMED ".\n");
-    fprintf(f, "%% eigenvalues: the %d nearest the shift %g of %d; shapes: their coordinate parts dq.\n", ne,
-            sp->shift, lin->nx);
-    if (sp->reason[0]) fprintf(f, "%% %s\n", sp->reason);
-    oct_names(f, "input_names", lin->input_names, lin->nu);
-    oct_names(f, "output_names", lin->output_names, lin->ny);
-    oct_mat(f, "ev", ev, ne, 2);
-    fprintf(f, "eigenvalues = complex(ev(:, 1), ev(:, 2));\n");
-    if (ds && ds->Bd && ds->Cdd) {
-        fprintf(f, "%% descriptor form E xd' = Ad xd + Bd u, y = Cdd xd, xd = [dq; dv; dlambda] (E, Ad sparse, not "
-                   "written).\n");
-        oct_mat(f, "Bd", ds->Bd, ds->nd, lin->nu);
-        oct_mat(f, "Cdd", ds->Cdd, lin->ny, ds->nd);
-    }
-    mbl_free(ev);
-    int bad = ferror(f);
-    if (fclose(f) || bad) return mbl_error(st, MBL_EIO, "%s: write error", path);
-    return 0;
-}
-
-/* Every file mbl_report_export may write; all are removed before a run writes its own, so that a
- * directory never mixes files of two runs (E.mtx of an earlier descriptor run, say). */
-static const char *const export_names[] = {"A.mtx", "B.mtx", "C.mtx", "D.mtx", "M.mtx", "Cd.mtx", "K.mtx",
-                                           "F.mtx", "E.mtx", "Ad.mtx", "Bd.mtx", "Cdd.mtx", "eigenvalues.mtx",
-                                           "shapes_re.mtx", "shapes_im.mtx", "linear_model.m"};
-
-static int remove_stale(const char *dir, mbl_status *st)
-{
-    for (size_t i = 0; i < sizeof export_names / sizeof *export_names; i++) {
-        char path[EXPORT_PATH_MAX];
-        int prc = export_path(path, dir, export_names[i], st);
-        if (prc) return prc;
-        if (remove(path) != 0 && errno != ENOENT)
-            return mbl_error(st, MBL_EIO, "%s: cannot remove the file of an earlier run (%s)", path, strerror(errno));
-    }
-    return 0;
-}
-
-int mbl_report_export(const char *dir, const mbl_model *md, const mbl_linear *lin, mbl_status *st)
-{
-    int rc = remove_stale(dir, st);
-    if (rc) return rc;
-    if (!lin->A) return export_partial(dir, md, lin, st);
-    rc = write_mtx(dir, "A", lin->A, lin->nx, lin->nx, st);
-    if (!rc) rc = write_mtx(dir, "B", lin->B, lin->nx, lin->nu, st);
-    if (!rc) rc = write_mtx(dir, "C", lin->C, lin->ny, lin->nx, st);
-    if (!rc) rc = write_mtx(dir, "D", lin->D, lin->ny, lin->nu, st);
-    if (!rc) rc = write_mtx(dir, "M", lin->M, lin->z1, lin->z1, st);
-    if (!rc) rc = write_mtx(dir, "Cd", lin->Cd, lin->z1, lin->z1, st);
-    if (!rc) rc = write_mtx(dir, "K", lin->K, lin->z1, lin->z0, st);
-    if (!rc) rc = write_mtx(dir, "F", lin->F, lin->z1, lin->nu, st);
-    const mbl_lin_descriptor *ds = lin->descriptor;
-    int desc = ds && ds->nd > 0 && ds->E && ds->Ad; /* the descriptor pencil, where the method has one */
-    if (!rc && desc) rc = write_mtx(dir, "E", ds->E, ds->nd, ds->nd, st);
-    if (!rc && desc) rc = write_mtx(dir, "Ad", ds->Ad, ds->nd, ds->nd, st);
-    if (!rc && desc) rc = write_mtx(dir, "Bd", ds->Bd, ds->nd, lin->nu, st);
-    if (!rc && desc) rc = write_mtx(dir, "Cdd", ds->Cdd, lin->ny, ds->nd, st);
-    if (rc) return rc;
-    char path[EXPORT_PATH_MAX];
-    rc = export_path(path, dir, "linear_model.m", st);
-    if (rc) return rc;
-    FILE *f = mbl_output_open(path, st);
-    if (!f) return MBL_EIO;
-    fprintf(f, "%% Linear model of %s (%s), method %s, written by mblin.\n", title_name(md),
-            model_file(md), lin->method);
-    fprintf(f, "%% x' = A x + B u, y = C x + D u with x = [S; W];\n%% M S'' + Cd S' + K S = F u.\n");
-    oct_names(f, "state_names", lin->state_names, lin->nx);
-    oct_names(f, "input_names", lin->input_names, lin->nu);
-    oct_names(f, "output_names", lin->output_names, lin->ny);
-    oct_mat(f, "A", lin->A, lin->nx, lin->nx);
-    oct_mat(f, "B", lin->B, lin->nx, lin->nu);
-    oct_mat(f, "C", lin->C, lin->ny, lin->nx);
-    oct_mat(f, "D", lin->D, lin->ny, lin->nu);
-    oct_mat(f, "M", lin->M, lin->z1, lin->z1);
-    oct_mat(f, "Cd", lin->Cd, lin->z1, lin->z1);
-    oct_mat(f, "K", lin->K, lin->z1, lin->z0);
-    oct_mat(f, "F", lin->F, lin->z1, lin->nu);
-    if (desc) {
-        fprintf(f, "%% descriptor form E xd' = Ad xd + Bd u, y = Cdd xd + Dd u, xd = [dq; dv; dlambda].\n");
-        oct_mat(f, "E", ds->E, ds->nd, ds->nd);
-        oct_mat(f, "Ad", ds->Ad, ds->nd, ds->nd);
-        oct_mat(f, "Bd", ds->Bd, ds->nd, lin->nu);
-        oct_mat(f, "Cdd", ds->Cdd, lin->ny, ds->nd);
-        oct_mat(f, "Dd", ds->Dd ? ds->Dd : lin->D, lin->ny, lin->nu);
-    }
-    int bad = ferror(f);
-    if (fclose(f) || bad) return mbl_error(st, MBL_EIO, "%s: write error", path);
-    return 0;
 }

@@ -8,6 +8,7 @@ add_custom_command(
   COMMENT "Embedding web/report.html")
 list(APPEND MBLIN_SOURCES
   src/report/report.c
+  src/report/export.c
   src/report/obuf.c
   src/report/compare.c
   src/report/html.c

@@ -1,4 +1,4 @@
-/* mblx__fwdjac_new_narrow (tape_forward.c, session 35): the forward Jacobian's coloring declined at
+/* mblx__fwdjac_new_narrow (fwdjac.c, session 35): the forward Jacobian's coloring declined at
  * the first row that depends on more than maxwidth of the columns (the model compile's widest-row
  * test, made by the pattern's own pass), else the very coloring mblx_fwdjac_new makes. Rows of 3, 5
  * and 2 columns (one of the 5-wide row's symbols not a column, one symbol in no row): maxwidth 4
