@@ -13,7 +13,7 @@
 #include "eig/eig.h"
 #include "mblin/la.h"
 #include "mblin/model.h"
-#include "modal/modal_internal.h"
+#include "modal/modal_compute.h"
 #include "modal/order.h"
 
 /* The rounding level of a zero of the descriptor's pencil, in units of sqrt(eps ||Ad||_1 / ||E||_1)

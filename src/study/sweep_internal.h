@@ -10,7 +10,7 @@
 #include "mblin/sensitivity.h"
 #include "mblin/sweep.h"
 #include "load/copy.h"
-#include "modal/modal_internal.h"
+#include "modal/modal_compute.h"
 #include "opoint/opoint_warm.h"
 
 #define TWO_PI 6.283185307179586476925286766559

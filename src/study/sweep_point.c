@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "lin/relin_jac.h"
-#include "modal/modal_internal.h"
+#include "modal/modal_compute.h"
 #include "study/floquet_internal.h"
 #include "study/sweep_internal.h"
 

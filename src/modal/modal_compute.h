@@ -1,6 +1,8 @@
-/* Internal: mbl_modal with or without its progress report (src/modal/modal.c). */
-#ifndef MBLIN_MODAL_INTERNAL_H
-#define MBLIN_MODAL_INTERNAL_H
+/* mbl_modal with or without its progress report, and with a caller's memory (src/modal/modal.c), for
+ * the callers that solve many small eigenproblems (a sweep's points, src/study/sweep_point.c): not
+ * internal to src/modal, so not named *_internal.h (tests/layering/check.py). */
+#ifndef MBLIN_MODAL_COMPUTE_H
+#define MBLIN_MODAL_COMPUTE_H
 
 #include "mblin/model.h"
 
