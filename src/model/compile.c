@@ -7,6 +7,7 @@
 #include "expr/domain.h"
 #include "expr/fwdjac_narrow.h"
 #include "model/compile_modes.h"
+#include "model/ffr.h"
 #include "model/formulate.h"
 #include "model/terms/term.h"
 

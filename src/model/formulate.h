@@ -4,9 +4,6 @@
 #define MBLIN_MODEL_FORMULATE_H
 
 #include "model/model_internal.h"
-#include "model/ffr.h"
-#include "model/rtree.h"
-#include "model/pmech_num.h"
 
 #include <errno.h>
 #include <inttypes.h>
