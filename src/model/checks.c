@@ -3,7 +3,7 @@
 #include "model/formulate.h"
 #include "model/jac_cols.h"
 #include "model/position_text.h"
-#include "model/rtree.h"
+#include "model/terms/term.h"
 
 int model_check_domain(const mbl_model *md, const double *syms, double *work, mbl_status *st)
 {
@@ -129,20 +129,11 @@ const char *model_jac_set_note(const mbl_model *md, int p, char *buf, size_t cap
     for (int i = 0; i < md->np; i++) {
         if (isnan(md->pset[i])) continue;
         int dep = mblx_depends(md->g, e, md->p[i]);
-        /* an equation of motion of the tree's numeric term (model/rtree.h): its entries are numbers,
-         * the masses and inertias of the bodies the row's joint carries are texts */
-        for (int b = 0; !dep && md->rtn && r < md->n && b < model_rtree_num_nbodies(md->rtn); b++) {
-            int in = 0, a = b, parent, kind, q;
-            const mblx_id *tn;
-            while (a >= 0 && !in) {
-                model_rtree_num_body(md->rtn, a, &parent, &kind, &q, &tn);
-                in = q == r;
-                a = parent;
-            }
-            model_rtree_num_body(md->rtn, b, &parent, &kind, &q, &tn);
-            for (int k = MBL_RTREE_M; in && !dep && k < MBL_RTREE_E; k++)
-                dep = tn[k] != MBLX_NONE && mblx_depends(md->g, tn[k], md->p[i]);
-        }
+        /* a row of a term evaluated numerically: its entries are numbers, its texts may name the
+         * parameter (a tree's masses and inertias) */
+        for (int t = 0; t < MODEL_NTERMS && !dep; t++)
+            if (model_terms[t]->row_depends && model_terms[t]->present(md))
+                dep = model_terms[t]->row_depends(md, r, md->p[i]);
         if (dep) {
             char v[32];
             snprintf(v, sizeof v, "%.15g", md->pset[i]);

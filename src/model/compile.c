@@ -7,6 +7,7 @@
 #include "expr/domain.h"
 #include "expr/fwdjac_narrow.h"
 #include "model/compile_modes.h"
+#include "model/ffr.h"
 #include "model/formulate.h"
 #include "model/terms/term.h"
 
@@ -261,6 +262,56 @@ static int forward_pattern(mbl_model *md, const mblx_fwdjac *fj, mbl_status *st)
     return 0;
 }
 
+/* each present term's places renumbered through map (its remap entry) */
+static void remap_terms(mbl_model *md, const int *map)
+{
+    for (int t = 0; t < MODEL_NTERMS; t++)
+        if (model_terms[t]->remap && model_terms[t]->present(md)) model_terms[t]->remap(md, map);
+}
+
+/* After the merge: the places the terms kept in md->sjac (their entries pushed with the node 0 at
+ * formulation) as md->jac indices, and the entries no tape computes (node 0) moved to the end of
+ * md->jac in order (md->jac_ntape: the tape's); md->sjac freed. */
+static int bind_terms(mbl_model *md, mbl_status *st)
+{
+    md->jac_ntape = md->jac.nz;
+    int bound = 0;
+    for (int t = 0; t < MODEL_NTERMS; t++) bound |= model_terms[t]->remap && model_terms[t]->present(md);
+    if (!bound) return 0;
+    int nz = md->jac.nz, rc;
+    int *map = mbl_alloc_array((size_t)md->sjac.nz + 1, sizeof *map), *perm = mbl_alloc_array((size_t)nz + 1, sizeof *perm);
+    if (!map || !perm) {
+        mbl_free(map), mbl_free(perm);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    rc = model_jac_index(md, md->sjac.nz, md->sjac.row, md->sjac.col, map, st);
+    if (!rc) remap_terms(md, map);
+    /* the entries whose node is 0 (computed by no tape) go last, in order */
+    mblx_id zero = mblx_const(md->g, 0.0);
+    int k = 0;
+    for (int p = 0; p < nz && !rc; p++)
+        if (md->jac.node[p] != zero) perm[p] = k++;
+    md->jac_ntape = k;
+    for (int p = 0; p < nz && !rc; p++)
+        if (md->jac.node[p] == zero) perm[p] = k++;
+    if (!rc) {
+        int *r2 = mbl_alloc_array((size_t)nz + 1, sizeof *r2), *c2 = mbl_alloc_array((size_t)nz + 1, sizeof *c2);
+        mblx_id *n2 = mbl_alloc_array((size_t)nz + 1, sizeof *n2);
+        if (!r2 || !c2 || !n2) {
+            mbl_free(r2), mbl_free(c2), mbl_free(n2);
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        } else {
+            for (int p = 0; p < nz; p++) r2[perm[p]] = md->jac.row[p], c2[perm[p]] = md->jac.col[p], n2[perm[p]] = md->jac.node[p];
+            mbl_free(md->jac.row), mbl_free(md->jac.col), mbl_free(md->jac.node);
+            md->jac.row = r2, md->jac.col = c2, md->jac.node = n2, md->jac.cap = nz + 1;
+            remap_terms(md, perm);
+        }
+    }
+    mbl_free(map), mbl_free(perm);
+    if (!rc) model_sjac_free(&md->sjac); /* merged: no longer needed */
+    return rc;
+}
+
 static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st);
 
 int model_compile(mbl_model *md, mbl_status *st)
@@ -279,12 +330,17 @@ static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
     if (!rc && !fwd && model_inlined_rows(md, st)) return st ? st->code : MBL_ENOMEM;
     if (!rc && !fwd) rc = jacobian_unknowns(md, md->nF, md->F, 0, &md->jac, st);
     if (!rc && md->Fs) rc = model_ffr_merge(md, md->Fs, &md->sjac, st);
-    if (!rc && md->rtn) rc = model_rtree_num_pattern(md, md->rtn, st);
-    /* the flexible bodies' numeric entries last (never beside a tree: relative coordinates refuse
-     * flexible bodies, src/mech/beam.c) */
-    if (!rc) rc = model_ffr_num_bind(md, st);
-    if (!rc) rc = md->rtn ? model_rtree_num_yjac(md, md->rtn, md->ny, md->y, &md->yjac, st)
-                          : jacobian_unknowns(md, md->ny, md->y, 0, &md->yjac, st);
+    const model_term_ops *yterm = NULL; /* the term that makes the outputs' Jacobian, if any */
+    for (int t = 0; t < MODEL_NTERMS && !rc; t++) {
+        const model_term_ops *term = model_terms[t];
+        if (!term->present(md)) continue;
+        if (term->pattern) rc = term->pattern(md, st);
+        if (term->outputs_jac) yterm = term;
+    }
+    /* the numeric entries pushed into md->sjac last (never beside a tree's pattern: relative
+     * coordinates refuse flexible bodies, src/mech/beam.c) */
+    if (!rc) rc = bind_terms(md, st);
+    if (!rc) rc = yterm ? yterm->outputs_jac(md, st) : jacobian_unknowns(md, md->ny, md->y, 0, &md->yjac, st);
     if (rc) return rc;
     /* user states: rows s (nus), sdot, sddot, then w (nuvs), wdot */
     int nus = md->nus, nuvs = md->nuvs, ne = 3 * nus + 2 * nuvs;
@@ -353,7 +409,9 @@ static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
         if (st) *st = job.st;
         return job.st.code ? job.st.code : MBL_ENOMEM;
     }
-    if (md->rtn && model_rtree_num_bind_outputs(md, md->rtn, st)) return st ? st->code : MBL_ENOMEM;
+    for (int t = 0; t < MODEL_NTERMS; t++)
+        if (model_terms[t]->outputs_bind && model_terms[t]->present(md) && model_terms[t]->outputs_bind(md, st))
+            return st ? st->code : MBL_ENOMEM;
     md->work_size = mblx_tape_work_size(md->tape_F);
     const int *fcp = NULL; /* the coloring's column pointers (owned by tape_F once given) */
     if (fwd) { /* model_eval_jac's values: forward sweeps of tape_F */

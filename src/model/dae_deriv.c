@@ -11,8 +11,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "model/ffr.h"
 #include "model/model_internal.h"
+#include "model/terms/term.h"
 
 /* the public layout is the internal one */
 _Static_assert((int)MBL_DAE_NROWG == (int)MBL_NROWG && (int)MBL_DAE_NBLK == (int)MBL_NBLK &&
@@ -100,8 +100,12 @@ int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
 
 int mbl_dae_deriv_new_param(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
 {
-    /* flexible bodies: the structured term's parameter derivatives come with its second ones */
-    return deriv_new(md, !(md && md->nffrd), out, st);
+    /* a term whose rows depend on the parameters through data (flexible bodies' invariants): its
+     * parameter derivatives come with its second ones */
+    int param_dep = 0;
+    for (int t = 0; md && t < MODEL_NTERMS && !param_dep; t++)
+        param_dep = model_terms[t]->param_dep && model_terms[t]->param_dep(md);
+    return deriv_new(md, !param_dep, out, st);
 }
 
 static int deriv_new(const mbl_model *md, int param_only, mbl_dae_deriv **out, mbl_status *st)
@@ -155,8 +159,10 @@ static int deriv_new(const mbl_model *md, int param_only, mbl_dae_deriv **out, m
     if (!rc)
         rc = param_only ? sparse_empty(nx, np, &d->Xp) : mblx_jacobian(g, (size_t)nx, xe, (size_t)np, syms + nunk, &d->Xp);
     if (rc) mblx_graph_status(g, st);
-    /* flexible bodies: the structured term's dependence on the parameters through its invariants */
-    if (!rc && md->nffrd) rc = model_ffr_param_deriv(md, np, syms + nunk, &d->H, &d->Fp, st);
+    /* the terms' dependence on the parameters through their data (flexible bodies' invariants) */
+    for (int t = 0; t < MODEL_NTERMS && !rc; t++)
+        if (model_terms[t]->param_dep && model_terms[t]->param_dep(md))
+            rc = model_terms[t]->param_deriv(md, np, syms + nunk, &d->H, &d->Fp, st);
     if (rc) {
         model_graph_lock(md, 0);
         goto done;

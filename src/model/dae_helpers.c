@@ -5,6 +5,7 @@
 #include <limits.h>
 
 #include "model/formulate.h"
+#include "model/terms/term.h"
 
 /* ---- small helpers ------------------------------------------------------------------------ */
 
@@ -30,6 +31,16 @@ int model_sjac_reserve(mbl_sjac *J, size_t add)
     if (add <= (size_t)(J->cap - J->nz)) return 0;
     if (add > (size_t)INT_MAX - (size_t)J->nz) return MBL_ENOMEM;
     return sjac_grow(J, (size_t)J->nz + add);
+}
+
+int model_structured_rows(mbl_model *md, mbl_status *st)
+{
+    if (md->Fs) return 0;
+    md->Fs = mbl_alloc_array((size_t)md->n + 1, sizeof *md->Fs);
+    if (!md->Fs) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    mblx_id zero = mblx_const(md->g, 0.0);
+    for (int i = 0; i < md->n; i++) md->Fs[i] = zero;
+    return 0;
 }
 
 int model_sjac_push(mbl_sjac *J, int row, int col, mblx_id node)

@@ -73,8 +73,8 @@ int model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **jac,
         for (int t = 0; t < MODEL_NTERMS && !rc; t++)
             if (model_terms[t]->present(md)) rc = model_terms[t]->exprs(w, Fs, &S, st);
         if (!rc && !(at = mbl_alloc_array((size_t)S.nz + 1, sizeof *at))) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        /* each entry at its (row, column) of md->jac (model_rtree_num_pattern and model_ffr_num_bind put
-         * every one there) */
+        /* each entry at its (row, column) of md->jac (the terms' pattern entries and model_compile's
+         * bind of their remap entries put every one there) */
         if (!rc) rc = model_jac_index(md, S.nz, S.row, S.col, at, st);
         if (!rc) {
             memcpy(Fx, md->F, (size_t)md->nF * sizeof *Fx);

@@ -5,12 +5,10 @@
 #include "expr/tape_subset.h"
 #include "model/eval_rows.h"
 #include "model/model_internal.h"
-#include "model/rtree.h"
 #include "model/terms/term.h"
 
-/* The model's evaluators: the tapes, then the terms evaluated numerically beside them (a relative
- * tree's, model/rtree.h; the planar flexible bodies', model/terms/ffr_num.c; the planar rigid
- * bodies' and joints', model/pmech_num.h); never a tree beside the others. */
+/* The model's evaluators: the tapes, then the terms evaluated numerically beside them (the table's
+ * eval entries, model/terms/term.h); never a tree beside the others. */
 int model_eval_F(const mbl_model *md, const double *syms, double *F, double *work, mbl_status *st)
 {
     int rc = mblx_tape_eval(md->tape_F, syms, F, work, st);
@@ -67,27 +65,39 @@ int model_eval_jac_rows(const mbl_model *md, mblx__subtape *view, const int *out
     return mblx__fwdjac_eval_rows(J, view, outpos, syms, jac, work, st);
 }
 
-/* The Jacobian and the outputs with theirs (y: md->tape_y's layout; NULL: not wanted). A tree's
- * texts and outputs are one tape (model_rtree_num_bind_outputs): the kinematics both read are
- * computed once, and evaluated there also when y is NULL, so that the Jacobian's values do not
- * depend on whether the outputs are wanted (that tape shares subexpressions across more outputs
- * than the texts' own, which can change their last bits). */
+/* The Jacobian and the outputs with theirs (y: md->tape_y's layout; NULL: not wanted). A term with
+ * a jac_y entry that is the model's only one evaluates both in one pass (a tree's texts and
+ * outputs are one tape, its outputs_bind: the kinematics both read are computed once, and
+ * evaluated there also when y is NULL, so that the Jacobian's values do not depend on whether the
+ * outputs are wanted; that tape shares subexpressions across more outputs than the texts' own,
+ * which can change their last bits). NULL when the model has no such term. */
+static const model_term_ops *jac_y_term(const mbl_model *md)
+{
+    const model_term_ops *only = NULL;
+    if (md->ny <= 0) return NULL;
+    for (int t = 0; t < MODEL_NTERMS; t++) {
+        if (!model_terms[t]->present(md)) continue;
+        if (only) return NULL;
+        only = model_terms[t];
+    }
+    return only && only->jac_y ? only : NULL;
+}
+
 int model_eval_jac_y_shared(const mbl_model *md)
 {
-    int alone = md->rtn != NULL && md->ny > 0;
-    for (int t = 0; t < MODEL_NTERMS && alone; t++) alone = model_terms[t] == &model_term_rtree || !model_terms[t]->present(md);
-    return alone;
+    return jac_y_term(md) != NULL;
 }
 
 int model_eval_jac_y(const mbl_model *md, const double *syms, double *jac, double *y, double *work, mbl_status *st)
 {
-    if (!model_eval_jac_y_shared(md)) {
+    const model_term_ops *term = jac_y_term(md);
+    if (!term) {
         int rc = model_eval_jac(md, syms, jac, work, st);
         return rc || !y ? rc : mblx_tape_eval(md->tape_y, syms, y, work, st);
     }
     if (jac_observer) jac_observer(jac_observer_ctx, md, syms);
     int rc = mblx_tape_eval(md->tape_jac, syms, jac, work, st);
-    return rc ? rc : model_rtree_num_jac_y(md->rtn, syms, jac, y, work, st);
+    return rc ? rc : term->jac_y(md, syms, jac, y, work, st);
 }
 
 /* ---- the values at one point, kept (model_jac_memo) ---- */

@@ -147,9 +147,6 @@ int model_ffr_numeric(void);
  * when model_ffr_numeric() and J is md->sjac, else as expressions (model_ffr_formulate_g). */
 int model_ffr_add(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode, mblx_id *Fs,
                 struct mbl_sjac *J, mbl_status *st);
-/* After model_ffr_merge: the numeric bodies' entries as md->jac indices, the entries no tape computes
- * moved to the end of md->jac (md->jac_ntape: the tape's); md->sjac freed. */
-int model_ffr_num_bind(struct mbl_model *md, mbl_status *st);
 void model_ffr_num_free(struct mbl_model *md);
 /* The expression form of the numeric bodies (under model_graph_lock): their rows added to Fs
  * (Fs[i]: coordinate i's EOM row) and their Jacobian entries appended to S, as ffr.c formulates

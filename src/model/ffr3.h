@@ -62,7 +62,8 @@ int model_ffr3_formulate_inv(struct mbl_model *md, const mbl_ffr3 *sp, const mbl
 /* The term evaluated numerically beside the tapes (src/model/terms/ffr3_num.c), under ffr.h's switch
  * model_ffr_set_numeric: model_ffr_add calls model_ffr3_num_add for a spatial body (0: added to
  * md->sjac's pattern with the node 0 and to md->ffr3n; 1: not taken, nothing pushed, the expression
- * form instead; < 0: an error); model_ffr_num_bind maps its places through model_ffr3_num_remap. */
+ * form instead; < 0: an error); model_compile's bind maps its places through model_ffr3_num_remap
+ * (the term's remap entry). */
 typedef struct mbl_ffr3_num mbl_ffr3_num;
 int model_ffr3_num_add(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode,
                        mbl_status *st);

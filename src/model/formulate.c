@@ -165,9 +165,9 @@ static int formulate_energies(loader *L, mblx_id zero, mblx_id *T_out, mblx_id *
             rc = check_deps(L, T, BIT(MBL_BLK_A) | BIT(MBL_BLK_R) | BIT_EXT, &s->kinetic_energy, "kinetic_energy", NULL);
         if (rc) return rc;
         /* no der() at all: M = d2T/dv2 = 0, which the linearization names (lin_eval_init); the point
-         * itself (equilibrium) needs no inertia. A mechanism's terms, and flexible bodies'
-         * structured terms, may carry mass outside T. */
-        if (!s->from_mechanism && !s->nffr && !model_depends_on_block(md, T, MBL_BLK_V)) {
+         * itself (equilibrium) needs no inertia. A mechanism's terms, and the structured terms
+         * (flexible bodies'), may carry mass outside T. */
+        if (!s->from_mechanism && !model_terms_in_src(s) && !model_depends_on_block(md, T, MBL_BLK_V)) {
             md->mass_zero_line = s->kinetic_energy.line > 0 ? s->kinetic_energy.line : 1;
             md->mass_zero_col = s->kinetic_energy.col > 0 ? s->kinetic_energy.col : 1;
         }
@@ -203,7 +203,7 @@ static int formulate_constraints(loader *L, mblx_id zero, mblx_id *Phi, mblx_id 
     for (int j = 0; j < m; j++) {
         const mbl_src_item *it = &s->constraints.items[j];
         char what[64];
-        if (L->pmrow && L->pmrow[j]) { /* a revolute joint evaluated numerically (formulate_pmech) */
+        if (L->term_row && L->term_row[j]) { /* a joint a structured term evaluates (claim_rows) */
             Phi[j] = zero;
             continue;
         }
@@ -819,9 +819,7 @@ int model_formulate(loader *L)
         if (rc) goto done;
     }
     if (!fwd) eom_rows(md, pv, NULL, NULL, g1p, g1t, g2, Fgen);
-    rc = model_formulate_ffr(L);
-    if (!rc) rc = model_formulate_rtree(L);
-    if (!rc) rc = model_formulate_pmech(L);
+    rc = model_formulate_terms(L);
     if (rc) goto done;
     if (!fwd) model_constraint_rows(md, m, Phi, k, nh, md->F);
     rc = mblx_graph_status(g, L->st);

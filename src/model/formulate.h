@@ -4,9 +4,6 @@
 #define MBLIN_MODEL_FORMULATE_H
 
 #include "model/model_internal.h"
-#include "model/ffr.h"
-#include "model/rtree.h"
-#include "model/pmech_num.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -50,7 +47,7 @@ typedef struct loader {
     int let_first;            /* 1: the whole load parses with let_vars, once (model_let_first) */
     signed char *vdeg;        /* formulate.c structural_degree_within's degrees by node (nvdeg) */
     size_t nvdeg;
-    unsigned char *pmrow;     /* m: 1 for the constraints of joints evaluated numerically (pmech_num.h) */
+    unsigned char *term_row;  /* m: 1 for the constraints a structured term evaluates (claim_rows) */
 } loader;
 
 /* small helpers (dae_helpers.c) */
@@ -116,10 +113,13 @@ int model_load_values(loader *L, const mbl_setting *sets, int nsets);
 /* the residual rows (formulate.c) */
 int model_formulate(loader *L);
 
-/* the structured terms (formulate_terms.c) */
-int model_formulate_ffr(loader *L);
-int model_formulate_rtree(loader *L);
-int model_formulate_pmech(loader *L);
+/* the structured terms (formulate_terms.c; each term's entries in model/terms/term.h's table):
+ * 1 when the source has any; the constraint rows they evaluate themselves marked in L->term_row
+ * (allocated when a term claims rows; before the rows are formulated); their formulation, after
+ * the EOM rows */
+int model_terms_in_src(const mbl_src *s);
+int model_terms_claim_rows(loader *L);
+int model_formulate_terms(loader *L);
 
 /* the rows through let nodes (formulate_let.c). parts: the kinetic and potential energies, the
  * dissipation and the constraints already parsed with lets (a let-first load), or NULL to parse them

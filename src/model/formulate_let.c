@@ -299,7 +299,7 @@ int model_let_first(const loader *L)
 {
     const mbl_src *s = L->src;
     return s->forward_jacobian && s->variables.n && !s->has_mass_matrix && s->kinetic_energy.text && L->md->n &&
-           !s->from_mechanism && L->md->n < LET_FORM_MAX_N && !s->nffr && !s->rtree && !(s->pmech && s->pmech->nj);
+           !s->from_mechanism && L->md->n < LET_FORM_MAX_N && !model_terms_in_src(s);
 }
 
 int model_formulate_let(loader *L, const mblx_id *Fgen, const model_let_parts *parts)

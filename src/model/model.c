@@ -147,18 +147,7 @@ int model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model *
             L.var_node[i] = L.let_vars ? mblx_let(md->g, e) : e; /* as resolve_variable */
             L.var_state[i] = VAR_DONE;
         }
-    if (!rc && src->pmech && src->pmech->nj) {
-        if (!(L.pmrow = mbl_calloc((size_t)src->constraints.n + 1, 1))) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        for (int j = 0; j < src->pmech->nj && !rc; j++) {
-            int c0 = src->pmech->j[j].c0, t = src->pmech->j[j].type;
-            int nc = t == MBL_PMECH_FIXED ? 3 : t == MBL_PMECH_ORIENTATION ? 1 : 2;
-            if (c0 < 0 || c0 + nc > src->constraints.n)
-                rc = mbl_error(st, MBL_EMODEL, "internal: %s has no constraints %d to %d", src->pmech->j[j].name, c0,
-                               c0 + nc - 1);
-            else
-                memset(L.pmrow + c0, 1, (size_t)nc);
-        }
-    }
+    if (!rc) rc = model_terms_claim_rows(&L);
     if (!rc) rc = model_formulate(&L);
     if (!rc) {
         /* every variable must parse, even one that nothing uses */
@@ -189,7 +178,7 @@ int model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model *
     mbl_free(L.var_node);
     mbl_free(L.derlet);
     mbl_free(L.vdeg);
-    mbl_free(L.pmrow);
+    mbl_free(L.term_row);
     model_src_free(src);
     if (rc) {
         mbl_model_free(md);
@@ -240,8 +229,6 @@ void mbl_model_free(mbl_model *md)
     model_sjac_free(&md->jac);
     model_sjac_free(&md->sjac);
     mbl_free(md->Fs);
-    model_ffr_free_nodes(md);
-    model_ffr_free_deriv(md);
     mbl_free(md->no_sens);
     mbl_free(md->param_numeric);
     model_sjac_free(&md->yjac);

@@ -29,6 +29,7 @@ list(APPEND MBLIN_SOURCES
   src/model/terms/ffr.c
   src/model/terms/rtree.c
   src/model/terms/rtree_y.c
+  src/model/terms/rtree_term.c
   src/model/terms/ffr3.c
   src/model/dae_deriv.c
   src/model/vtrans.c
@@ -37,4 +38,5 @@ list(APPEND MBLIN_SOURCES
   src/model/terms/ffr3_num.c
   src/model/terms/pmech_num.c
   src/model/terms/table.c
+  src/model/terms/pmech_term.c
 )

@@ -128,3 +128,6 @@ mblin_add_test(test_jac_columns ${CMAKE_CURRENT_SOURCE_DIR}/model/test_jac_colum
 # data sets at the edges (issue 65): CSV rows with units or typos, a NUL byte, the sets against
 # the memory budget, a table's slope at its points
 mblin_add_test(test_data_edges ${CMAKE_CURRENT_SOURCE_DIR}/model/test_data_edges.c)
+# the term table does a term's whole job (issue 66, item 2): its entries consistent, each term present
+# exactly where the model's own field says so
+mblin_add_test(test_term_table ${CMAKE_CURRENT_SOURCE_DIR}/model/test_term_table.c)

@@ -14,7 +14,7 @@
  * finite differences, no scratch beyond the model's work array, thread-safe.
  *
  * Loading, binding and the expression form on demand are ffr_num.c's (model_ffr_add pushes the
- * pattern with the node 0; model_ffr_num_bind maps the places; model_dae_nodes merges the
+ * pattern with the node 0; model_compile's bind maps the places (remap); model_dae_nodes merges the
  * expression form of model_ffr3_num_exprs). */
 #include <math.h>
 #include <stdio.h>
@@ -557,5 +557,15 @@ static size_t num_work(const mbl_model *md)
     return NIN + NOUT + w;
 }
 
-const model_term_ops model_term_ffr3 = {"spatial flexible bodies", 1, num_present, num_eval_all, model_ffr3_num_exprs,
-                                        num_work, model_ffr3_num_free};
+/* formulated, bound and freed with the planar bodies' (model_term_ffr: model_ffr_add dispatches a
+ * spatial body here) but for its own places and data */
+const model_term_ops model_term_ffr3 = {
+    .name = "spatial flexible bodies",
+    .after_tape = 1,
+    .present = num_present,
+    .remap = model_ffr3_num_remap,
+    .work = num_work,
+    .eval = num_eval_all,
+    .exprs = model_ffr3_num_exprs,
+    .free = model_ffr3_num_free,
+};

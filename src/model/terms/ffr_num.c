@@ -8,8 +8,8 @@
  * pattern of the elastic rows and, for every entry, its index in md->jac (O(nnz) integers).
  *
  * Loading: model_ffr_add pushes the body's Jacobian pattern into md->sjac with the node 0 (so the
- * pattern merges like the expression form's) and remembers where; after the merge model_ffr_num_bind
- * turns those places into md->jac indices and moves the entries no tape computes (node 0) to the
+ * pattern merges like the expression form's) and remembers where; after the merge model_compile's bind
+ * (the term's remap entry) turns those places into md->jac indices and moves the entries no tape computes (node 0) to the
  * end of md->jac: tape_jac is compiled over the first md->jac_ntape entries, and
  * model_eval_jac zeroes the rest and adds the structured values. model_eval_F adds the rows.
  * The expression form is built on demand (model_ffr_num_exprs, merged by model_dae_nodes) for what differentiates or prints the
@@ -20,7 +20,7 @@
 
 #include "model/ffr.h"
 #include "model/ffr3.h"
-#include "model/pmech_num.h"
+#include "model/formulate.h"
 #include "model/model_internal.h"
 #include "model/terms/term.h"
 
@@ -266,48 +266,6 @@ static void remap(mbl_ffr_num *b, const int *map)
         if (b->tpos[k] >= 0) b->tpos[k] = map[b->tpos[k]];
 }
 
-/* For each of the nt entries (row tr[t] < n, column tc[t]) its index in md->jac (-1: absent). */
-int model_ffr_num_bind(mbl_model *md, mbl_status *st)
-{
-    md->jac_ntape = md->jac.nz;
-    if (!md->nffrn && !md->nffr3n && !md->pmn) return 0;
-    int nz = md->jac.nz, rc;
-    int *map = mbl_alloc_array((size_t)md->sjac.nz + 1, sizeof *map), *perm = mbl_alloc_array((size_t)nz + 1, sizeof *perm);
-    if (!map || !perm) {
-        mbl_free(map), mbl_free(perm);
-        return mbl_error(st, MBL_ENOMEM, "out of memory");
-    }
-    rc = model_jac_index(md, md->sjac.nz, md->sjac.row, md->sjac.col, map, st);
-    for (int b = 0; b < md->nffrn && !rc; b++) remap(&md->ffrn[b], map);
-    if (!rc) model_pmech_num_remap(md->pmn, map), model_ffr3_num_remap(md, map);
-    /* the entries whose node is 0 (computed by no tape) go last, in order */
-    mblx_id zero = mblx_const(md->g, 0.0);
-    int k = 0;
-    for (int p = 0; p < nz && !rc; p++)
-        if (md->jac.node[p] != zero) perm[p] = k++;
-    md->jac_ntape = k;
-    for (int p = 0; p < nz && !rc; p++)
-        if (md->jac.node[p] == zero) perm[p] = k++;
-    if (!rc) {
-        int *r2 = mbl_alloc_array((size_t)nz + 1, sizeof *r2), *c2 = mbl_alloc_array((size_t)nz + 1, sizeof *c2);
-        mblx_id *n2 = mbl_alloc_array((size_t)nz + 1, sizeof *n2);
-        if (!r2 || !c2 || !n2) {
-            mbl_free(r2), mbl_free(c2), mbl_free(n2);
-            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        } else {
-            for (int p = 0; p < nz; p++) r2[perm[p]] = md->jac.row[p], c2[perm[p]] = md->jac.col[p], n2[perm[p]] = md->jac.node[p];
-            mbl_free(md->jac.row), mbl_free(md->jac.col), mbl_free(md->jac.node);
-            md->jac.row = r2, md->jac.col = c2, md->jac.node = n2, md->jac.cap = nz + 1;
-            for (int b = 0; b < md->nffrn; b++) remap(&md->ffrn[b], perm);
-            model_pmech_num_remap(md->pmn, perm);
-            model_ffr3_num_remap(md, perm);
-        }
-    }
-    mbl_free(map), mbl_free(perm);
-    if (!rc) model_sjac_free(&md->sjac); /* merged: no longer needed */
-    return rc;
-}
-
 #define QV(i) syms[su[jq + (i)]]
 #define VV(i) syms[su[jv + (i)]]
 #define AV(i) syms[su[ja + (i)]]
@@ -459,8 +417,54 @@ int model_ffr_num_exprs(mbl_model *md, mblx_id *Fs, mbl_sjac *S, mbl_status *st)
     return rc;
 }
 
+/* The flexible bodies' formulation, planar and spatial (model_ffr_add dispatches: numerically
+ * here or in ffr3_num.c, or as expressions, ffr.c), kept apart in md->Fs and md->sjac until
+ * model_compile() has differentiated the text rows. */
+static int num_formulate(loader *L)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    if (!s->nffr) return 0;
+    if (model_structured_rows(md, L->st)) return L->st ? L->st->code : MBL_ENOMEM;
+    for (int b = 0; b < s->nffr; b++) {
+        const mbl_ffr_body *fb = &s->ffr[b];
+        int nc = 3 + fb->inv.nf, rc = 0;
+        int *qidx = mbl_alloc_array((size_t)nc, sizeof *qidx);
+        if (!qidx) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        for (int k = 0; k < nc && !rc; k++) {
+            const char *nm = k < 3 ? fb->coord[k] : fb->qf[k - 3];
+            qidx[k] = model_find_name(&s->coordinates, nm, strlen(nm));
+            if (qidx[k] < 0)
+                rc = mbl_error(L->st, MBL_EMODEL, "%s: %s: coordinate '%s' is not a coordinate of the model", s->file,
+                               fb->name, nm);
+        }
+        /* gravity and the invariants' factors as expressions of the parameters (sensitivities) */
+        mblx_id gn[3], fac[MBL_FFR_MAXFAC];
+        for (int k = 0; k < 3 && !rc; k++) {
+            gn[k] = mblx_const(md->g, fb->g[k]);
+            if (fb->gtext[k]) {
+                mbl_src_item it = {NULL, NULL, fb->gtext[k], fb->gline, fb->gcol, fb->gline, fb->gcol};
+                rc = model_parse_item_text(L, &it, SCOPE_VALUE, "gravity", &gn[k]);
+            }
+        }
+        for (int k = 0; k < fb->nfac && !rc; k++) {
+            const mbl_ffr_factor *f = &fb->fac[k];
+            mbl_src_item it = {NULL, NULL, f->text, f->line, f->col, f->line, f->col};
+            rc = model_parse_item_text(L, &it, SCOPE_VALUE, fb->name, &fac[k]);
+        }
+        if (!rc) rc = model_ffr_add(md, fb, qidx, gn, md->Fs, &md->sjac, L->st);
+        if (!rc) rc = model_ffr_keep_nodes(md, fb, qidx, L->st);
+        if (!rc) rc = model_ffr_keep_deriv(md, fb, qidx, gn, fac, L->st);
+        mbl_free(qidx);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
 /* the term's entries in the table of model/terms/term.h */
 static int num_present(const mbl_model *md) { return md->nffrn > 0; }
+
+static int num_in_src(const mbl_src *s) { return s->nffr > 0; }
 
 static int num_eval_all(const mbl_model *md, const double *syms, double *F, double *jac, double *work, mbl_status *st)
 {
@@ -470,11 +474,39 @@ static int num_eval_all(const mbl_model *md, const double *syms, double *F, doub
     return rc;
 }
 
+static void num_remap(mbl_model *md, const int *map)
+{
+    for (int b = 0; b < md->nffrn; b++) remap(&md->ffrn[b], map);
+}
+
 static size_t num_work(const mbl_model *md)
 {
     (void)md;
     return 0;
 }
 
-const model_term_ops model_term_ffr = {"planar flexible bodies", 1, num_present, num_eval_all, model_ffr_num_exprs,
-                                       num_work, model_ffr_num_free};
+static int num_param_dep(const mbl_model *md) { return md->nffrd > 0; }
+
+/* the planar bodies' numeric data, and what every flexible body keeps: its nodes (the outputs'
+ * mode shapes) and its dependence on the parameters */
+static void num_free_all(mbl_model *md)
+{
+    model_ffr_num_free(md);
+    model_ffr_free_nodes(md);
+    model_ffr_free_deriv(md);
+}
+
+const model_term_ops model_term_ffr = {
+    .name = "planar flexible bodies",
+    .after_tape = 1,
+    .present = num_present,
+    .in_src = num_in_src,
+    .formulate = num_formulate,
+    .remap = num_remap,
+    .work = num_work,
+    .eval = num_eval_all,
+    .exprs = model_ffr_num_exprs,
+    .param_dep = num_param_dep,
+    .param_deriv = model_ffr_param_deriv,
+    .free = num_free_all,
+};

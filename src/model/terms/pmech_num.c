@@ -21,7 +21,6 @@
 
 #include "model/model_internal.h"
 #include "model/pmech_num.h"
-#include "model/terms/term.h"
 
 enum { BSLOTS = 12, JSLOTS = 27 };
 
@@ -260,7 +259,7 @@ int model_pmech_num_new(mbl_model *md, const mbl_pmech_src *p, const int *qidx, 
         model_pmech_num_free(t);
         return rc;
     }
-    /* the pattern, node 0 (the entries go to md->jac by the merge and model_ffr_num_bind) */
+    /* the pattern, node 0 (the entries go to md->jac by the merge and model_compile's bind, the remap entry) */
     cols c = cols_of(md);
     mblx_id zero = mblx_const(g, 0.0);
     for (int b = 0; b < t->nb && !rc; b++) {
@@ -720,28 +719,3 @@ int model_pmech_num_exprs(mbl_model *md, const mbl_pmech_num *t, mblx_id *Fs, mb
     if (!rc) rc = springs_exprs(md, t, &c, one, Fs, S, st);
     return rc ? rc : mblx_graph_status(g, st);
 }
-
-/* the term's entries in the table of model/terms/term.h */
-static int num_present(const mbl_model *md) { return md->pmn != NULL; }
-
-static int num_eval(const mbl_model *md, const double *syms, double *F, double *jac, double *work, mbl_status *st)
-{
-    (void)work;
-    return model_pmech_num_eval(md, md->pmn, syms, F, jac, st);
-}
-
-static int num_exprs(mbl_model *md, mblx_id *Fs, mbl_sjac *S, mbl_status *st)
-{
-    return model_pmech_num_exprs(md, md->pmn, Fs, S, st);
-}
-
-static size_t num_work(const mbl_model *md)
-{
-    (void)md;
-    return 0;
-}
-
-static void num_free(mbl_model *md) { model_pmech_num_free(md->pmn); }
-
-const model_term_ops model_term_pmech = {"planar rigid bodies and joints", 1, num_present, num_eval, num_exprs,
-                                         num_work, num_free};

@@ -24,7 +24,6 @@
 
 #include "core/vec3.h"
 #include "model/model_internal.h"
-#include "model/terms/term.h"
 #include "model/terms/vec3_nodes.h"
 
 void model_rtree_free(mbl_rtree *t)
@@ -847,23 +846,3 @@ int model_rtree_num_exprs(const mbl_model *md, const mbl_rtree_num *r, mblx_id *
 {
     return model_rtree_formulate((mbl_model *)md, &r->tree, r->qidx, r->tn, r->gn, Fs, S, st);
 }
-
-/* the term's entries in the table of model/terms/term.h */
-static int num_present(const mbl_model *md) { return md->rtn != NULL; }
-
-static int num_eval(const mbl_model *md, const double *syms, double *F, double *jac, double *work, mbl_status *st)
-{
-    return F ? model_rtree_num_F(md->rtn, syms, F, work, st) : model_rtree_num_jac(md->rtn, syms, jac, work, st);
-}
-
-static int num_exprs(mbl_model *md, mblx_id *Fs, mbl_sjac *S, mbl_status *st)
-{
-    return model_rtree_num_exprs(md, md->rtn, Fs, S, st);
-}
-
-static size_t num_work(const mbl_model *md) { return model_rtree_num_work(md->rtn); }
-
-static void num_free(mbl_model *md) { model_rtree_num_free(md->rtn); }
-
-const model_term_ops model_term_rtree = {"relative-coordinate tree", 0, num_present, num_eval, num_exprs, num_work,
-                                         num_free};
