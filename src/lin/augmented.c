@@ -763,11 +763,8 @@ static int work_factor(mbl_lin_work *w, const mbl_lin_options *opt, mbl_linear *
 
 /* The names of the states S, W (and the ode states X), inputs and outputs of lin; MBL_ENOMEM when
  * one could not be made. */
-static int aug_names(const mbl_model *md, const mbl_state_ref *S, const mbl_state_ref *W, mbl_linear *lin)
+static int aug_names(const model_view *mv, const mbl_state_ref *S, const mbl_state_ref *W, mbl_linear *lin)
 {
-    model_view view;
-    model_view_get(md, &view);
-    const model_view *mv = &view;
     int z0 = lin->z0, z1 = lin->z1, nX = mv->nX, nx = lin->nx, nr = mv->nr, ny = mv->ny, rc = 0;
     for (int i = 0; i < z0; i++)
         lin->state_names[i] =
@@ -875,7 +872,7 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
     work_pattern(w);
     rc = work_factor(w, opt, lin, st);
     if (rc) goto fail;
-    if (aug_names(md, w->S, w->W, lin)) {
+    if (aug_names(mv, w->S, w->W, lin)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto fail;
     }
@@ -894,9 +891,6 @@ fail:
 int mbl_lin_work_new(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_lin_work **out,
                      mbl_linear **lin, mbl_status *st)
 {
-    model_view view;
-    model_view_get(md, &view);
-    const model_view *mv = &view;
     if (!out || !lin) return mbl_error(st, MBL_EARG, "mbl_lin_work_new: out or lin is NULL");
     *out = NULL;
     *lin = NULL;
@@ -917,7 +911,7 @@ int mbl_lin_work_new(const mbl_model *md, const mbl_point *pt, const mbl_lin_opt
         mbl_lin_work_free(*out), mbl_linear_free(*lin);
         *out = NULL, *lin = NULL;
     }
-    if (rc) mbl_error_prefix(st, "%s", mv->file);
+    if (rc) mbl_error_prefix(st, "%s", model_file(md));
     return rc;
 }
 
@@ -928,9 +922,7 @@ int mbl_lin_work_new(const mbl_model *md, const mbl_point *pt, const mbl_lin_opt
 static int aug_frozen(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const mbl_lin_work *w,
                       mbl_linear *lin, mbl_status *st)
 {
-    model_view view;
-    model_view_get(md, &view);
-    const model_view *mv = &view;
+    const model_view *mv = &w->ev.mv;
     int n = mv->n, z0 = w->z0, z1 = w->z1, r = 0, rc;
     size_t l = strlen(lin->notes);
     if (n > opt->dense_n_max) {

@@ -285,24 +285,18 @@ static int caution_turning_frames(const mbl_model *md, const mbl_point *pt, mbl_
  * bound as the point is approached (the zero-length pendulum's 2.8e12): refused, the row named. */
 static int refuse_vanished_row(const mbl_model *md, const mbl_point *pt, mbl_status *st)
 {
-    model_view view;
-    model_view_get(md, &view);
-    const model_view *mv = &view;
     const char *name = mbl_model_constraint_name(md, pt->singular_row - 1);
     return mbl_error(st, MBL_ESINGULAR,
                      "%s: singular configuration: the Jacobian row of %s vanishes at the operating point (the "
                      "constraint holds there only to second order, so neither its multiplier nor its linearization is "
                      "defined); write the constraint in a form whose gradient does not vanish there, or linearize at "
                      "another point",
-                     mv->file, name ? name : "a constraint");
+                     model_file(md), name ? name : "a constraint");
 }
 
 int mbl_linearize(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                   mbl_status *st)
 {
-    model_view view;
-    model_view_get(md, &view);
-    const model_view *mv = &view;
     if (!out) return mbl_error(st, MBL_EARG, "mbl_linearize: out is NULL");
     *out = NULL;
     if (!md || !pt) return mbl_error(st, MBL_EARG, "mbl_linearize: model or point is NULL");
@@ -323,7 +317,7 @@ int mbl_linearize(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
             if (core_progress(st, "linearize", 0, 0)) return MBL_ECANCELLED;
             rc = dispatch(md, pt, opt, i, out, st);
             if (rc && core_progress_stopped()) rc = mbl_error(st, MBL_ECANCELLED, "cancelled during the linearization");
-            else if (rc) mbl_error_prefix(st, "%s", mv->file);
+            else if (rc) mbl_error_prefix(st, "%s", model_file(md));
             else if (!caution_turning_frames(md, pt, *out)) caution_moving_added(pt, *out);
             return rc;
         }

@@ -104,6 +104,8 @@ int mbl_model_set_param(mbl_model *md, int i, double value, mbl_status *st)
     return 0;
 }
 
+const char *model_file(const mbl_model *md) { return md->file; }
+
 void model_view_get(const mbl_model *md, model_view *v)
 {
     memset(v, 0, sizeof *v);

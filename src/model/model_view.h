@@ -91,6 +91,8 @@ typedef struct model_view {
     int blk0[MBL_NBLK + 1];
 } model_view;
 void model_view_get(const mbl_model *md, model_view *v);
+/* The model's file name (model_view.file) alone, for a message's prefix. */
+const char *model_file(const mbl_model *md);
 
 /* The user states and their Jacobian's values at the symbol values syms (work: work_size
  * doubles): [s; sdot; sddot; w; wdot] (3 nus + 2 nuvs), then the usjac.nz entries. */
