@@ -14,6 +14,7 @@
 #include "mblin/mblin.h"
 #include "mech/beam.h"
 #include "model/ffr.h"
+#include "model/model.h"
 #include "model/model_internal.h"
 #include "../tests/ffr_pendulum_text.h"
 #include "load/load.h"

@@ -200,7 +200,7 @@ static void equilibrate(mbl_lin_work *w)
 /* Values of triplets at the point in w->ev from their sources. */
 void aug_fill_values(const mbl_lin_work *w, int nz, const int *tsrc, double *tx)
 {
-    const double *usjac = w->ev.us + 3 * w->md->nus + 2 * w->md->nuvs;
+    const double *usjac = w->ev.us + 3 * w->ev.mv.nus + 2 * w->ev.mv.nuvs;
     for (int t = 0; t < nz; t++) {
         int s = tsrc[t];
         tx[t] = s >= 0 ? w->ev.jac[s] : s == TSRC_ONE ? 1.0 : usjac[-s - 2];
@@ -323,10 +323,10 @@ static void entries_times(const int *ent, int ng, const double *jv, int kmax, co
  * EOM rows times each response. */
 static int finish_kinematic(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
 {
-    const mbl_model *md = w->md;
-    int n = md->n, nr = md->nr, z0 = w->z0, z1 = w->z1, zz = z0 + z1, Nk = w->Nk, kb = w->kcols;
-    int nc = md->nF - md->row0[MBL_ROW_PHIDD], jr = model_blk0(md, MBL_BLK_R);
-    int eom1 = md->row0[MBL_ROW_EOM + 1];
+    const model_view *mv = &w->ev.mv;
+    int n = mv->n, nr = mv->nr, z0 = w->z0, z1 = w->z1, zz = z0 + z1, Nk = w->Nk, kb = w->kcols;
+    int nc = mv->nF - mv->row0[MBL_ROW_PHIDD], jr = mv->blk0[MBL_BLK_R];
+    int eom1 = mv->row0[MBL_ROW_EOM + 1];
     double *Xk = w->Xk, *G = w->G;
     for (int j0 = 0; j0 < zz; j0 += kb) {
         int nb = zz - j0 < kb ? zz - j0 : kb;
@@ -361,8 +361,8 @@ static int finish_kinematic(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     }
     /* F = -v_W^T R_r */
     memset(lin->F, 0, (size_t)z1 * (size_t)nr * sizeof *lin->F);
-    for (int p = 0; nr > 0 && p < md->jac.nz; p++) { /* (no input columns: none) */
-        int r = md->jac.row[p], c = md->jac.col[p];
+    for (int p = 0; nr > 0 && p < mv->jac.nz; p++) { /* (no input columns: none) */
+        int r = mv->jac.row[p], c = mv->jac.col[p];
         if (r >= eom1 || c < jr) continue;
         for (int i = 0; i < z1; i++) lin->F[i + (size_t)(c - jr) * z1] -= lin->v_W[r + (size_t)i * n] * w->ev.jac[p];
     }
@@ -372,7 +372,7 @@ static int finish_kinematic(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
 /* The dS/dt rows that are exact (k == 0, no user velocity states: W = dS/dt, rows [0 I]). */
 int aug_finish_dS_init(const mbl_lin_work *w)
 {
-    int z0 = w->z0, exact_sdot = (w->md->k == 0 && w->md->nuvs == 0);
+    int z0 = w->z0, exact_sdot = (w->ev.mv.k == 0 && w->ev.mv.nuvs == 0);
     memset(w->dS, 0, (size_t)z0 * (size_t)w->nrhs * sizeof *w->dS);
     if (exact_sdot)
         for (int i = 0; i < z0; i++) w->dS[i + (size_t)(z0 + i) * z0] = 1.0;
@@ -383,14 +383,14 @@ int aug_finish_dS_init(const mbl_lin_work *w)
  * (ld N): right-hand sides scaled by er, solved, scaled by ec. */
 static int finish_solve_block(mbl_lin_work *w, int j0, int nb, mbl_status *st)
 {
-    const mbl_model *md = w->md;
-    int N = w->N, nx = w->z0 + w->z1 + md->nX, jr = model_blk0(md, MBL_BLK_R);
+    const model_view *mv = &w->ev.mv;
+    int N = w->N, nx = w->z0 + w->z1 + mv->nX, jr = mv->blk0[MBL_BLK_R];
     double *X = w->X;
     memset(X, 0, (size_t)N * (size_t)nb * sizeof *X);
-    for (int j = j0; j < j0 + nb && j < nx; j++) X[(size_t)(md->nF + j) + (size_t)(j - j0) * N] = 1.0;
-    for (int p = 0; j0 + nb > nx && p < md->jac.nz; p++) { /* (a block of input columns only) */
-        int j = md->jac.col[p] >= jr ? nx + md->jac.col[p] - jr : -1;
-        if (j >= j0 && j < j0 + nb) X[md->jac.row[p] + (size_t)(j - j0) * N] = -w->ev.jac[p];
+    for (int j = j0; j < j0 + nb && j < nx; j++) X[(size_t)(mv->nF + j) + (size_t)(j - j0) * N] = 1.0;
+    for (int p = 0; j0 + nb > nx && p < mv->jac.nz; p++) { /* (a block of input columns only) */
+        int j = mv->jac.col[p] >= jr ? nx + mv->jac.col[p] - jr : -1;
+        if (j >= j0 && j < j0 + nb) X[mv->jac.row[p] + (size_t)(j - j0) * N] = -w->ev.jac[p];
     }
     for (int j = 0; j < nb; j++)
         for (int i = 0; i < N; i++) X[i + (size_t)j * N] *= w->er[i];
@@ -405,14 +405,14 @@ static int finish_solve_block(mbl_lin_work *w, int j0, int nb, mbl_status *st)
  * (chain rule), of C and D, and (without the kinematic system) of q_S and v_W. */
 void aug_finish_post_block(mbl_lin_work *w, mbl_linear *lin, int j0, int nb, int exact_sdot)
 {
-    const mbl_model *md = w->md;
-    int n = md->n, nus = md->nus, nuvs = md->nuvs, ny = md->ny, nX = md->nX;
+    const model_view *mv = &w->ev.mv;
+    int n = mv->n, nus = mv->nus, nuvs = mv->nuvs, ny = mv->ny, nX = mv->nX;
     int N = w->N, z0 = w->z0, z1 = w->z1, nx = z0 + z1 + nX;
     const mbl_state_ref *S = w->S, *W = w->W;
     const double *X = w->X;
     double *dS = w->dS, *dW = w->dW, *dXd = w->dXd;
-    int jxd = model_blk0(md, MBL_BLK_XD);
-    int jv = model_blk0(md, MBL_BLK_V), jq = model_blk0(md, MBL_BLK_Q), ja = model_blk0(md, MBL_BLK_A);
+    int jxd = mv->blk0[MBL_BLK_XD];
+    int jv = mv->blk0[MBL_BLK_V], jq = mv->blk0[MBL_BLK_Q], ja = mv->blk0[MBL_BLK_A];
     for (int i = 0; i < z0 && !exact_sdot; i++) {
         if (S[i].kind == MBL_SREF_COORD)
             for (int j = 0; j < nb; j++) dS[i + (size_t)(j0 + j) * z0] = X[jv + S[i].index + (size_t)j * N];
@@ -457,9 +457,9 @@ void aug_finish_post_block(mbl_lin_work *w, mbl_linear *lin, int j0, int nb, int
 /* A, B and the direct part of D from the state derivatives */
 void aug_finish_assemble(const mbl_lin_work *w, mbl_linear *lin)
 {
-    const mbl_model *md = w->md;
-    int z0 = w->z0, z1 = w->z1, nX = md->nX, nx = z0 + z1 + nX, nr = md->nr, ny = md->ny;
-    int jr = model_blk0(md, MBL_BLK_R);
+    const model_view *mv = &w->ev.mv;
+    int z0 = w->z0, z1 = w->z1, nX = mv->nX, nx = z0 + z1 + nX, nr = mv->nr, ny = mv->ny;
+    int jr = mv->blk0[MBL_BLK_R];
     const double *dS = w->dS, *dW = w->dW, *dXd = w->dXd;
     for (int i = 0; i < ny; i++)
         for (int p = w->Y.ptr[i]; p < w->Y.ptr[i + 1]; p++)
@@ -481,9 +481,9 @@ void aug_finish_assemble(const mbl_lin_work *w, mbl_linear *lin)
  * Jacobian. Without the kinematic system, from dW. */
 int aug_finish_mck(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
 {
-    const mbl_model *md = w->md;
-    int n = md->n, nr = md->nr, z0 = w->z0, z1 = w->z1, nx = z0 + z1 + md->nX;
-    int ja = model_blk0(md, MBL_BLK_A);
+    const model_view *mv = &w->ev.mv;
+    int n = mv->n, nr = mv->nr, z0 = w->z0, z1 = w->z1, nx = z0 + z1 + mv->nX;
+    int ja = mv->blk0[MBL_BLK_A];
     const double *dW = w->dW;
     if (w->kin) {
         int rc = finish_kinematic(w, lin, st);
@@ -500,9 +500,9 @@ int aug_finish_mck(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
             if (w4 == 1) j -= 3;
         }
     } else {
-        for (int p = 0; p < md->jac.nz; p++) {
-            int r = md->jac.row[p], c = md->jac.col[p];
-            if (r >= md->row0[MBL_ROW_EOM + 1] || c < ja || c >= ja + n) continue;
+        for (int p = 0; p < mv->jac.nz; p++) {
+            int r = mv->jac.row[p], c = mv->jac.col[p];
+            if (r >= mv->row0[MBL_ROW_EOM + 1] || c < ja || c >= ja + n) continue;
             for (int j = 0; j < z1; j++) w->MvW[r + (size_t)j * n] += w->ev.jac[p] * lin->v_W[(c - ja) + (size_t)j * n];
         }
     }
@@ -540,9 +540,9 @@ int aug_finish(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
  * counts do not make it square (then M, C, K come from dW as in Eq. 29-30). */
 static int kin_prepare(mbl_lin_work *w, mbl_status *st)
 {
-    const mbl_model *md = w->md;
-    int n = md->n, nus = md->nus, nuvs = md->nuvs, z0 = w->z0, z1 = w->z1, zz = z0 + z1;
-    int r0 = md->row0[MBL_ROW_PHIDD], nc = md->nF - r0;
+    const model_view *mv = &w->ev.mv;
+    int n = mv->n, nus = mv->nus, nuvs = mv->nuvs, z0 = w->z0, z1 = w->z1, zz = z0 + z1;
+    int r0 = mv->row0[MBL_ROW_PHIDD], nc = mv->nF - r0;
     w->Nk = 3 * n;
     if (nc + z0 + 2 * z1 != w->Nk) return 0;
     const sparse_rows *U = &w->U;
@@ -568,10 +568,10 @@ static int kin_prepare(mbl_lin_work *w, mbl_status *st)
     /* one pass over the augmented matrix's triplets: those from the Jacobian (tsrc >= 0) are its
      * entries in the columns below N, in their order, which hold the kinematic columns: the EOM
      * rows' give gent, the rows from r0 on (any source) the kinematic system's */
-    int nk = 0, eom1 = md->row0[MBL_ROW_EOM + 1];
+    int nk = 0, eom1 = mv->row0[MBL_ROW_EOM + 1];
     w->ng = 0;
     for (int t = 0; t < w->nz; t++) {
-        int r = w->ti[t], c = r >= r0 || (r < eom1 && w->tsrc[t] >= 0) ? aug_kin_col(md, w->tj[t]) : -1;
+        int r = w->ti[t], c = r >= r0 || (r < eom1 && w->tsrc[t] >= 0) ? aug_kin_col(mv, w->tj[t]) : -1;
         if (c < 0) continue;
         if (r >= r0) {
             w->kti[nk] = r - r0, w->ktj[nk] = c, w->ktsrc[nk++] = w->tsrc[t];
@@ -590,7 +590,7 @@ static int kin_prepare(mbl_lin_work *w, mbl_status *st)
         }
         ur = Wi->kind == MBL_SREF_SDOT ? 2 * nus + w->S[Wi->index].index : 3 * nus + nuvs + Wi->index;
         for (int p = U->ptr[ur]; p < U->ptr[ur + 1]; p++) {
-            int c = aug_kin_col(md, U->col[p]);
+            int c = aug_kin_col(mv, U->col[p]);
             if (c >= 0) w->kti[nk] = row, w->ktj[nk] = c, w->ktsrc[nk++] = -U->src[p] - 2;
         }
     }
@@ -604,24 +604,25 @@ static int kin_prepare(mbl_lin_work *w, mbl_status *st)
 static void work_pattern(mbl_lin_work *w)
 {
     const mbl_model *md = w->md;
-    int N = w->N, z0 = w->z0, z1 = w->z1, nus = md->nus, nX = md->nX;
+    const model_view *mv = &w->ev.mv;
+    int N = w->N, z0 = w->z0, z1 = w->z1, nus = mv->nus, nX = mv->nX;
     const mbl_state_ref *S = w->S, *W = w->W;
     const sparse_rows *U = &w->U;
     int nz = 0;
-    int jv = model_blk0(md, MBL_BLK_V), jq = model_blk0(md, MBL_BLK_Q);
+    int jv = mv->blk0[MBL_BLK_V], jq = mv->blk0[MBL_BLK_Q];
     int p0, p1; /* the columns below N: where the pattern is sorted by column, its first p1 entries */
     model_jac_col_range(md, 0, N, &p0, &p1);
     if (model_jac_by_col(md) && p0 == 0) {
-        memcpy(w->ti, md->jac.row, (size_t)p1 * sizeof *w->ti);
-        memcpy(w->tj, md->jac.col, (size_t)p1 * sizeof *w->tj);
+        memcpy(w->ti, mv->jac.row, (size_t)p1 * sizeof *w->ti);
+        memcpy(w->tj, mv->jac.col, (size_t)p1 * sizeof *w->tj);
         for (int p = 0; p < p1; p++) w->tsrc[p] = p;
         nz = p1;
     } else {
         for (int p = p0; p < p1; p++)
-            if (md->jac.col[p] < N) w->ti[nz] = md->jac.row[p], w->tj[nz] = md->jac.col[p], w->tsrc[nz++] = p;
+            if (mv->jac.col[p] < N) w->ti[nz] = mv->jac.row[p], w->tj[nz] = mv->jac.col[p], w->tsrc[nz++] = p;
     }
     for (int i = 0; i < z0; i++) {
-        int row = md->nF + i;
+        int row = mv->nF + i;
         if (S[i].kind == MBL_SREF_COORD) {
             w->ti[nz] = row, w->tj[nz] = jq + S[i].index, w->tsrc[nz++] = TSRC_ONE;
         } else {
@@ -631,7 +632,7 @@ static void work_pattern(mbl_lin_work *w)
         }
     }
     for (int i = 0; i < z1; i++) {
-        int row = md->nF + z0 + i, ur = -1;
+        int row = mv->nF + z0 + i, ur = -1;
         if (W[i].kind == MBL_SREF_COORD) {
             w->ti[nz] = row, w->tj[nz] = jv + W[i].index, w->tsrc[nz++] = TSRC_ONE;
             continue;
@@ -650,8 +651,8 @@ static void work_pattern(mbl_lin_work *w)
             if (U->col[p] < N) w->ti[nz] = row, w->tj[nz] = U->col[p], w->tsrc[nz++] = -U->src[p] - 2;
     }
     /* rows X = X-bar of the user ODE states */
-    int jx = model_blk0(md, MBL_BLK_X);
-    for (int i = 0; i < nX; i++) w->ti[nz] = md->nF + z0 + z1 + i, w->tj[nz] = jx + i, w->tsrc[nz++] = TSRC_ONE;
+    int jx = mv->blk0[MBL_BLK_X];
+    for (int i = 0; i < nX; i++) w->ti[nz] = mv->nF + z0 + z1 + i, w->tj[nz] = jx + i, w->tsrc[nz++] = TSRC_ONE;
     w->nz = nz;
 }
 
@@ -719,16 +720,16 @@ static int oneshot_direct(mbl_lin_work *w, double condk, mbl_linear *lin, int *d
  * pattern allows it (aug_direct_structural) factors the kinematic system only (oneshot_direct). */
 static int work_factor(mbl_lin_work *w, const mbl_lin_options *opt, mbl_linear *lin, mbl_status *st)
 {
-    const mbl_model *md = w->md;
+    const model_view *mv = &w->ev.mv;
     int rc = 0;
     /* the kinematic projection of M-hat, C-hat, K-hat assumes equations of motion whose multipliers
      * enter as Phi_q^T lambda + A^T mu only, without X, der(X), Z: Eq. 29-30 from dW otherwise */
-    if (!md->ext) rc = kin_prepare(w, st);
+    if (!mv->ext) rc = kin_prepare(w, st);
     if (rc) return rc;
     if (w->kin) aug_fill_values(w, w->nzk, w->ktsrc, w->ktx);
     /* holonomic models only: a nonholonomic model's defective zero eigenvalues (the rolling disc, the
      * bicycles) move by 1e-7 under the path's 1e-15 change in A, beyond the golden outputs' 1e-9 */
-    int direct = !w->sweep && md->k == 0 && aug_direct_structural(w);
+    int direct = !w->sweep && mv->k == 0 && aug_direct_structural(w);
     /* the augmented matrix first where it is needed (a one-shot's triplets then freed before the
      * kinematic factorization) */
     if (!direct && (rc = aug_assemble(w, st))) return rc;
@@ -762,20 +763,20 @@ static int work_factor(mbl_lin_work *w, const mbl_lin_options *opt, mbl_linear *
 
 /* The names of the states S, W (and the ode states X), inputs and outputs of lin; MBL_ENOMEM when
  * one could not be made. */
-static int aug_names(const mbl_model *md, const mbl_state_ref *S, const mbl_state_ref *W, mbl_linear *lin)
+static int aug_names(const model_view *mv, const mbl_state_ref *S, const mbl_state_ref *W, mbl_linear *lin)
 {
-    int z0 = lin->z0, z1 = lin->z1, nX = md->nX, nx = lin->nx, nr = md->nr, ny = md->ny, rc = 0;
+    int z0 = lin->z0, z1 = lin->z1, nX = mv->nX, nx = lin->nx, nr = mv->nr, ny = mv->ny, rc = 0;
     for (int i = 0; i < z0; i++)
         lin->state_names[i] =
-            lin_name_join(S[i].kind == MBL_SREF_COORD ? md->qname[S[i].index] : md->us_text[S[i].index], NULL);
+            lin_name_join(S[i].kind == MBL_SREF_COORD ? mv->qname[S[i].index] : mv->us_text[S[i].index], NULL);
     for (int i = 0; i < z1; i++) {
-        if (W[i].kind == MBL_SREF_USER) lin->state_names[z0 + i] = lin_name_join(md->uvs_text[W[i].index], NULL);
-        else if (W[i].kind == MBL_SREF_COORD) lin->state_names[z0 + i] = lin_name_join("der(", md->qname[W[i].index]);
+        if (W[i].kind == MBL_SREF_USER) lin->state_names[z0 + i] = lin_name_join(mv->uvs_text[W[i].index], NULL);
+        else if (W[i].kind == MBL_SREF_COORD) lin->state_names[z0 + i] = lin_name_join("der(", mv->qname[W[i].index]);
         else lin->state_names[z0 + i] = lin_name_join("der(", lin->state_names[W[i].index]);
     }
-    for (int i = 0; i < nX; i++) lin->state_names[z0 + z1 + i] = lin_name_join(md->xname[i], NULL);
-    for (int j = 0; j < nr; j++) lin->input_names[j] = lin_name_join(md->rname[j], NULL);
-    for (int j = 0; j < ny; j++) lin->output_names[j] = lin_name_join(md->yname[j], NULL);
+    for (int i = 0; i < nX; i++) lin->state_names[z0 + z1 + i] = lin_name_join(mv->xname[i], NULL);
+    for (int j = 0; j < nr; j++) lin->input_names[j] = lin_name_join(mv->rname[j], NULL);
+    for (int j = 0; j < ny; j++) lin->output_names[j] = lin_name_join(mv->yname[j], NULL);
     for (int i = 0; i < nx; i++)
         if (!lin->state_names[i]) rc = MBL_ENOMEM;
     for (int j = 0; j < nr; j++)
@@ -790,7 +791,10 @@ static int aug_names(const mbl_model *md, const mbl_state_ref *S, const mbl_stat
 static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const mbl_state_ref *Sg,
                         int zg, int sweep, mbl_lin_work **out, mbl_linear **linout, mbl_status *st)
 {
-    int n = md->n, nr = md->nr, ny = md->ny, nus = md->nus, nuvs = md->nuvs;
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    int n = mv->n, nr = mv->nr, ny = mv->ny, nus = mv->nus, nuvs = mv->nuvs;
     mbl_linear *lin = NULL, tmp;
     *out = NULL;
     *linout = NULL;
@@ -799,7 +803,7 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
     w->md = md;
     w->opt = *opt;
     w->sweep = sweep;
-    w->N = model_blk0(md, MBL_BLK_R); /* unknowns without the inputs: [a lam mu v q Xdot Z X] */
+    w->N = mv->blk0[MBL_BLK_R]; /* unknowns without the inputs: [a lam mu v q Xdot Z X] */
     int N = w->N, rc = sweep ? lin_eval_init(md, &w->ev, st) : lin_eval_init_lean(md, &w->ev, st);
     if (!rc) rc = lin_eval_at(md, pt, &w->ev, st);
     memset(&tmp, 0, sizeof tmp);
@@ -814,18 +818,18 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
         rc = lin_select_states(md, &w->ev, opt, &tmp, &w->S, &w->z0, &w->W, &w->z1, st);
     }
     if (rc) goto fail;
-    int z0 = w->z0, z1 = w->z1, nX = md->nX, nx = z0 + z1 + nX;
-    if (md->nF + nx != N) {
+    int z0 = w->z0, z1 = w->z1, nX = mv->nX, nx = z0 + z1 + nX;
+    if (mv->nF + nx != N) {
         rc = mbl_error(st, MBL_ESINGULAR,
                        "the augmented system is not square (%d equations, %d unknowns): redundant constraints; "
                        LIN_RANK_ADVICE,
-                       md->nF + nx, N);
+                       mv->nF + nx, N);
         goto fail;
     }
     lin = lin_linear_alloc_x(n, z0, z1, nX, nr, ny);
     w->nrhs = nx + nr;
     int nus_rows = 3 * nus + 2 * nuvs;
-    size_t cap = (size_t)md->jac.nz + (size_t)md->usjac.nz * 2 + (size_t)nx + 1;
+    size_t cap = (size_t)mv->jac.nz + (size_t)mv->usjac.nz * 2 + (size_t)nx + 1;
     w->xcols = w->nrhs < AUG_RHS_BLOCK ? w->nrhs : AUG_RHS_BLOCK;
     carve c = {&w->wa, 0, 0, 0};
     for (int pass = 0; pass < 2; pass++) { /* sizes, then the pieces of one block */
@@ -850,17 +854,17 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
         w->ec = carve_array(&c, (size_t)N + 1, sizeof *w->ec);
         w->ework = carve_array(&c, LA_EQUILIBRATE_WS(N, N) + 1, sizeof *w->ework);
     }
-    if (!lin || c.fail || rows_of(&md->usjac, w->ev.us + nus_rows, nus_rows, &w->U) ||
-        rows_of(&md->yjac, w->ev.y + ny, ny, &w->Y)) {
+    if (!lin || c.fail || rows_of(&mv->usjac, w->ev.us + nus_rows, nus_rows, &w->U) ||
+        rows_of(&mv->yjac, w->ev.y + ny, ny, &w->Y)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto fail;
     }
     snprintf(lin->method, sizeof lin->method, "augmented");
-    if (md->nX)
+    if (mv->nX)
         snprintf(lin->notes, sizeof lin->notes,
                  "source 000 Eq. 10 model (%d ode states, %d implicit variables): M-hat, C-hat, K-hat are the "
                  "mechanical part with the ode states held (Eq. 29-30 from dW); the eigenvalues are those of A",
-                 md->nX, md->nZ);
+                 mv->nX, mv->nZ);
     memcpy(lin->selection, tmp.selection, sizeof lin->selection);
     lin->nsel_added = tmp.nsel_added;
     lin->nsel_dropped = tmp.nsel_dropped;
@@ -868,7 +872,7 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
     work_pattern(w);
     rc = work_factor(w, opt, lin, st);
     if (rc) goto fail;
-    if (aug_names(md, w->S, w->W, lin)) {
+    if (aug_names(mv, w->S, w->W, lin)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto fail;
     }
@@ -907,7 +911,7 @@ int mbl_lin_work_new(const mbl_model *md, const mbl_point *pt, const mbl_lin_opt
         mbl_lin_work_free(*out), mbl_linear_free(*lin);
         *out = NULL, *lin = NULL;
     }
-    if (rc) mbl_error_prefix(st, "%s", md->file);
+    if (rc) mbl_error_prefix(st, "%s", model_file(md));
     return rc;
 }
 
@@ -918,7 +922,8 @@ int mbl_lin_work_new(const mbl_model *md, const mbl_point *pt, const mbl_lin_opt
 static int aug_frozen(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const mbl_lin_work *w,
                       mbl_linear *lin, mbl_status *st)
 {
-    int n = md->n, z0 = w->z0, z1 = w->z1, r = 0, rc;
+    const model_view *mv = &w->ev.mv;
+    int n = mv->n, z0 = w->z0, z1 = w->z1, r = 0, rc;
     size_t l = strlen(lin->notes);
     if (n > opt->dense_n_max) {
         snprintf(lin->notes + l, sizeof lin->notes - l,
@@ -936,7 +941,7 @@ static int aug_frozen(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
     rc = work_prepare(md, pt, opt, w->S, z0, 0, &w2, &ref, st);
     if (!rc) rc = lin_blocks_init(md, pt, &B, st);
     if (rc) goto done;
-    rows = mbl_calloc((size_t)md->m + 1, sizeof *rows);
+    rows = mbl_calloc((size_t)mv->m + 1, sizeof *rows);
     us.S = mbl_calloc((size_t)z0 + 1, sizeof *us.S);
     us.W = mbl_calloc((size_t)z1 + 1, sizeof *us.W);
     if (!rows || !us.S || !us.W || lin_rstates_alloc(&us, n, z0, z1)) {
@@ -945,9 +950,9 @@ static int aug_frozen(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
     }
     memcpy(us.S, w->S, (size_t)z0 * sizeof *us.S);
     memcpy(us.W, w->W, (size_t)z1 * sizeof *us.W);
-    lin_rstates_rows(md, &us, B.ev.us + 3 * md->nus + 2 * md->nuvs);
+    lin_rstates_rows(mv, &us, B.ev.us + 3 * mv->nus + 2 * mv->nuvs);
     rc = lin_constraint_rank(&B, opt->rank_tol, rows, &r, st);
-    if (!rc && lin_rstates_rates(md, &B, &us, &rf)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc && lin_rstates_rates(&B, &us, &rf)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) rc = lin_frozen_change(&B, rows, r, &us, &rf, opt->rcond_min, ref, st);
     if (rc) goto done;
     int nx = lin->nx, nu = lin->nu, ny = lin->ny;

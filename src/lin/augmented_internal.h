@@ -26,7 +26,7 @@ typedef struct aug_alloc {
 } aug_alloc;
 
 struct mbl_lin_work {
-    const mbl_model *md;
+    const mbl_model *md; /* read through ev.mv (the view) */
     mbl_lin_options opt;
     mbl_eval ev;
     mbl_state_ref *S, *W;
@@ -70,12 +70,11 @@ struct mbl_lin_work {
 };
 
 /* Column of the kinematic system for an unknown of the augmented one: vdot, v, q; -1 for the others.
- * Inline (model_blk0_inline): called for every Jacobian entry (about 7 k instructions of calls in a
- * 2-link chain's one-shot). */
-static inline int aug_kin_col(const mbl_model *md, int c)
+ * Inline, on the view's block offsets (model_view.blk0): called for every Jacobian entry (about 7 k
+ * instructions of calls in a 2-link chain's one-shot). */
+static inline int aug_kin_col(const model_view *mv, int c)
 {
-    int n = md->n, ja = model_blk0_inline(md, MBL_BLK_A), jv = model_blk0_inline(md, MBL_BLK_V);
-    int jq = model_blk0_inline(md, MBL_BLK_Q);
+    int n = mv->n, ja = mv->blk0[MBL_BLK_A], jv = mv->blk0[MBL_BLK_V], jq = mv->blk0[MBL_BLK_Q];
     if (c >= ja && c < ja + n) return c - ja;
     if (c >= jv && c < jv + n) return n + c - jv;
     if (c >= jq && c < jq + n) return 2 * n + c - jq;

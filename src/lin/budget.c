@@ -14,7 +14,10 @@
 
 double lin_dense_bytes(const mbl_model *md, const mbl_point *pt, const char *method)
 {
-    double n = md->n, m = md->m, k = md->k, nr = md->nr, ny = md->ny;
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    double n = mv->n, m = mv->m, k = mv->k, nr = mv->nr, ny = mv->ny;
     double rank = pt ? pt->rank_phi_q : m + k;
     double z1 = n - rank, z0 = fmin(n, z1 + k), nx = z0 + z1;
     if (method && !strcmp(method, "penalty")) z0 = z1 = n, nx = 2 * n; /* an ODE in all coordinates */
@@ -39,7 +42,10 @@ double lin_dense_bytes(const mbl_model *md, const mbl_point *pt, const char *met
 
 double lin_sparse_bytes(const mbl_model *md, int nev)
 {
-    double n = md->n, m = md->m, nd = 2 * n + m, nz = md->jac.nz + n;
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    double n = mv->n, m = mv->m, nd = 2 * n + m, nz = mv->jac.nz + n;
     double k = nev, ncv = fmin(nd, fmax(2 * k + 1, 20));
     /* triplets and CSC of Ad and E, KLU factors, ARPACK (V, Z, workd, workl), eigenvectors and
      * their coordinate parts, the mode shapes of mbl_modal */

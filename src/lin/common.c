@@ -11,9 +11,9 @@
 
 #define NEW(p, count) ((p) = mbl_calloc((size_t)(count) + 1, sizeof *(p)))
 
-void lin_sjac_dense(const mbl_model *md, const mbl_sjac *J, const double *val, int r0, int r1, int cb, double *out)
+void lin_sjac_dense(const model_view *mv, const mbl_sjac *J, const double *val, int r0, int r1, int cb, double *out)
 {
-    int c0 = model_blk0(md, cb), c1 = model_blk0(md, cb + 1), nr = r1 - r0;
+    int c0 = mv->blk0[cb], c1 = mv->blk0[cb + 1], nr = r1 - r0;
     memset(out, 0, (size_t)nr * (size_t)(c1 - c0) * sizeof *out);
     for (int p = 0; p < J->nz; p++) {
         int r = J->row[p], c = J->col[p];
@@ -36,10 +36,11 @@ void lin_blocks_free(mbl_blocks *B)
 }
 
 /* The Eq. 10 blocks of B (see mbl_blocks): the dynamic rows [R; d; zeq] against every unknown block. */
-static int blocks_ext(const mbl_model *md, mbl_blocks *B, mbl_status *st)
+static int blocks_ext(mbl_blocks *B, mbl_status *st)
 {
-    int n = md->n, m = md->m, k = md->k, nr = md->nr, ny = md->ny, nX = md->nX, nZ = md->nZ;
-    int ne = n + nX + nZ, e0 = md->row0[MBL_ROW_EOM], e1 = md->row0[MBL_ROW_VAR + 1];
+    const model_view *mv = &B->ev.mv;
+    int n = mv->n, m = mv->m, k = mv->k, nr = mv->nr, ny = mv->ny, nX = mv->nX, nZ = mv->nZ;
+    int ne = n + nX + nZ, e0 = mv->row0[MBL_ROW_EOM], e1 = mv->row0[MBL_ROW_VAR + 1];
     B->ext = 1, B->nX = nX, B->nZ = nZ, B->ne = ne;
     size_t nen = (size_t)ne * (size_t)n;
     NEW(B->Ea, nen), NEW(B->El, (size_t)ne * m), NEW(B->Em, (size_t)ne * k), NEW(B->Ev, nen), NEW(B->Eq, nen);
@@ -53,36 +54,39 @@ static int blocks_ext(const mbl_model *md, mbl_blocks *B, mbl_status *st)
     const double *x = B->ev.jac, *yv = B->ev.y + ny;
     const int blk[9] = {MBL_BLK_A, MBL_BLK_LAMBDA, MBL_BLK_MU, MBL_BLK_V, MBL_BLK_Q, MBL_BLK_XD, MBL_BLK_Z, MBL_BLK_X, MBL_BLK_R};
     double *out[9] = {B->Ea, B->El, B->Em, B->Ev, B->Eq, B->Exd, B->Ez, B->Ex, B->Er};
-    for (int b = 0; b < 9; b++) lin_sjac_dense(md, &md->jac, x, e0, e1, blk[b], out[b]);
-    lin_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_XD, B->Yxd);
-    lin_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_Z, B->Yz);
-    lin_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_X, B->Yx);
+    for (int b = 0; b < 9; b++) lin_sjac_dense(mv, &mv->jac, x, e0, e1, blk[b], out[b]);
+    lin_sjac_dense(mv, &mv->yjac, yv, 0, ny, MBL_BLK_XD, B->Yxd);
+    lin_sjac_dense(mv, &mv->yjac, yv, 0, ny, MBL_BLK_Z, B->Yz);
+    lin_sjac_dense(mv, &mv->yjac, yv, 0, ny, MBL_BLK_X, B->Yx);
     return 0;
 }
 
 int lin_multipliers_reactions_only(const mbl_model *md)
 {
-    int m = md->m, k = md->k, e1 = md->row0[MBL_ROW_EOM + 1], v1 = md->row0[MBL_ROW_VAR + 1];
-    int bl = model_blk0(md, MBL_BLK_LAMBDA), bm = model_blk0(md, MBL_BLK_MU), bq = model_blk0(md, MBL_BLK_Q);
-    int bv = model_blk0(md, MBL_BLK_V), p0 = md->row0[MBL_ROW_PHI], h0 = md->row0[MBL_ROW_NH];
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    int m = mv->m, k = mv->k, e1 = mv->row0[MBL_ROW_EOM + 1], v1 = mv->row0[MBL_ROW_VAR + 1];
+    int bl = mv->blk0[MBL_BLK_LAMBDA], bm = mv->blk0[MBL_BLK_MU], bq = mv->blk0[MBL_BLK_Q];
+    int bv = mv->blk0[MBL_BLK_V], p0 = mv->row0[MBL_ROW_PHI], h0 = mv->row0[MBL_ROW_NH];
     /* the entries of the rows Phi (q columns) and c (v columns), by constraint: start[j]..start[j + 1] */
-    int *start = mbl_calloc((size_t)(m + k) + 2, sizeof *start), *ent = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ent);
+    int *start = mbl_calloc((size_t)(m + k) + 2, sizeof *start), *ent = mbl_alloc_array((size_t)mv->jac.nz + 1, sizeof *ent);
     int ok = start && ent;
     /* the entries' expressions: a model loaded with forward_jacobian builds them on this request,
      * its structural pattern then has entries whose expression is 0 (skipped, as the default
      * pattern has none), and the graph is read under its lock */
-    const mblx_id *node = md->jac.node, *Fn;
-    int fwd = md->jac.nz && node[0] == MBLX_NONE;
+    const mblx_id *node = mv->jac.node, *Fn;
+    int fwd = mv->jac.nz && node[0] == MBLX_NONE;
     if (fwd) {
         mbl_status st;
         model_graph_lock(md, 1);
         ok = ok && model_dae_nodes(md, &Fn, &node, &st) == 0;
     }
     for (int pass = 0; ok && pass < 2; pass++) {
-        for (int p = 0; p < md->jac.nz; p++) {
-            int row = md->jac.row[p], c = md->jac.col[p], j = -1;
-            if (row >= p0 && row < p0 + m && c >= bq && c < bq + md->n) j = row - p0;
-            else if (row >= h0 && row < h0 + k && c >= bv && c < bv + md->n) j = m + row - h0;
+        for (int p = 0; p < mv->jac.nz; p++) {
+            int row = mv->jac.row[p], c = mv->jac.col[p], j = -1;
+            if (row >= p0 && row < p0 + m && c >= bq && c < bq + mv->n) j = row - p0;
+            else if (row >= h0 && row < h0 + k && c >= bv && c < bv + mv->n) j = m + row - h0;
             if (j < 0) continue;
             if (pass == 0) start[j + 2]++;
             else ent[start[j + 1]++] = p;
@@ -90,11 +94,11 @@ int lin_multipliers_reactions_only(const mbl_model *md)
         if (pass == 0)
             for (int j = 0; j < m + k; j++) start[j + 2] += start[j + 1];
     }
-    for (int p = 0; ok && p < md->jac.nz; p++) {
-        int row = md->jac.row[p], c = md->jac.col[p];
+    for (int p = 0; ok && p < mv->jac.nz; p++) {
+        int row = mv->jac.row[p], c = mv->jac.col[p];
         double z;
         if (!(c >= bl && c < bm + k) || row >= v1) continue;
-        if (fwd && mblx_is_const(md->g, node[p], &z) && z == 0.0) continue;
+        if (fwd && mblx_is_const(mv->g, node[p], &z) && z == 0.0) continue;
         if (row >= e1) { /* an ode or implicit-variable row uses a multiplier */
             ok = 0;
             break;
@@ -102,7 +106,7 @@ int lin_multipliers_reactions_only(const mbl_model *md)
         /* EOM row i, column lambda_j (mu_j): must be the node of d Phi_j / d q_i (d c_j / d v_i) */
         int j = c < bm ? c - bl : m + c - bm, want = (c < bm ? bq : bv) + row, found = 0;
         for (int t = start[j]; t < start[j + 1] && !found; t++)
-            found = md->jac.col[ent[t]] == want && node[ent[t]] == node[p];
+            found = mv->jac.col[ent[t]] == want && node[ent[t]] == node[p];
         ok = found;
     }
     if (fwd) model_graph_lock(md, 0);
@@ -113,10 +117,11 @@ int lin_multipliers_reactions_only(const mbl_model *md)
 int lin_blocks_init(const mbl_model *md, const mbl_point *pt, mbl_blocks *B, mbl_status *st)
 {
     memset(B, 0, sizeof *B);
-    int n = md->n, m = md->m, k = md->k, nr = md->nr, ny = md->ny;
-    B->n = n, B->m = m, B->k = k, B->nr = nr, B->ny = ny;
-    int rc = lin_eval_init(md, &B->ev, st);
+    int rc = lin_eval_init(md, &B->ev, st); /* fills the view B->ev.mv */
     if (rc) return rc;
+    const model_view *mv = &B->ev.mv;
+    int n = mv->n, m = mv->m, k = mv->k, nr = mv->nr, ny = mv->ny;
+    B->n = n, B->m = m, B->k = k, B->nr = nr, B->ny = ny;
     size_t nn = (size_t)n * (size_t)n, mn = (size_t)m * (size_t)n, yn = (size_t)ny * (size_t)n;
     NEW(B->M, nn), NEW(B->Rv, nn), NEW(B->Rq, nn), NEW(B->Rr, (size_t)n * nr);
     NEW(B->Pq, mn), NEW(B->Pdq, mn), NEW(B->Pddv, mn), NEW(B->Pddq, mn), NEW(B->Pddr, (size_t)m * nr);
@@ -134,43 +139,43 @@ int lin_blocks_init(const mbl_model *md, const mbl_point *pt, mbl_blocks *B, mbl
         lin_blocks_free(B);
         return rc;
     }
-    const mbl_sjac *J = &md->jac;
+    const mbl_sjac *J = &mv->jac;
     const double *x = B->ev.jac;
-    int e0 = md->row0[MBL_ROW_EOM], e1 = md->row0[MBL_ROW_EOM + 1];
-    int d0 = md->row0[MBL_ROW_PHIDD], d1 = md->row0[MBL_ROW_PHIDD + 1];
-    int v0 = md->row0[MBL_ROW_PHID], v1 = md->row0[MBL_ROW_PHID + 1];
-    int p0 = md->row0[MBL_ROW_PHI], p1 = md->row0[MBL_ROW_PHI + 1];
-    lin_sjac_dense(md, J, x, e0, e1, MBL_BLK_A, B->M);
-    lin_sjac_dense(md, J, x, e0, e1, MBL_BLK_V, B->Rv);
-    lin_sjac_dense(md, J, x, e0, e1, MBL_BLK_Q, B->Rq);
-    lin_sjac_dense(md, J, x, e0, e1, MBL_BLK_R, B->Rr);
-    lin_sjac_dense(md, J, x, p0, p1, MBL_BLK_Q, B->Pq);
-    lin_sjac_dense(md, J, x, v0, v1, MBL_BLK_Q, B->Pdq);
-    lin_sjac_dense(md, J, x, d0, d1, MBL_BLK_V, B->Pddv);
-    lin_sjac_dense(md, J, x, d0, d1, MBL_BLK_Q, B->Pddq);
-    lin_sjac_dense(md, J, x, d0, d1, MBL_BLK_R, B->Pddr);
-    int c0 = md->row0[MBL_ROW_NH], c1 = md->row0[MBL_ROW_NH + 1];
-    int cd0 = md->row0[MBL_ROW_NHD], cd1 = md->row0[MBL_ROW_NHD + 1];
-    lin_sjac_dense(md, J, x, c0, c1, MBL_BLK_V, B->Nv);
-    lin_sjac_dense(md, J, x, c0, c1, MBL_BLK_Q, B->Nq);
-    lin_sjac_dense(md, J, x, cd0, cd1, MBL_BLK_V, B->Ndv);
-    lin_sjac_dense(md, J, x, cd0, cd1, MBL_BLK_Q, B->Ndq);
-    lin_sjac_dense(md, J, x, cd0, cd1, MBL_BLK_R, B->Ndr);
+    int e0 = mv->row0[MBL_ROW_EOM], e1 = mv->row0[MBL_ROW_EOM + 1];
+    int d0 = mv->row0[MBL_ROW_PHIDD], d1 = mv->row0[MBL_ROW_PHIDD + 1];
+    int v0 = mv->row0[MBL_ROW_PHID], v1 = mv->row0[MBL_ROW_PHID + 1];
+    int p0 = mv->row0[MBL_ROW_PHI], p1 = mv->row0[MBL_ROW_PHI + 1];
+    lin_sjac_dense(mv, J, x, e0, e1, MBL_BLK_A, B->M);
+    lin_sjac_dense(mv, J, x, e0, e1, MBL_BLK_V, B->Rv);
+    lin_sjac_dense(mv, J, x, e0, e1, MBL_BLK_Q, B->Rq);
+    lin_sjac_dense(mv, J, x, e0, e1, MBL_BLK_R, B->Rr);
+    lin_sjac_dense(mv, J, x, p0, p1, MBL_BLK_Q, B->Pq);
+    lin_sjac_dense(mv, J, x, v0, v1, MBL_BLK_Q, B->Pdq);
+    lin_sjac_dense(mv, J, x, d0, d1, MBL_BLK_V, B->Pddv);
+    lin_sjac_dense(mv, J, x, d0, d1, MBL_BLK_Q, B->Pddq);
+    lin_sjac_dense(mv, J, x, d0, d1, MBL_BLK_R, B->Pddr);
+    int c0 = mv->row0[MBL_ROW_NH], c1 = mv->row0[MBL_ROW_NH + 1];
+    int cd0 = mv->row0[MBL_ROW_NHD], cd1 = mv->row0[MBL_ROW_NHD + 1];
+    lin_sjac_dense(mv, J, x, c0, c1, MBL_BLK_V, B->Nv);
+    lin_sjac_dense(mv, J, x, c0, c1, MBL_BLK_Q, B->Nq);
+    lin_sjac_dense(mv, J, x, cd0, cd1, MBL_BLK_V, B->Ndv);
+    lin_sjac_dense(mv, J, x, cd0, cd1, MBL_BLK_Q, B->Ndq);
+    lin_sjac_dense(mv, J, x, cd0, cd1, MBL_BLK_R, B->Ndr);
     const double *yv = B->ev.y + ny;
-    lin_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_A, B->Ya);
-    lin_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_V, B->Yv);
-    lin_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_Q, B->Yq);
-    lin_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_R, B->Yr);
-    lin_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_LAMBDA, B->Ylam);
-    lin_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_MU, B->Ymu);
-    return md->ext ? blocks_ext(md, B, st) : 0;
+    lin_sjac_dense(mv, &mv->yjac, yv, 0, ny, MBL_BLK_A, B->Ya);
+    lin_sjac_dense(mv, &mv->yjac, yv, 0, ny, MBL_BLK_V, B->Yv);
+    lin_sjac_dense(mv, &mv->yjac, yv, 0, ny, MBL_BLK_Q, B->Yq);
+    lin_sjac_dense(mv, &mv->yjac, yv, 0, ny, MBL_BLK_R, B->Yr);
+    lin_sjac_dense(mv, &mv->yjac, yv, 0, ny, MBL_BLK_LAMBDA, B->Ylam);
+    lin_sjac_dense(mv, &mv->yjac, yv, 0, ny, MBL_BLK_MU, B->Ymu);
+    return mv->ext ? blocks_ext(B, st) : 0;
 }
 
-int lin_outputs_use(const mbl_model *md, int blk)
+int lin_outputs_use(const model_view *mv, int blk)
 {
-    int c0 = model_blk0(md, blk), c1 = model_blk0(md, blk + 1);
-    for (int p = 0; p < md->yjac.nz; p++)
-        if (md->yjac.col[p] >= c0 && md->yjac.col[p] < c1) return 1;
+    int c0 = mv->blk0[blk], c1 = mv->blk0[blk + 1];
+    for (int p = 0; p < mv->yjac.nz; p++)
+        if (mv->yjac.col[p] >= c0 && mv->yjac.col[p] < c1) return 1;
     return 0;
 }
 
@@ -187,11 +192,14 @@ int lin_blocks_eval_jac(const mbl_model *md, const mbl_point *pt, const double *
 
 int lin_require_dense(const mbl_model *md, const mbl_lin_options *opt, const char *method, mbl_status *st)
 {
-    if (md->n > opt->dense_n_max)
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    if (mv->n > opt->dense_n_max)
         return mbl_error(st, MBL_EDIM,
                          "method '%s' is dense (n^2 memory, n^3 time) and n = %d exceeds dense_n_max = %d: "
                          "use augmented or descriptor",
-                         method, md->n, opt->dense_n_max);
+                         method, mv->n, opt->dense_n_max);
     return 0;
 }
 
@@ -259,18 +267,18 @@ void lin_rstates_free(mbl_rstates *rs)
 }
 
 /* out (z x n, ld z) row i += the usjac entries of user-state row `urow` in column block blk */
-static void usjac_row(const mbl_model *md, const double *usjac, int urow, int blk, int i, int z, double *out)
+static void usjac_row(const model_view *mv, const double *usjac, int urow, int blk, int i, int z, double *out)
 {
-    int n = md->n, c0 = model_blk0(md, blk);
-    for (int p = 0; p < md->usjac.nz; p++) {
-        int c = md->usjac.col[p] - c0;
-        if (md->usjac.row[p] == urow && c >= 0 && c < n) out[i + (size_t)c * z] += usjac[p];
+    int n = mv->n, c0 = mv->blk0[blk];
+    for (int p = 0; p < mv->usjac.nz; p++) {
+        int c = mv->usjac.col[p] - c0;
+        if (mv->usjac.row[p] == urow && c >= 0 && c < n) out[i + (size_t)c * z] += usjac[p];
     }
 }
 
-void lin_rstates_rows(const mbl_model *md, mbl_rstates *rs, const double *usjac)
+void lin_rstates_rows(const model_view *mv, mbl_rstates *rs, const double *usjac)
 {
-    int n = md->n, nus = md->nus, nuvs = md->nuvs, z0 = rs->z0, z1 = rs->z1;
+    int n = mv->n, nus = mv->nus, nuvs = mv->nuvs, z0 = rs->z0, z1 = rs->z1;
     size_t a = (size_t)z0 * (size_t)n, b = (size_t)z1 * (size_t)n;
     memset(rs->P, 0, a * sizeof(double)), memset(rs->Pd_q, 0, a * sizeof(double));
     memset(rs->Pdd_v, 0, a * sizeof(double)), memset(rs->Pdd_q, 0, a * sizeof(double));
@@ -282,10 +290,10 @@ void lin_rstates_rows(const mbl_model *md, mbl_rstates *rs, const double *usjac)
             rs->P[i + (size_t)s->index * z0] = 1.0;
             continue;
         }
-        usjac_row(md, usjac, s->index, MBL_BLK_Q, i, z0, rs->P);
-        usjac_row(md, usjac, nus + s->index, MBL_BLK_Q, i, z0, rs->Pd_q);
-        usjac_row(md, usjac, 2 * nus + s->index, MBL_BLK_V, i, z0, rs->Pdd_v);
-        usjac_row(md, usjac, 2 * nus + s->index, MBL_BLK_Q, i, z0, rs->Pdd_q);
+        usjac_row(mv, usjac, s->index, MBL_BLK_Q, i, z0, rs->P);
+        usjac_row(mv, usjac, nus + s->index, MBL_BLK_Q, i, z0, rs->Pd_q);
+        usjac_row(mv, usjac, 2 * nus + s->index, MBL_BLK_V, i, z0, rs->Pdd_v);
+        usjac_row(mv, usjac, 2 * nus + s->index, MBL_BLK_Q, i, z0, rs->Pdd_q);
     }
     for (int i = 0; i < z1; i++) {
         const mbl_state_ref *w = &rs->W[i];
@@ -300,64 +308,68 @@ void lin_rstates_rows(const mbl_model *md, mbl_rstates *rs, const double *usjac)
                 rs->Wd_q[i + (size_t)c * z1] = rs->Pdd_q[j + (size_t)c * z0];
             }
         } else {
-            usjac_row(md, usjac, 3 * nus + w->index, MBL_BLK_V, i, z1, rs->Pw);
-            usjac_row(md, usjac, 3 * nus + w->index, MBL_BLK_Q, i, z1, rs->Wq);
-            usjac_row(md, usjac, 3 * nus + nuvs + w->index, MBL_BLK_V, i, z1, rs->Wd_v);
-            usjac_row(md, usjac, 3 * nus + nuvs + w->index, MBL_BLK_Q, i, z1, rs->Wd_q);
+            usjac_row(mv, usjac, 3 * nus + w->index, MBL_BLK_V, i, z1, rs->Pw);
+            usjac_row(mv, usjac, 3 * nus + w->index, MBL_BLK_Q, i, z1, rs->Wq);
+            usjac_row(mv, usjac, 3 * nus + nuvs + w->index, MBL_BLK_V, i, z1, rs->Wd_v);
+            usjac_row(mv, usjac, 3 * nus + nuvs + w->index, MBL_BLK_Q, i, z1, rs->Wd_q);
         }
     }
 }
 
-double lin_rstates_S(const mbl_model *md, const mbl_rstates *rs, int i, const double *us, const double *q)
+double lin_rstates_S(const model_view *mv, const mbl_rstates *rs, int i, const double *us, const double *q)
 {
-    (void)md;
+    (void)mv;
     return rs->S[i].kind == MBL_SREF_COORD ? q[rs->S[i].index] : us[rs->S[i].index];
 }
 
-double lin_rstates_W(const mbl_model *md, const mbl_rstates *rs, int i, const double *us, const double *v)
+double lin_rstates_W(const model_view *mv, const mbl_rstates *rs, int i, const double *us, const double *v)
 {
     const mbl_state_ref *w = &rs->W[i];
     if (w->kind == MBL_SREF_COORD) return v[w->index];
-    if (w->kind == MBL_SREF_USER) return us[3 * md->nus + w->index];
+    if (w->kind == MBL_SREF_USER) return us[3 * mv->nus + w->index];
     const mbl_state_ref *s = &rs->S[w->index];
-    return s->kind == MBL_SREF_COORD ? v[s->index] : us[md->nus + s->index];
+    return s->kind == MBL_SREF_COORD ? v[s->index] : us[mv->nus + s->index];
 }
 
 int lin_states(const mbl_model *md, const mbl_blocks *B, const mbl_lin_options *opt, mbl_rstates *rs,
                char *selection, size_t selsize, mbl_status *st)
 {
+    const model_view *mv = &B->ev.mv;
     mbl_linear tmp;
     memset(&tmp, 0, sizeof tmp);
     memset(rs, 0, sizeof *rs);
     int z0 = 0, z1 = 0;
     int rc = lin_select_states(md, &B->ev, opt, &tmp, &rs->S, &z0, &rs->W, &z1, st);
     if (rc) return rc;
-    if (lin_rstates_alloc(rs, md->n, z0, z1)) {
+    if (lin_rstates_alloc(rs, mv->n, z0, z1)) {
         lin_rstates_free(rs);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
     rs->sdot = z0 == z1;
     for (int i = 0; i < z1 && rs->sdot; i++) rs->sdot = rs->W[i].kind == MBL_SREF_SDOT && rs->W[i].index == i;
-    lin_rstates_rows(md, rs, B->ev.us + 3 * md->nus + 2 * md->nuvs);
+    lin_rstates_rows(mv, rs, B->ev.us + 3 * mv->nus + 2 * mv->nuvs);
     snprintf(selection, selsize, "%s", tmp.selection);
     return 0;
 }
 
 int lin_state_names(const mbl_model *md, mbl_linear *lin, const mbl_rstates *rs)
 {
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
     int z0 = rs->z0, bad = 0;
     for (int i = 0; i < z0; i++)
         lin->state_names[i] =
-            lin_name_join(rs->S[i].kind == MBL_SREF_COORD ? md->qname[rs->S[i].index] : md->us_text[rs->S[i].index], NULL);
+            lin_name_join(rs->S[i].kind == MBL_SREF_COORD ? mv->qname[rs->S[i].index] : mv->us_text[rs->S[i].index], NULL);
     for (int i = 0; i < rs->z1; i++) {
         const mbl_state_ref *w = &rs->W[i];
-        if (w->kind == MBL_SREF_USER) lin->state_names[z0 + i] = lin_name_join(md->uvs_text[w->index], NULL);
-        else if (w->kind == MBL_SREF_COORD) lin->state_names[z0 + i] = lin_name_join("der(", md->qname[w->index]);
+        if (w->kind == MBL_SREF_USER) lin->state_names[z0 + i] = lin_name_join(mv->uvs_text[w->index], NULL);
+        else if (w->kind == MBL_SREF_COORD) lin->state_names[z0 + i] = lin_name_join("der(", mv->qname[w->index]);
         else lin->state_names[z0 + i] = lin->state_names[w->index] ? lin_name_join("der(", lin->state_names[w->index]) : NULL;
     }
-    for (int i = 0; i < lin->zx && i < md->nX; i++) lin->state_names[z0 + rs->z1 + i] = lin_name_join(md->xname[i], NULL);
-    for (int j = 0; j < lin->nu; j++) lin->input_names[j] = lin_name_join(md->rname[j], NULL);
-    for (int j = 0; j < lin->ny; j++) lin->output_names[j] = lin_name_join(md->yname[j], NULL);
+    for (int i = 0; i < lin->zx && i < mv->nX; i++) lin->state_names[z0 + rs->z1 + i] = lin_name_join(mv->xname[i], NULL);
+    for (int j = 0; j < lin->nu; j++) lin->input_names[j] = lin_name_join(mv->rname[j], NULL);
+    for (int j = 0; j < lin->ny; j++) lin->output_names[j] = lin_name_join(mv->yname[j], NULL);
     for (int i = 0; i < lin->nx; i++) bad |= !lin->state_names[i];
     for (int j = 0; j < lin->nu; j++) bad |= !lin->input_names[j];
     for (int j = 0; j < lin->ny; j++) bad |= !lin->output_names[j];
@@ -368,9 +380,10 @@ int lin_state_names(const mbl_model *md, mbl_linear *lin, const mbl_rstates *rs)
 
 int lin_dense_open(const mbl_model *md, const mbl_point *pt, mbl_blocks *B, int **rows, mbl_status *st)
 {
+    const model_view *mv = &B->ev.mv;
     int rc = lin_blocks_init(md, pt, B, st);
     if (rc) return rc;
-    *rows = mbl_calloc((size_t)md->m + 1, sizeof **rows);
+    *rows = mbl_calloc((size_t)mv->m + 1, sizeof **rows);
     if (!*rows) {
         lin_blocks_free(B);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -388,7 +401,7 @@ int lin_dense_states(const mbl_model *md, const mbl_point *pt, const mbl_lin_opt
     *frozen = lin_states_frozen(md, pt, rs->W, rs->z0, rs->z1); /* speeds at a point with motion */
     if (*frozen) {
         *us = *rs;
-        if (lin_rstates_rates(md, B, us, rs)) {
+        if (lin_rstates_rates(B, us, rs)) {
             memset(rs, 0, sizeof *rs);
             return mbl_error(st, MBL_ENOMEM, "out of memory");
         }
@@ -427,9 +440,9 @@ double lin_state_tol(const mbl_lin_options *opt)
 
 /* The largest diagonal entry of the model's mass matrix M = dR/dvdot (the EOM rows' vdot columns of
  * the Jacobian values jacval). */
-static double mass_scale(const mbl_model *md, const double *jacval, const int *mdiag, int nmdiag)
+static double mass_scale(const mbl_model *md, const model_view *mv, const double *jacval, const int *mdiag, int nmdiag)
 {
-    int e0 = md->row0[MBL_ROW_EOM], ja = model_blk0(md, MBL_BLK_A);
+    int e0 = mv->row0[MBL_ROW_EOM], ja = mv->blk0[MBL_BLK_A];
     double mmax = 0;
     if (mdiag) {
         for (int e = 0; e < nmdiag; e++)
@@ -437,10 +450,10 @@ static double mass_scale(const mbl_model *md, const double *jacval, const int *m
         return mmax;
     }
     int p0, p1;
-    model_jac_col_range(md, ja, ja + md->n, &p0, &p1);
+    model_jac_col_range(md, ja, ja + mv->n, &p0, &p1);
     for (int p = p0; p < p1; p++) {
-        int r = md->jac.row[p] - e0, c = md->jac.col[p] - ja;
-        if (r >= 0 && r < md->n && c == r && isfinite(jacval[p])) mmax = fmax(mmax, fabs(jacval[p]));
+        int r = mv->jac.row[p] - e0, c = mv->jac.col[p] - ja;
+        if (r >= 0 && r < mv->n && c == r && isfinite(jacval[p])) mmax = fmax(mmax, fabs(jacval[p]));
     }
     return mmax;
 }
@@ -581,21 +594,24 @@ done:
  * kinetic energy leaves out). */
 int lin_massless_coordinate(const mbl_model *md, const double *jacval)
 {
-    if (md->n <= 0) return -1;
-    unsigned char *has = mbl_calloc((size_t)md->n, 1);
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    if (mv->n <= 0) return -1;
+    unsigned char *has = mbl_calloc((size_t)mv->n, 1);
     if (!has) return -1;
-    int e0 = md->row0[MBL_ROW_EOM], found = -1;
-    int blk[3] = {model_blk0(md, MBL_BLK_A), model_blk0(md, MBL_BLK_V), model_blk0(md, MBL_BLK_Q)};
-    for (int p = 0; p < md->jac.nz; p++) {
+    int e0 = mv->row0[MBL_ROW_EOM], found = -1;
+    int blk[3] = {mv->blk0[MBL_BLK_A], mv->blk0[MBL_BLK_V], mv->blk0[MBL_BLK_Q]};
+    for (int p = 0; p < mv->jac.nz; p++) {
         if (jacval[p] == 0) continue;
-        int r = md->jac.row[p] - e0, eom = r >= 0 && r < md->n;
+        int r = mv->jac.row[p] - e0, eom = r >= 0 && r < mv->n;
         for (int b = 0; b < 3; b++) {
-            int c = md->jac.col[p] - blk[b];
-            if (c < 0 || c >= md->n) continue;
+            int c = mv->jac.col[p] - blk[b];
+            if (c < 0 || c >= mv->n) continue;
             if (!eom || (b == 0 && c == r)) has[c] = 1; /* a constraint's entry, or M's diagonal */
         }
     }
-    for (int i = 0; i < md->n && found < 0; i++)
+    for (int i = 0; i < mv->n && found < 0; i++)
         if (!has[i]) found = i;
     mbl_free(has);
     return found;
@@ -603,22 +619,25 @@ int lin_massless_coordinate(const mbl_model *md, const double *jacval)
 
 const char *lin_jac_largest(const mbl_model *md, const double *jacval, char *buf, size_t cap)
 {
-    int best = -1, e0 = md->row0[MBL_ROW_EOM];
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    int best = -1, e0 = mv->row0[MBL_ROW_EOM];
     buf[0] = '\0';
-    for (int p = 0; p < md->jac.nz; p++)
+    for (int p = 0; p < mv->jac.nz; p++)
         if (isfinite(jacval[p]) && (best < 0 || fabs(jacval[p]) > fabs(jacval[best]))) best = p;
     if (best < 0) return buf;
-    int r = md->jac.row[best] - e0, c = md->jac.col[best], n = md->n;
+    int r = mv->jac.row[best] - e0, c = mv->jac.col[best], n = mv->n;
     const char *fmt[3] = {"der(der(%s))", "der(%s)", "%s"};
     int blk[3] = {MBL_BLK_A, MBL_BLK_V, MBL_BLK_Q};
     char col[160] = "", row[160], note[200];
     for (int b = 0; b < 3 && !col[0]; b++) {
-        int j = c - model_blk0(md, blk[b]);
+        int j = c - mv->blk0[blk[b]];
         if (j >= 0 && j < n) snprintf(col, sizeof col, fmt[b], mbl_model_coord_name(md, j));
     }
     if (!col[0]) snprintf(col, sizeof col, "unknown %d", c + 1);
     if (r >= 0 && r < n) snprintf(row, sizeof row, "the equation of motion of '%s'", mbl_model_coord_name(md, r));
-    else snprintf(row, sizeof row, "residual row %d", md->jac.row[best] + 1);
+    else snprintf(row, sizeof row, "residual row %d", mv->jac.row[best] + 1);
     snprintf(buf, cap, "%.3g in %s, with respect to %s%s", jacval[best], row, col,
              model_jac_set_note(md, best, note, sizeof note));
     return buf;
@@ -637,19 +656,22 @@ int lin_cond_refusal(const mbl_model *md, const double *jacval, double cond, dou
 
 const char *lin_mass_set_note(const mbl_model *md, int c, char *buf, size_t cap)
 {
-    int e0 = md->row0[MBL_ROW_EOM], ja = model_blk0(md, MBL_BLK_A);
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    int e0 = mv->row0[MBL_ROW_EOM], ja = mv->blk0[MBL_BLK_A];
     buf[0] = '\0';
-    for (int p = 0; p < md->jac.nz; p++)
-        if (md->jac.row[p] == e0 + c && md->jac.col[p] == ja + c) return model_jac_set_note(md, p, buf, cap);
+    for (int p = 0; p < mv->jac.nz; p++)
+        if (mv->jac.row[p] == e0 + c && mv->jac.col[p] == ja + c) return model_jac_set_note(md, p, buf, cap);
     return buf;
 }
 
-int lin_mass_diag(const mbl_model *md, int *mdiag)
+int lin_mass_diag(const model_view *mv, int *mdiag)
 {
-    int e0 = md->row0[MBL_ROW_EOM], ja = model_blk0(md, MBL_BLK_A), nd = 0;
-    for (int p = 0; p < md->jac.nz; p++) {
-        int r = md->jac.row[p] - e0, c = md->jac.col[p] - ja;
-        if (r >= 0 && r < md->n && c == r) mdiag[nd++] = p;
+    int e0 = mv->row0[MBL_ROW_EOM], ja = mv->blk0[MBL_BLK_A], nd = 0;
+    for (int p = 0; p < mv->jac.nz; p++) {
+        int r = mv->jac.row[p] - e0, c = mv->jac.col[p] - ja;
+        if (r >= 0 && r < mv->n && c == r) mdiag[nd++] = p;
     }
     return nd;
 }
@@ -670,7 +692,10 @@ int lin_check_states_at(const mbl_model *md, const double *jacval, const int *md
 int lin_check_states_mass(const mbl_model *md, const double *jacval, const int *mdiag, int nmdiag,
                           const mbl_linear *lin, const mbl_lin_options *opt, mbl_status *st)
 {
-    int n = md->n, z0 = lin->z0, z1 = lin->z1;
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    int n = mv->n, z0 = lin->z0, z1 = lin->z1;
     if (!lin->M || !lin->v_W || z1 <= 0) return 0;
     /* every state moves mass: M-hat_ii > 0 */
     for (int i = 0; i < z1; i++) {
@@ -685,7 +710,7 @@ int lin_check_states_mass(const mbl_model *md, const double *jacval, const int *
     }
     /* ... relative to the model's own mass scale: rho_i = M-hat_ii / (m_max |dv/dW_i|^2), free of the
      * states' units and of the mass unit */
-    double mmax = mass_scale(md, jacval, mdiag, nmdiag), tol = lin_state_tol(opt), worst = INFINITY;
+    double mmax = mass_scale(md, mv, jacval, mdiag, nmdiag), tol = lin_state_tol(opt), worst = INFINITY;
     int iw = -1;
     for (int i = 0; i < z1 && mmax > 0 && isfinite(mmax); i++) {
         double v2 = 0;

@@ -291,19 +291,22 @@ static int desc_err(int nd, const double *Ad, const double *E, const double *VR,
 static void desc_ext(const mbl_model *md, const double *jac, const double *yjac, const int *rows, int r, const double *sc,
                      int nd, mbl_lin_descriptor *ds)
 {
-    int n = md->n, m = md->m, k = md->k, nX = md->nX, nr = md->nr, ny = md->ny;
-    int e1 = md->row0[MBL_ROW_EOM + 1], o0 = md->row0[MBL_ROW_ODE], z1 = md->row0[MBL_ROW_VAR + 1];
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    int n = mv->n, m = mv->m, k = mv->k, nX = mv->nX, nr = mv->nr, ny = mv->ny;
+    int e1 = mv->row0[MBL_ROW_EOM + 1], o0 = mv->row0[MBL_ROW_ODE], z1 = mv->row0[MBL_ROW_VAR + 1];
     int cx = 2 * n + r + k, cz = cx + nX;
-    int bq = model_blk0(md, MBL_BLK_Q), bv = model_blk0(md, MBL_BLK_V), ba = model_blk0(md, MBL_BLK_A);
-    int bl = model_blk0(md, MBL_BLK_LAMBDA), bm = model_blk0(md, MBL_BLK_MU);
-    int bxd = model_blk0(md, MBL_BLK_XD), bz = model_blk0(md, MBL_BLK_Z), bx = model_blk0(md, MBL_BLK_X);
-    int br = model_blk0(md, MBL_BLK_R);
+    int bq = mv->blk0[MBL_BLK_Q], bv = mv->blk0[MBL_BLK_V], ba = mv->blk0[MBL_BLK_A];
+    int bl = mv->blk0[MBL_BLK_LAMBDA], bm = mv->blk0[MBL_BLK_MU];
+    int bxd = mv->blk0[MBL_BLK_XD], bz = mv->blk0[MBL_BLK_Z], bx = mv->blk0[MBL_BLK_X];
+    int br = mv->blk0[MBL_BLK_R];
     double *E = ds->E, *Ad = ds->Ad;
     /* the EOM rows' multiplier columns come from the Jacobian here (forces of multipliers) */
     for (int a = 0; a < r; a++)
         for (int j = 0; j < n; j++) Ad[n + j + (size_t)(2 * n + a) * nd] = 0.0;
-    for (int p = 0; p < md->jac.nz; p++) {
-        int row = md->jac.row[p], c = md->jac.col[p], pr;
+    for (int p = 0; p < mv->jac.nz; p++) {
+        int row = mv->jac.row[p], c = mv->jac.col[p], pr;
         double v = jac[p];
         if (row < e1) pr = n + row;
         else if (row >= o0 && row < z1) pr = cx + row - o0;
@@ -311,7 +314,7 @@ static void desc_ext(const mbl_model *md, const double *jac, const double *yjac,
         int eom = row < e1;
         if (c >= bxd && c < bxd + nX) E[pr + (size_t)(cx + c - bxd) * nd] += v;
         else if (c >= bx && c < bx + nX) Ad[pr + (size_t)(cx + c - bx) * nd] -= v;
-        else if (c >= bz && c < bz + md->nZ) Ad[pr + (size_t)(cz + c - bz) * nd] -= v;
+        else if (c >= bz && c < bz + mv->nZ) Ad[pr + (size_t)(cz + c - bz) * nd] -= v;
         else if (c >= bl && c < bl + m) {
             for (int a = 0; a < r; a++)
                 if (rows[a] == c - bl) Ad[pr + (size_t)(2 * n + a) * nd] -= sc[a] * v;
@@ -323,21 +326,24 @@ static void desc_ext(const mbl_model *md, const double *jac, const double *yjac,
         else if (c >= bm && c < bm + k) Ad[pr + (size_t)(2 * n + r + c - bm) * nd] -= sc[r + c - bm] * v;
         else if (c >= br && c < br + nr) ds->Bd[pr + (size_t)(c - br) * nd] -= v;
     }
-    for (int p = 0; p < md->yjac.nz; p++) {
-        int i = md->yjac.row[p], c = md->yjac.col[p];
+    for (int p = 0; p < mv->yjac.nz; p++) {
+        int i = mv->yjac.row[p], c = mv->yjac.col[p];
         if (c >= bx && c < bx + nX) ds->Cdd[i + (size_t)(cx + c - bx) * ny] += yjac[p];
     }
 }
 
 int lin_descriptor_path(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_status *st)
 {
-    int n = md->n, m = md->m, k = md->k, nX = md->nX, nZ = md->nZ;
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    int n = mv->n, m = mv->m, k = mv->k, nX = mv->nX, nZ = mv->nZ;
     if (2 * n + m + k + nX + nZ > opt->dense_max || opt->partial == MBL_PARTIAL_ALWAYS) {
-        if (lin_outputs_use(md, MBL_BLK_A) || lin_outputs_use(md, MBL_BLK_LAMBDA) || lin_outputs_use(md, MBL_BLK_MU))
+        if (lin_outputs_use(mv, MBL_BLK_A) || lin_outputs_use(mv, MBL_BLK_LAMBDA) || lin_outputs_use(mv, MBL_BLK_MU))
             return mbl_error(st, MBL_EMODEL,
                              "descriptor: the sparse (ARPACK) path does not take outputs of accelerations or "
                              "multipliers (yet): raise dense_max, drop them (--outputs) or use augmented");
-        if (md->ext)
+        if (mv->ext)
             return mbl_error(st, MBL_EMODEL,
                              "descriptor: the sparse (ARPACK) path does not take %s (yet): raise dense_max or use "
                              "augmented",
@@ -347,11 +353,11 @@ int lin_descriptor_path(const mbl_model *md, const mbl_point *pt, const mbl_lin_
                              "descriptor: the sparse (ARPACK) path supports holonomic constraints only (%d "
                              "non-holonomic): raise dense_max or use augmented",
                              k);
-        if (pt->rank_phi_q < md->m)
+        if (pt->rank_phi_q < mv->m)
             return mbl_error(st, MBL_ESINGULAR,
                              "descriptor: Phi_q has rank %d < %d at this point and the model is above dense_max = %d "
                              "(the sparse path needs a regular point): raise dense_max",
-                             pt->rank_phi_q, md->m, opt->dense_max);
+                             pt->rank_phi_q, mv->m, opt->dense_max);
         return LIN_DESC_SPARSE;
     }
     if (n > opt->dense_n_max)
@@ -392,7 +398,8 @@ static void desc_scales(const mbl_blocks *B, const int *rows, int r, int k, cons
 static void desc_fill(const mbl_model *md, const mbl_blocks *B, const int *rows, int r, const double *Rmu,
                       const double *Nv, const double *Nq, const double *sc, mbl_lin_descriptor *ds)
 {
-    int n = md->n, m = md->m, k = md->k, nr = md->nr, ny = md->ny, nd = ds->nd;
+    const model_view *mv = &B->ev.mv;
+    int n = mv->n, m = mv->m, k = mv->k, nr = mv->nr, ny = mv->ny, nd = ds->nd;
     double *E = ds->E, *Ad = ds->Ad;
     for (int i = 0; i < n; i++) {
         E[i + (size_t)i * nd] = 1.0;
@@ -423,7 +430,7 @@ static void desc_fill(const mbl_model *md, const mbl_blocks *B, const int *rows,
             ds->Cdd[i + (size_t)j * ny] = B->Yq[i + (size_t)j * ny];
             ds->Cdd[i + (size_t)(n + j) * ny] = B->Yv[i + (size_t)j * ny];
         }
-    if (md->ext) desc_ext(md, B->ev.jac, B->ev.y + ny, rows, r, sc, nd, ds);
+    if (mv->ext) desc_ext(md, B->ev.jac, B->ev.y + ny, rows, r, sc, nd, ds);
 }
 
 /* The outputs of multipliers, accelerations, der(X) and Z in the descriptor form (ds filled by
@@ -433,14 +440,15 @@ static void desc_fill(const mbl_model *md, const mbl_blocks *B, const int *rows,
  * (EOM and ode: E_I x_I' = Ad_I x + Bd_I u on the index set I of the v and X rows and columns)
  * determine when E_I is regular: their outputs add [Ya Yxd] E_I^-1 [Ad_I Bd_I] to [Cdd Dd]. The
  * transfer function Cdd (sE - Ad)^-1 Bd + Dd then equals the state-space form's. */
-static int desc_outputs(const mbl_model *md, const mbl_blocks *B, const int *rows, int r, const double *sc,
-                        mbl_lin_descriptor *ds, mbl_status *st)
+static int desc_outputs(const mbl_blocks *B, const int *rows, int r, const double *sc, mbl_lin_descriptor *ds,
+                        mbl_status *st)
 {
-    int n = md->n, m = md->m, k = md->k, nX = md->nX, nr = md->nr, ny = md->ny, nd = ds->nd;
+    const model_view *mv = &B->ev.mv;
+    int n = mv->n, m = mv->m, k = mv->k, nX = mv->nX, nr = mv->nr, ny = mv->ny, nd = ds->nd;
     int cx = 2 * n + r + k, cz = cx + nX;
     if (!ny) return 0;
-    int ulam = lin_outputs_use(md, MBL_BLK_LAMBDA), uacc = lin_outputs_use(md, MBL_BLK_A);
-    int uxd = md->ext && B->Yxd && lin_outputs_use(md, MBL_BLK_XD);
+    int ulam = lin_outputs_use(mv, MBL_BLK_LAMBDA), uacc = lin_outputs_use(mv, MBL_BLK_A);
+    int uxd = mv->ext && B->Yxd && lin_outputs_use(mv, MBL_BLK_XD);
     if (ulam && r < m)
         return mbl_error(st, MBL_ESINGULAR,
                          "descriptor: outputs of multipliers (lambda): rank(Phi_q) = %d < %d constraints, the "
@@ -450,8 +458,8 @@ static int desc_outputs(const mbl_model *md, const mbl_blocks *B, const int *row
         for (int i = 0; i < ny; i++) ds->Cdd[i + (size_t)(2 * n + a) * ny] += sc[a] * B->Ylam[i + (size_t)rows[a] * ny];
     for (int b = 0; b < k; b++)
         for (int i = 0; i < ny; i++) ds->Cdd[i + (size_t)(2 * n + r + b) * ny] += sc[r + b] * B->Ymu[i + (size_t)b * ny];
-    if (md->ext && B->Yz)
-        for (int j = 0; j < md->nZ; j++)
+    if (mv->ext && B->Yz)
+        for (int j = 0; j < mv->nZ; j++)
             for (int i = 0; i < ny; i++) ds->Cdd[i + (size_t)(cz + j) * ny] += B->Yz[i + (size_t)j * ny];
     if (!uacc && !uxd) return 0;
     int ni = n + nX, nc = nd + nr, rc = 0;
@@ -597,12 +605,15 @@ static int desc_moving_err(mbl_linear *lin, mbl_status *st)
 int lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear *lin,
                    mbl_status *st)
 {
-    int n = md->n, m = md->m, nr = md->nr, ny = md->ny, r = 0, rc;
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    int n = mv->n, m = mv->m, nr = mv->nr, ny = mv->ny, r = 0, rc;
     mbl_blocks B;
     int *rows = NULL;
-    int k = md->k;
+    int k = mv->k;
     double *Rmu = NULL, *Nv = NULL, *Nq = NULL, *sc = NULL;
-    int nX = md->nX, nZ = md->nZ;
+    int nX = mv->nX, nZ = mv->nZ;
     rc = lin_blocks_init(md, pt, &B, st);
     if (rc) return rc;
     rows = mbl_calloc((size_t)m + 1, sizeof *rows);
@@ -616,10 +627,10 @@ int lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_optio
     rc = lin_constraint_rank(&B, opt->rank_tol, rows, &r, st);
     if (rc) goto done;
     if (k > 0) {
-        int e0 = md->row0[MBL_ROW_EOM], h0 = md->row0[MBL_ROW_NH];
-        lin_sjac_dense(md, &md->jac, B.ev.jac, e0, e0 + n, MBL_BLK_MU, Rmu);
-        lin_sjac_dense(md, &md->jac, B.ev.jac, h0, h0 + k, MBL_BLK_V, Nv);
-        lin_sjac_dense(md, &md->jac, B.ev.jac, h0, h0 + k, MBL_BLK_Q, Nq);
+        int e0 = mv->row0[MBL_ROW_EOM], h0 = mv->row0[MBL_ROW_NH];
+        lin_sjac_dense(mv, &mv->jac, B.ev.jac, e0, e0 + n, MBL_BLK_MU, Rmu);
+        lin_sjac_dense(mv, &mv->jac, B.ev.jac, h0, h0 + k, MBL_BLK_V, Nv);
+        lin_sjac_dense(mv, &mv->jac, B.ev.jac, h0, h0 + k, MBL_BLK_Q, Nq);
     }
     /* the constant-coefficient pencil needs d(Phi_q v)/dq = 0 on the kept rows */
     double nPq = mbla_norm1(m, n, B.Pq, m), nPd = 0;
@@ -657,7 +668,7 @@ int lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_optio
     desc_scales(&B, rows, r, k, Nv, Nq, opt, sc, &smin, &smax);
     desc_fill(md, &B, rows, r, Rmu, Nv, Nq, sc, ds);
     memcpy(ds->Dd, B.Yr, (size_t)ny * nr * sizeof *ds->Dd);
-    rc = desc_outputs(md, &B, rows, r, sc, ds, st);
+    rc = desc_outputs(&B, rows, r, sc, ds, st);
     if (rc) goto done;
     int nphys = 2 * (n - r) - k + nX, rankE = 0;
     double gap = 0;

@@ -15,18 +15,20 @@
 static int eval_alloc(const mbl_model *md, mbl_eval *ev, int lean, mbl_status *st)
 {
     memset(ev, 0, sizeof *ev);
+    model_view_get(md, &ev->mv);
+    const model_view *mv = &ev->mv;
     int rc = model_require_mass(md, st); /* a kinetic energy without der(): say so */
     if (rc) return rc;
-    size_t nus = (size_t)(3 * md->nus + 2 * md->nuvs) + (size_t)md->usjac.nz;
-    size_t ny = (size_t)md->ny + (size_t)md->yjac.nz;
+    size_t nus = (size_t)(3 * mv->nus + 2 * mv->nuvs) + (size_t)mv->usjac.nz;
+    size_t ny = (size_t)mv->ny + (size_t)mv->yjac.nz;
     ev->lean = lean;
-    ev->syms = mbl_calloc((size_t)md->nsym + 1, sizeof *ev->syms);
+    ev->syms = mbl_calloc((size_t)mv->nsym + 1, sizeof *ev->syms);
     ev->us = mbl_alloc_array(nus + 1, sizeof *ev->us);
     ev->y = mbl_alloc_array(ny + 1, sizeof *ev->y);
     if (!lean) {
-        ev->work_cap = md->work_size + 1;
+        ev->work_cap = mv->work_size + 1;
         ev->work = mbl_alloc_array(ev->work_cap, sizeof *ev->work);
-        ev->jac = ev->jac_buf = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ev->jac_buf);
+        ev->jac = ev->jac_buf = mbl_alloc_array((size_t)mv->jac.nz + 1, sizeof *ev->jac_buf);
     }
     if (!ev->syms || !ev->us || !ev->y || (!lean && (!ev->work || !ev->jac_buf))) {
         lin_eval_free(ev);
@@ -68,15 +70,16 @@ int lin_eval_at_y(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, int ou
 
 /* A lean evaluator's work (need doubles) and, unless the values are given (given), its own Jacobian
  * values; 0 or MBL_ENOMEM. */
-static int eval_lean_arrays(const mbl_model *md, mbl_eval *ev, size_t need, int given, mbl_status *st)
+static int eval_lean_arrays(mbl_eval *ev, size_t need, int given, mbl_status *st)
 {
+    const model_view *mv = &ev->mv;
     if (need + 1 > ev->work_cap) {
         mbl_free(ev->work);
         ev->work_cap = 0;
         if (!(ev->work = mbl_alloc_array(need + 1, sizeof *ev->work))) return mbl_error(st, MBL_ENOMEM, "out of memory");
         ev->work_cap = need + 1;
     }
-    if (!given && !ev->jac_buf && !(ev->jac_buf = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ev->jac_buf)))
+    if (!given && !ev->jac_buf && !(ev->jac_buf = mbl_alloc_array((size_t)mv->jac.nz + 1, sizeof *ev->jac_buf)))
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     return 0;
 }
@@ -90,7 +93,8 @@ int lin_eval_at_given(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, in
 int lin_eval_at_given_syms(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, int outputs, const double *jac,
                            const double *syms, mbl_status *st)
 {
-    if (syms) memcpy(ev->syms, syms, (size_t)md->nsym * sizeof *ev->syms); /* model_fill_syms_pt's, given */
+    const model_view *mv = &ev->mv;
+    if (syms) memcpy(ev->syms, syms, (size_t)mv->nsym * sizeof *ev->syms); /* model_fill_syms_pt's, given */
     else model_fill_syms_pt(md, pt, ev->syms);
     /* else the point's own, when mbl_operating_point evaluated them there (at the same symbols) */
     if (!jac) jac = model_jac_memo_at(md, pt->jac_memo, ev->syms);
@@ -98,35 +102,35 @@ int lin_eval_at_given_syms(const mbl_model *md, const mbl_point *pt, mbl_eval *e
      * shared tape gives them here (model_eval_jac_y_shared: equal to rounding, not bit for bit) */
     int given = jac && !model_eval_jac_y_shared(md), rc = 0;
     if (ev->lean) {
-        size_t need = md->work_size, wy = outputs ? mblx_tape_work_size(md->tape_y) : 0;
-        if (given) need = mblx_tape_work_size(md->tape_us) > wy ? mblx_tape_work_size(md->tape_us) : wy;
-        if ((rc = eval_lean_arrays(md, ev, need, given, st))) return rc;
+        size_t need = mv->work_size, wy = outputs ? mv->work_y : 0;
+        if (given) need = mv->work_us > wy ? mv->work_us : wy;
+        if ((rc = eval_lean_arrays(ev, need, given, st))) return rc;
     }
     if (given) {
         if (ev->lean) {
             ev->jac = jac; /* read in place: the point or the caller keeps them for the call */
         } else {
-            memcpy(ev->jac_buf, jac, (size_t)md->jac.nz * sizeof *ev->jac_buf);
+            memcpy(ev->jac_buf, jac, (size_t)mv->jac.nz * sizeof *ev->jac_buf);
             ev->jac = ev->jac_buf;
         }
-        if (outputs) rc = mblx_tape_eval(md->tape_y, ev->syms, ev->y, ev->work, st);
+        if (outputs) rc = model_eval_outputs(md, ev->syms, ev->y, ev->work, st);
     } else {
         ev->jac = ev->jac_buf;
         rc = model_eval_jac_y(md, ev->syms, ev->jac_buf, outputs ? ev->y : NULL, ev->work, st);
     }
-    if (!rc) rc = mblx_tape_eval(md->tape_us, ev->syms, ev->us, ev->work, st);
+    if (!rc) rc = model_eval_user_states(md, ev->syms, ev->us, ev->work, st);
     if (rc) return model_eval_error(md, ev->syms, "at the operating point", st);
     return 0;
 }
 
-void lin_jac_block(const mbl_model *md, const double *jacval, int rg, int cb, double *out)
+void lin_jac_block(const model_view *mv, const double *jacval, int rg, int cb, double *out)
 {
-    int r0 = md->row0[rg], r1 = md->row0[rg + 1];
-    int c0 = model_blk0(md, cb), c1 = model_blk0(md, cb + 1);
+    int r0 = mv->row0[rg], r1 = mv->row0[rg + 1];
+    int c0 = mv->blk0[cb], c1 = mv->blk0[cb + 1];
     int nr = r1 - r0;
     memset(out, 0, (size_t)nr * (size_t)(c1 - c0) * sizeof *out);
-    for (int p = 0; p < md->jac.nz; p++) {
-        int r = md->jac.row[p], c = md->jac.col[p];
+    for (int p = 0; p < mv->jac.nz; p++) {
+        int r = mv->jac.row[p], c = mv->jac.col[p];
         if (r >= r0 && r < r1 && c >= c0 && c < c1) out[(r - r0) + (size_t)(c - c0) * nr] = jacval[p];
     }
 }
@@ -232,16 +236,19 @@ char *lin_name_join(const char *a, const char *b)
     return p;
 }
 
-int lin_set_names(const mbl_model *md, mbl_linear *lin, char *const *pos)
+int lin_set_names(const mbl_model *md, mbl_linear *lin, const char *const *pos)
 {
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
     int z = lin->z0, bad = 0;
     for (int i = 0; i < z; i++) {
         lin->state_names[i] = lin_name_join(pos[i], NULL);
         if (i < lin->z1) lin->state_names[z + i] = lin_name_join("der(", pos[i]);
     }
-    for (int i = 0; i < lin->zx && i < md->nX; i++) lin->state_names[z + lin->z1 + i] = lin_name_join(md->xname[i], NULL);
-    for (int j = 0; j < lin->nu; j++) lin->input_names[j] = lin_name_join(md->rname[j], NULL);
-    for (int j = 0; j < lin->ny; j++) lin->output_names[j] = lin_name_join(md->yname[j], NULL);
+    for (int i = 0; i < lin->zx && i < mv->nX; i++) lin->state_names[z + lin->z1 + i] = lin_name_join(mv->xname[i], NULL);
+    for (int j = 0; j < lin->nu; j++) lin->input_names[j] = lin_name_join(mv->rname[j], NULL);
+    for (int j = 0; j < lin->ny; j++) lin->output_names[j] = lin_name_join(mv->yname[j], NULL);
     for (int i = 0; i < lin->nx; i++) bad |= !lin->state_names[i];
     for (int j = 0; j < lin->nu; j++) bad |= !lin->input_names[j];
     for (int j = 0; j < lin->ny; j++) bad |= !lin->output_names[j];

@@ -47,16 +47,16 @@ typedef struct fd_ctx {
 /* rows of [Phi_q; A_nh (if vel); P or Pw] at the current evaluation into K (n x n) */
 static void fd_jac_rows(fd_ctx *c, int vel)
 {
-    const mbl_model *md = c->md;
-    int n = c->n, m = c->m, k = c->k, z = vel ? c->z1 : c->z0, p0 = md->row0[MBL_ROW_PHI], h0 = md->row0[MBL_ROW_NH];
+    const model_view *mv = &c->ev->mv;
+    int n = c->n, m = c->m, k = c->k, z = vel ? c->z1 : c->z0, p0 = mv->row0[MBL_ROW_PHI], h0 = mv->row0[MBL_ROW_NH];
     const double *X = vel ? c->rw->Pw : c->rw->P;
-    lin_sjac_dense(md, &md->jac, c->jac, p0, p0 + m, MBL_BLK_Q, c->Pq);
+    lin_sjac_dense(mv, &mv->jac, c->jac, p0, p0 + m, MBL_BLK_Q, c->Pq);
     for (int j = 0; j < n; j++) {
         for (int i = 0; i < m; i++) c->K[i + (size_t)j * n] = c->Pq[i + (size_t)j * m];
         for (int i = 0; i < z; i++) c->K[m + (vel ? k : 0) + i + (size_t)j * n] = X[i + (size_t)j * z];
     }
     if (vel) {
-        lin_sjac_dense(md, &md->jac, c->jac, h0, h0 + k, MBL_BLK_V, c->Pq);
+        lin_sjac_dense(mv, &mv->jac, c->jac, h0, h0 + k, MBL_BLK_V, c->Pq);
         for (int j = 0; j < n; j++)
             for (int i = 0; i < k; i++) c->K[m + i + (size_t)j * n] = c->Pq[i + (size_t)j * k];
     }
@@ -78,7 +78,7 @@ static void fd_fill(fd_ctx *c)
  * at a step of a few ulps or when the steps stop shrinking (the rounding floor). */
 static int fd_dynamics_ext(fd_ctx *c, mbl_status *st)
 {
-    const mbl_model *md = c->md;
+    const model_view *mv = &c->ev->mv;
     int n = c->n, m = c->m, k = c->k, nX = c->nX, nZ = c->nZ, N = n + m + k + nX + nZ, rc = 0;
     const mbl_point *pt = c->pt;
     memcpy(c->a, pt->vdot, (size_t)n * sizeof *c->a);
@@ -87,9 +87,9 @@ static int fd_dynamics_ext(fd_ctx *c, mbl_status *st)
     if (nX) memcpy(c->Xd, pt->Xdot, (size_t)nX * sizeof *c->Xd);
     if (nZ) memcpy(c->Z, pt->Z, (size_t)nZ * sizeof *c->Z);
     /* rows: EOM, ode, implicit variables (contiguous from 0), Phi'', c'; unknowns a, lambda, mu, Xd, Z */
-    int e1 = md->row0[MBL_ROW_VAR + 1], d0 = md->row0[MBL_ROW_PHIDD], hd0 = md->row0[MBL_ROW_NHD];
-    int ja = model_blk0(md, MBL_BLK_A), jl = model_blk0(md, MBL_BLK_LAMBDA), jm = model_blk0(md, MBL_BLK_MU);
-    int jxd = model_blk0(md, MBL_BLK_XD), jz = model_blk0(md, MBL_BLK_Z);
+    int e1 = mv->row0[MBL_ROW_VAR + 1], d0 = mv->row0[MBL_ROW_PHIDD], hd0 = mv->row0[MBL_ROW_NHD];
+    int ja = mv->blk0[MBL_BLK_A], jl = mv->blk0[MBL_BLK_LAMBDA], jm = mv->blk0[MBL_BLK_MU];
+    int jxd = mv->blk0[MBL_BLK_XD], jz = mv->blk0[MBL_BLK_Z];
     double *blk[5] = {c->a, c->lam, c->mu, c->Xd, c->Z};
     int len[5] = {n, m, k, nX, nZ}, col0[5] = {ja, jl, jm, jxd, jz}, u0[5] = {0, n, n + m, n + m + k, n + m + k + nX};
     double prev = INFINITY;
@@ -98,8 +98,8 @@ static int fd_dynamics_ext(fd_ctx *c, mbl_status *st)
         if (rc) return rc;
         double *KK = c->K;
         memset(KK, 0, (size_t)N * N * sizeof *KK);
-        for (int p = 0; p < md->jac.nz; p++) {
-            int row = md->jac.row[p], col = md->jac.col[p];
+        for (int p = 0; p < mv->jac.nz; p++) {
+            int row = mv->jac.row[p], col = mv->jac.col[p];
             int ri = row < e1 ? row : row >= d0 && row < d0 + m ? e1 + row - d0 : row >= hd0 && row < hd0 + k ? e1 + m + row - hd0 : -1;
             if (ri < 0) continue;
             for (int b = 0; b < 5; b++)
@@ -129,13 +129,14 @@ static int fd_dynamics_ext(fd_ctx *c, mbl_status *st)
 static int fd_evaluate(fd_ctx *c, mbl_status *st)
 {
     const mbl_model *md = c->md;
+    const model_view *mv = &c->ev->mv;
     fd_fill(c);
     int rc = model_eval_F(md, c->ev->syms, c->F, c->ev->work, st);
     if (!rc) rc = model_eval_jac(md, c->ev->syms, c->jac, c->ev->work, st);
-    if (!rc) rc = mblx_tape_eval(md->tape_us, c->ev->syms, c->us, c->ev->work, st);
+    if (!rc) rc = model_eval_user_states(md, c->ev->syms, c->us, c->ev->work, st);
     /* the rows change with the iterate only through the user states' Jacobian */
-    if (!rc && (!c->rows_filled || md->nus || md->nuvs)) {
-        lin_rstates_rows(md, c->rw, c->us + c->usoff);
+    if (!rc && (!c->rows_filled || mv->nus || mv->nuvs)) {
+        lin_rstates_rows(mv, c->rw, c->us + c->usoff);
         c->rows_filled = 1;
     }
     return rc;
@@ -145,10 +146,11 @@ static int fd_evaluate(fd_ctx *c, mbl_status *st)
 static int fd_eval(fd_ctx *c, const double *x, const double *u, double *out, double *yout, mbl_status *st)
 {
     const mbl_model *md = c->md;
+    const model_view *mv = &c->ev->mv;
     int n = c->n, m = c->m, k = c->k, z0 = c->z0, z1 = c->z1, rc = 0, N = n + m + k;
     if (c->nX) memcpy(c->X, x + z0 + z1, (size_t)c->nX * sizeof *c->X);
-    int p0 = md->row0[MBL_ROW_PHI], e0 = md->row0[MBL_ROW_EOM], d0 = md->row0[MBL_ROW_PHIDD];
-    int v0 = md->row0[MBL_ROW_PHID], h0 = md->row0[MBL_ROW_NH], hd0 = md->row0[MBL_ROW_NHD];
+    int p0 = mv->row0[MBL_ROW_PHI], e0 = mv->row0[MBL_ROW_EOM], d0 = mv->row0[MBL_ROW_PHIDD];
+    int v0 = mv->row0[MBL_ROW_PHID], h0 = mv->row0[MBL_ROW_NH], hd0 = mv->row0[MBL_ROW_NHD];
     memcpy(c->q, c->pt->q, (size_t)n * sizeof *c->q);
     memset(c->v, 0, (size_t)n * sizeof *c->v);
     memset(c->a, 0, (size_t)n * sizeof *c->a);
@@ -162,7 +164,7 @@ static int fd_eval(fd_ctx *c, const double *x, const double *u, double *out, dou
         double res = 0;
         for (int i = 0; i < m; i++) c->rhs[i] = -c->F[p0 + i], res = fmax(res, fabs(c->F[p0 + i]));
         for (int i = 0; i < z0; i++) {
-            c->rhs[m + i] = x[i] - lin_rstates_S(md, c->rw, i, c->us, c->q);
+            c->rhs[m + i] = x[i] - lin_rstates_S(mv, c->rw, i, c->us, c->q);
             res = fmax(res, fabs(c->rhs[m + i]));
         }
         if (res <= c->tol) break;
@@ -178,7 +180,7 @@ static int fd_eval(fd_ctx *c, const double *x, const double *u, double *out, dou
     for (int it = 0;; it++) {
         for (int i = 0; i < m; i++) c->rhs[i] = -c->F[v0 + i];
         for (int i = 0; i < k; i++) c->rhs[m + i] = -c->F[h0 + i];
-        for (int i = 0; i < z1; i++) c->rhs[m + k + i] = x[z0 + i] - lin_rstates_W(md, c->rw, i, c->us, c->v);
+        for (int i = 0; i < z1; i++) c->rhs[m + k + i] = x[z0 + i] - lin_rstates_W(mv, c->rw, i, c->us, c->v);
         fd_jac_rows(c, 1);
         rc = mbla_lu_solve(n, 1, c->K, n, c->rhs, n, st);
         if (rc) return rc;
@@ -194,7 +196,7 @@ static int fd_eval(fd_ctx *c, const double *x, const double *u, double *out, dou
                              dvn, vn);
         dv_prev = dvn;
     }
-    if (md->ext) {
+    if (mv->ext) {
         rc = fd_dynamics_ext(c, st);
         if (rc) return rc;
         goto states;
@@ -202,9 +204,9 @@ static int fd_eval(fd_ctx *c, const double *x, const double *u, double *out, dou
     /* accelerations and multipliers: R(a, lam, mu), Phi''(a) and c'(a) are linear in (a, lam, mu) */
     double *KK = c->K; /* reuse: needs N x N */
     memset(KK, 0, (size_t)N * N * sizeof *KK);
-    int ja = model_blk0(md, MBL_BLK_A), jl = model_blk0(md, MBL_BLK_LAMBDA), jm = model_blk0(md, MBL_BLK_MU);
-    for (int p = 0; p < md->jac.nz; p++) {
-        int row = md->jac.row[p], col = md->jac.col[p];
+    int ja = mv->blk0[MBL_BLK_A], jl = mv->blk0[MBL_BLK_LAMBDA], jm = mv->blk0[MBL_BLK_MU];
+    for (int p = 0; p < mv->jac.nz; p++) {
+        int row = mv->jac.row[p], col = mv->jac.col[p];
         int ri = row >= e0 && row < e0 + n     ? row - e0
                  : row >= d0 && row < d0 + m   ? n + row - d0
                  : row >= hd0 && row < hd0 + k ? n + m + row - hd0
@@ -224,27 +226,27 @@ static int fd_eval(fd_ctx *c, const double *x, const double *u, double *out, dou
     memcpy(c->mu, c->rhs + n + m, (size_t)k * sizeof *c->mu);
     fd_fill(c);
 states:
-    if (md->nus || md->nuvs) {
-        rc = mblx_tape_eval(md->tape_us, c->ev->syms, c->us, c->ev->work, st);
+    if (mv->nus || mv->nuvs) {
+        rc = model_eval_user_states(md, c->ev->syms, c->us, c->ev->work, st);
         if (rc) return rc;
     }
     const mbl_rstates *rw = c->rw;
     for (int i = 0; i < z0; i++) /* S' */
-        out[i] = rw->S[i].kind == MBL_SREF_COORD ? c->v[rw->S[i].index] : c->us[md->nus + rw->S[i].index];
+        out[i] = rw->S[i].kind == MBL_SREF_COORD ? c->v[rw->S[i].index] : c->us[mv->nus + rw->S[i].index];
     for (int i = 0; i < z1; i++) { /* W' */
         const mbl_state_ref *w = &rw->W[i];
         double val;
         if (w->kind == MBL_SREF_COORD) val = c->a[w->index];
-        else if (w->kind == MBL_SREF_USER) val = c->us[3 * md->nus + md->nuvs + w->index];
+        else if (w->kind == MBL_SREF_USER) val = c->us[3 * mv->nus + mv->nuvs + w->index];
         else {
             const mbl_state_ref *sj = &rw->S[w->index];
-            val = sj->kind == MBL_SREF_COORD ? c->a[sj->index] : c->us[2 * md->nus + sj->index];
+            val = sj->kind == MBL_SREF_COORD ? c->a[sj->index] : c->us[2 * mv->nus + sj->index];
         }
         out[z0 + i] = val;
     }
     for (int i = 0; i < c->nX; i++) out[z0 + z1 + i] = c->Xd[i]; /* X' */
     if (c->ny) {
-        rc = mblx_tape_eval(md->tape_y, c->ev->syms, c->y, c->ev->work, st);
+        rc = model_eval_outputs(md, c->ev->syms, c->y, c->ev->work, st);
         if (rc) return rc;
         memcpy(yout, c->y, (size_t)c->ny * sizeof *yout);
     }
@@ -288,7 +290,7 @@ static double spec_dist(int nx, const double *A1, const double *A2, double *w, m
  * follows them. */
 static double *fd_carve(fd_ctx *c, double *p, int Nk)
 {
-    const mbl_model *md = c->md;
+    const model_view *mv = &c->ev->mv;
     int n = c->n, m = c->m, k = c->k, nr = c->nr, ny = c->ny, nX = c->nX, nZ = c->nZ;
     c->q = p, p += n + 1;
     c->v = p, p += n + 1;
@@ -296,8 +298,8 @@ static double *fd_carve(fd_ctx *c, double *p, int Nk)
     c->lam = p, p += m + 1;
     c->mu = p, p += k + 1;
     c->r = p, p += nr + 1;
-    c->F = p, p += md->nF + 1;
-    c->jac = p, p += md->jac.nz + 1;
+    c->F = p, p += mv->nF + 1;
+    c->jac = p, p += mv->jac.nz + 1;
     c->K = p, p += (size_t)Nk * Nk + 1;
     c->rhs = p, p += Nk + 1;
     c->y = p, p += ny + 1;
@@ -375,7 +377,10 @@ static void fd_result(mbl_linear *lin, const double *D1, const double *D2, int r
 int lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
            mbl_status *st)
 {
-    int n = md->n, m = md->m, k = md->k, nr = md->nr, ny = md->ny, r = 0, rc;
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    int n = mv->n, m = mv->m, k = mv->k, nr = mv->nr, ny = mv->ny, r = 0, rc;
     mbl_blocks B;
     mbl_rstates rs, rw, us;
     mbl_linear *lin = NULL;
@@ -394,12 +399,12 @@ int lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt,
     rc = lin_dense_states(md, pt, opt, &B, "fd", "the reduced equations in independent coordinates do not exist", rows, &r, &rs, &us,
                           &frozen, sel, sizeof sel, st);
     if (rc) goto done;
-    int nX = md->nX, nZ = md->nZ;
+    int nX = mv->nX, nZ = mv->nZ;
     int z0 = rs.z0, z1 = rs.z1, nx = z0 + z1 + nX, Nk = n + m + k + nX + nZ, rowsD = nx + ny, colsD = nx + nr;
-    size_t nusv = (size_t)(3 * md->nus + 2 * md->nuvs) + (size_t)md->usjac.nz + 1;
+    size_t nusv = (size_t)(3 * mv->nus + 2 * mv->nuvs) + (size_t)mv->usjac.nz + 1;
     usv = mbl_calloc(nusv, sizeof *usv);
     lin = lin_linear_alloc_x(n, z0, z1, nX, nr, ny);
-    size_t nb = 2 * (size_t)nX + (size_t)nZ + 6 * (size_t)n + 2 * (size_t)(m + k) + (size_t)md->nF + (size_t)md->jac.nz + (size_t)Nk * Nk + (size_t)Nk +
+    size_t nb = 2 * (size_t)nX + (size_t)nZ + 6 * (size_t)n + 2 * (size_t)(m + k) + (size_t)mv->nF + (size_t)mv->jac.nz + (size_t)Nk * Nk + (size_t)Nk +
                 (size_t)ny + (size_t)(m + k) * n + 3 * (size_t)rowsD * colsD + 4 * (size_t)(nx + nr + ny) +
                 4 * (size_t)nx + 2 * (size_t)nx * nx + 24;
     buf = mbl_calloc(nb, sizeof *buf);
@@ -409,7 +414,7 @@ int lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt,
     }
     rw.S = rs.S, rw.W = rs.W; /* borrowed */
     memcpy(lin->selection, sel, sizeof sel);
-    int usoff = 3 * md->nus + 2 * md->nuvs;
+    int usoff = 3 * mv->nus + 2 * mv->nuvs;
     snprintf(lin->method, sizeof lin->method, "fd");
     /* exact M-hat and q_S from the reduction at the point (positions only) */
     rc = lin_reduce(&B, rows, r, &rs, NULL, opt->rcond_min, lin, NULL, NULL, st);
@@ -450,8 +455,8 @@ int lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt,
     double qs = 1.0;
     for (int i = 0; i < n; i++) qs = fmax(qs, fabs(pt->q[i]));
     c.tol = FD_NEWTON_ULPS * DBL_EPSILON * qs;
-    for (int i = 0; i < z0; i++) x0[i] = lin_rstates_S(md, &rs, i, B.ev.us, pt->q);
-    for (int i = 0; i < z1; i++) x0[z0 + i] = lin_rstates_W(md, &rs, i, B.ev.us, pt->v);
+    for (int i = 0; i < z0; i++) x0[i] = lin_rstates_S(mv, &rs, i, B.ev.us, pt->q);
+    for (int i = 0; i < z1; i++) x0[z0 + i] = lin_rstates_W(mv, &rs, i, B.ev.us, pt->v);
     for (int i = 0; i < nX; i++) x0[z0 + z1 + i] = pt->X[i];
     double h = 0, dn = 0, dd = 0;
     rc = fd_steps(&c, x0, pt->r, opt, (size_t)rowsD * colsD, D1, D2, D3, xw, uw, fp, fm, &h, &dn, &dd, st);

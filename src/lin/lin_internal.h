@@ -2,7 +2,7 @@
 #ifndef MBLIN_LIN_INTERNAL_H
 #define MBLIN_LIN_INTERNAL_H
 
-#include "model/model_internal.h"
+#include "model/model_view.h"
 
 /* The advice of every refusal for a constraint Jacobian of deficient rank (redundant constraints or a
  * singular configuration): the methods that take one (issue 33, item 6) */
@@ -25,11 +25,12 @@ enum {
 /* Everything evaluated at one point: residual Jacobian values, user-state values and their
  * Jacobian values, output values and Jacobian values. */
 typedef struct mbl_eval {
+    model_view mv;      /* the model's sizes and patterns, read once (model_view_get) by lin_eval_init */
     double *syms;
-    double *work;       /* work_cap doubles (md->work_size + 1 unless lean) */
-    const double *jac;  /* md->jac.nz: jac_buf, or (lean) the values the point or the caller gave */
-    double *us;         /* 3 nus + 2 nuvs values, then md->usjac.nz Jacobian values */
-    double *y;          /* ny values then md->yjac.nz Jacobian values */
+    double *work;       /* work_cap doubles (mv.work_size + 1 unless lean) */
+    const double *jac;  /* mv.jac.nz: jac_buf, or (lean) the values the point or the caller gave */
+    double *us;         /* 3 nus + 2 nuvs values, then mv.usjac.nz Jacobian values */
+    double *y;          /* ny values then mv.yjac.nz Jacobian values */
     double *jac_buf;    /* the evaluator's own Jacobian values (NULL until needed when lean) */
     size_t work_cap;
     int lean;
@@ -45,7 +46,7 @@ int lin_eval_init_lean(const mbl_model *md, mbl_eval *ev, mbl_status *st);
 int lin_eval_at(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, mbl_status *st);
 /* The same with the outputs' tape only when outputs is nonzero (a sweep that does not want C, D) */
 int lin_eval_at_y(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, int outputs, mbl_status *st);
-/* The same with the model's Jacobian values at the point given (jac: md->jac.nz values, as
+/* The same with the model's Jacobian values at the point given (jac: the view's jac.nz values, as
  * model_eval_jac gives them at pt; NULL: evaluated here) */
 int lin_eval_at_given(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, int outputs, const double *jac,
                       mbl_status *st);
@@ -53,7 +54,7 @@ void lin_eval_free(mbl_eval *ev);
 
 /* Dense (rows x cols, column-major) copy of the block of the residual Jacobian with row group
  * rg (MBL_ROW_*) and column block cb (MBL_BLK_*). */
-void lin_jac_block(const mbl_model *md, const double *jacval, int rg, int cb, double *out);
+void lin_jac_block(const model_view *mv, const double *jacval, int rg, int cb, double *out);
 
 /* Choose the position-level states S (z0 of them) and the velocity-level states W (z1) by LU
  * with full pivoting on the weighted Jacobian of source 000 Eq. 22, preferring user states; a full

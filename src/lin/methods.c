@@ -44,12 +44,15 @@ static int descriptor_sparse(const mbl_model *md, const mbl_point *pt, const mbl
 static int descriptor_with_state_space(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt,
                                        mbl_linear **out, mbl_status *st)
 {
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
     *out = NULL;
     int path = lin_descriptor_path(md, pt, opt, st);
     if (path < 0) return path;
     if (path == LIN_DESC_SPARSE) return descriptor_sparse(md, pt, opt, out, st);
     mbl_linear *lin = NULL;
-    int rc = md->k > 0 || md->ext ? lin_augmented(md, pt, opt, &lin, st) : lin_nullspace(md, pt, opt, &lin, st);
+    int rc = mv->k > 0 || mv->ext ? lin_augmented(md, pt, opt, &lin, st) : lin_nullspace(md, pt, opt, &lin, st);
     if (rc) return rc;
     snprintf(lin->method, sizeof lin->method, "descriptor");
     rc = lin_descriptor(md, pt, opt, lin, st);
@@ -149,6 +152,9 @@ static void name_massless(const mbl_model *md, const mbl_point *pt, mbl_status *
 static int dispatch(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, int i, mbl_linear **out,
                     mbl_status *st)
 {
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
     const char *name = methods[i].name;
     int aug = !strcmp(name, "augmented"), desc = !strcmp(name, "descriptor");
     const char *ext = model_ext_features(md); /* source 000 Eq. 10: the partial spectrum does not take it */
@@ -156,7 +162,7 @@ static int dispatch(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
     /* nev asking for more eigenvalues than ARPACK can give on the sparse pencil (at most its order
      * - 2) while the model has more physical ones (2 (n - m)): the whole spectrum, densely, said in
      * the notes, rather than fewer than asked for (a small model; issue 30, item 10) */
-    int nphys = 2 * (md->n - md->m), nd = 2 * md->n + md->m;
+    int nphys = 2 * (mv->n - mv->m), nd = 2 * mv->n + mv->m;
     int want = opt->nev < nphys ? opt->nev : nphys;
     if ((aug || desc) && opt->partial == MBL_PARTIAL_ALWAYS && opt->nev > 0 && nd - 2 < want && need <= budget) {
         char why[256];
@@ -164,7 +170,7 @@ static int dispatch(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
                  "the model has %d: the whole spectrum computed densely", opt->nev, nd, nd - 2, nphys);
         return dispatch_dense(md, pt, opt, i, why, out, st);
     }
-    if (desc && (opt->partial == MBL_PARTIAL_ALWAYS || 2 * md->n + md->m + md->k > opt->dense_max))
+    if (desc && (opt->partial == MBL_PARTIAL_ALWAYS || 2 * mv->n + mv->m + mv->k > opt->dense_max))
         return methods[i].fn(md, pt, opt, out, st); /* the sparse pencil, which checks its own need */
     if (aug && ext && (opt->partial == MBL_PARTIAL_ALWAYS || need > budget))
         return mbl_error(st, MBL_EARG, "augmented: the partial spectrum (sparse pencil) does not take %s (yet)", ext);
@@ -186,7 +192,7 @@ static int dispatch(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
             char why[256] = "";
             if (opt->partial != MBL_PARTIAL_ALWAYS)
                 snprintf(why, sizeof why, "the penalty pencil's order 2n = %d is above dense_max = %d: partial spectrum",
-                         2 * md->n, opt->dense_max);
+                         2 * mv->n, opt->dense_max);
             int rc = lin_penalty_sparse(md, pt, opt, why, out, st);
             if (rc != MBL_ENOCONV || need > budget) return rc;
             /* fewer physical eigenvalues than wanted among those ARPACK gave (the spurious ones nearer
@@ -200,8 +206,8 @@ static int dispatch(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
         if (path == 2) {
             char why[256];
             snprintf(why, sizeof why, "nev %d: the sparse penalty pencil of order %d gives at most %d eigenvalues "
-                     "(ARPACK), the model has %d: the whole spectrum computed densely", opt->nev, 2 * md->n,
-                     2 * md->n - 2, nphys);
+                     "(ARPACK), the model has %d: the whole spectrum computed densely", opt->nev, 2 * mv->n,
+                     2 * mv->n - 2, nphys);
             return dispatch_dense(md, pt, opt, i, why, out, st);
         }
     }
@@ -210,7 +216,7 @@ static int dispatch(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
                          name);
     if (need > budget) {
         char what[96];
-        snprintf(what, sizeof what, "%s: the dense computation (n = %d, m = %d)", name, md->n, md->m);
+        snprintf(what, sizeof what, "%s: the dense computation (n = %d, m = %d)", name, mv->n, mv->m);
         return lin_refuse_memory(what, need, budget,
                                  aug ? "raise the budget or allow the partial spectrum"
                                          : "use augmented (the default), which switches to a partial spectrum",
@@ -246,18 +252,21 @@ static void caution_moving_added(const mbl_point *pt, mbl_linear *lin)
  * it did. */
 static int caution_turning_frames(const mbl_model *md, const mbl_point *pt, mbl_linear *lin)
 {
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
     /* penalty keeps every coordinate (its notes speak of the motion): a spin's four Euler parameters
      * together can turn steadily there */
-    if (!lin || !lin->state_names || md->nflex + md->nrframe == 0 || !strcmp(lin->method, "penalty")) return 0;
+    if (!lin || !lin->state_names || mv->nflex + mv->nrframe == 0 || !strcmp(lin->method, "penalty")) return 0;
     const char *hit = NULL;
-    for (int b = 0; b < md->nflex + md->nrframe && !hit; b++) {
-        const int *qe = b < md->nflex ? md->flex[b].q + 3 : md->rframe + 7 * (b - md->nflex) + 3;
-        if (b < md->nflex && md->flex[b].dim != 3) continue;
+    for (int b = 0; b < mv->nflex + mv->nrframe && !hit; b++) {
+        const int *qe = b < mv->nflex ? mv->flex[b].q + 3 : mv->rframe + 7 * (b - mv->nflex) + 3;
+        if (b < mv->nflex && mv->flex[b].dim != 3) continue;
         int turning = 0;
         for (int k = 0; k < 4; k++) turning |= pt->v[qe[k]] != 0.0;
         for (int k = 0; k < 4 && turning && !hit; k++)
             for (int i = 0; i < lin->z0 && !hit; i++)
-                if (lin->state_names[i] && !strcmp(lin->state_names[i], md->qname[qe[k]])) hit = md->qname[qe[k]];
+                if (lin->state_names[i] && !strcmp(lin->state_names[i], mv->qname[qe[k]])) hit = mv->qname[qe[k]];
     }
     if (!hit) return 0;
     size_t len = strlen(lin->selection);
@@ -282,7 +291,7 @@ static int refuse_vanished_row(const mbl_model *md, const mbl_point *pt, mbl_sta
                      "constraint holds there only to second order, so neither its multiplier nor its linearization is "
                      "defined); write the constraint in a form whose gradient does not vanish there, or linearize at "
                      "another point",
-                     md->file, name ? name : "a constraint");
+                     model_file(md), name ? name : "a constraint");
 }
 
 int mbl_linearize(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
@@ -308,7 +317,7 @@ int mbl_linearize(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
             if (core_progress(st, "linearize", 0, 0)) return MBL_ECANCELLED;
             rc = dispatch(md, pt, opt, i, out, st);
             if (rc && core_progress_stopped()) rc = mbl_error(st, MBL_ECANCELLED, "cancelled during the linearization");
-            else if (rc) mbl_error_prefix(st, "%s", md->file);
+            else if (rc) mbl_error_prefix(st, "%s", model_file(md));
             else if (!caution_turning_frames(md, pt, *out)) caution_moving_added(pt, *out);
             return rc;
         }

@@ -19,7 +19,7 @@ typedef struct mbl_blocks {
     double *Nv, *Nq, *Ndv, *Ndq, *Ndr;     /* k x n (four), k x nr */
     double *Ya, *Yv, *Yq, *Yr;             /* ny x n, ny x n, ny x n, ny x nr */
     double *Ylam, *Ymu;                    /* ny x m, ny x k: outputs of the multipliers (lambda(c), mu(c)) */
-    /* models with source 000 Eq. 10 features (md->ext: ode states X, implicit variables Z, forces of
+    /* models with source 000 Eq. 10 features (the view's ext: ode states X, implicit variables Z, forces of
      * multipliers): ext = 1 and the dense Jacobian of the ne = n + nX + nZ dynamic rows [R; d; zeq]
      * (EOM, ode, implicit variables) with respect to every unknown block, and the outputs' X, der(X)
      * and Z columns; NULL otherwise */
@@ -36,11 +36,11 @@ int lin_blocks_eval_jac(const mbl_model *md, const mbl_point *pt, const double *
 void lin_blocks_free(mbl_blocks *B);
 /* Dense block of a sparse expression Jacobian J with values val: rows [r0, r1), unknown columns
  * of block cb. out is (r1 - r0) x (block width), column-major. */
-void lin_sjac_dense(const mbl_model *md, const mbl_sjac *J, const double *val, int r0, int r1, int cb, double *out);
+void lin_sjac_dense(const model_view *mv, const mbl_sjac *J, const double *val, int r0, int r1, int cb, double *out);
 
 /* 1 when some output depends on the unknowns of block blk (MBL_BLK_A: accelerations, MBL_BLK_LAMBDA,
  * MBL_BLK_MU: multipliers). */
-int lin_outputs_use(const mbl_model *md, int blk);
+int lin_outputs_use(const model_view *mv, int blk);
 
 /* Refuse models with more than opt->dense_n_max coordinates (the methods here are dense). */
 int lin_require_dense(const mbl_model *md, const mbl_lin_options *opt, const char *method, mbl_status *st);
@@ -105,11 +105,11 @@ int lin_states(const mbl_model *md, const mbl_blocks *B, const mbl_lin_options *
 
 /* (Re)fill the rows of rs (S and W set) from user-state Jacobian values usjac (the part of a
  * tape_us evaluation after its 3 nus + 2 nuvs values). */
-void lin_rstates_rows(const mbl_model *md, mbl_rstates *rs, const double *usjac);
+void lin_rstates_rows(const model_view *mv, mbl_rstates *rs, const double *usjac);
 
 /* Value of position state i and velocity state i from a tape_us evaluation us and (q, v, a). */
-double lin_rstates_S(const mbl_model *md, const mbl_rstates *rs, int i, const double *us, const double *q);
-double lin_rstates_W(const mbl_model *md, const mbl_rstates *rs, int i, const double *us, const double *v);
+double lin_rstates_S(const model_view *mv, const mbl_rstates *rs, int i, const double *us, const double *q);
+double lin_rstates_W(const model_view *mv, const mbl_rstates *rs, int i, const double *us, const double *v);
 
 /* State names as `augmented` gives them (S names, then "der(S)" or the velocity state's text). */
 int lin_state_names(const mbl_model *md, mbl_linear *lin, const mbl_rstates *rs);
@@ -210,7 +210,7 @@ int lin_reduce_change(const mbl_blocks *B, const int *rows, int r, const mbl_rst
  * velocity state). lin_rstates_rates: ref = the states S with W = S' (rows filled at B's point).
  * lin_frozen_change: lin (in ref's states) changed to us's. */
 int lin_states_frozen(const mbl_model *md, const mbl_point *pt, const mbl_state_ref *W, int z0, int z1);
-int lin_rstates_rates(const mbl_model *md, const mbl_blocks *B, const mbl_rstates *us, mbl_rstates *ref);
+int lin_rstates_rates(const mbl_blocks *B, const mbl_rstates *us, mbl_rstates *ref);
 int lin_frozen_change(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *us, const mbl_rstates *ref,
                       double rcond_min, mbl_linear *lin, mbl_status *st);
 
@@ -224,8 +224,8 @@ int lin_frozen_change(const mbl_blocks *B, const int *rows, int r, const mbl_rst
 int lin_check_states(const mbl_model *md, const double *jacval, const mbl_linear *lin, const mbl_lin_options *opt,
                      mbl_status *st);
 /* The same with the Jacobian entries of M's diagonal listed once (lin_mass_diag: mdiag holds at
- * most md->n entries; their count returned), for a loop over points (mbl_relinearize). */
-int lin_mass_diag(const mbl_model *md, int *mdiag);
+ * most n entries; their count returned), for a loop over points (mbl_relinearize). */
+int lin_mass_diag(const model_view *mv, int *mdiag);
 /* The first coordinate without mass that no constraint holds at the Jacobian values jacval, or -1
  * (named when the augmented matrix is singular). */
 int lin_massless_coordinate(const mbl_model *md, const double *jacval);
@@ -251,7 +251,7 @@ int lin_point_moving(const mbl_point *pt);
     "away from equilibrium depends on the states"
 
 /* Fill state names (pos[i] and "der(pos[i])"), input and output names. */
-int lin_set_names(const mbl_model *md, mbl_linear *lin, char *const *pos);
+int lin_set_names(const mbl_model *md, mbl_linear *lin, const char *const *pos);
 
 /* Allocate the method-provided spectrum of lin (lin->spectrum: neig eigenvalues, n x neig shapes). */
 int lin_alloc_eigs(mbl_linear *lin, int neig);

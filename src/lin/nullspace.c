@@ -21,7 +21,10 @@
  * (its state-space form is then in the tangent coordinates); 0 to go on in tangent coordinates. */
 static int refuse_user_states(const mbl_model *md, const mbl_lin_options *opt, const mbl_status *st2, mbl_status *st)
 {
-    if (md->nus == 0 || (opt->method && !strcmp(opt->method, "descriptor"))) return 0;
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    if (mv->nus == 0 || (opt->method && !strcmp(opt->method, "descriptor"))) return 0;
     if (st2->code && st2->code != MBL_ESINGULAR) return mbl_error(st, st2->code, "nullspace: %s", st2->msg);
     return st2->msg[0] ? mbl_error(st, MBL_ESINGULAR, "nullspace: the user's states cannot be used here: %s", st2->msg)
                        : mbl_error(st, MBL_ESINGULAR, "nullspace: the user's states do not parametrize the motion here");
@@ -30,7 +33,10 @@ static int refuse_user_states(const mbl_model *md, const mbl_lin_options *opt, c
 int lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                   mbl_status *st)
 {
-    int n = md->n, m = md->m, k = md->k, r = 0, rc, sparse = 0;
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    int n = mv->n, m = mv->m, k = mv->k, r = 0, rc, sparse = 0;
     mbl_blocks B;
     mbl_linear *lin = NULL;
     mbl_rstates ts, us, ref;
@@ -92,7 +98,7 @@ int lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
     }
     names = mbl_calloc((size_t)z0 + 1, sizeof *names);
     nbuf = mbl_calloc((size_t)z0 * 16 + 1, 1);
-    lin = lin_linear_alloc_x(n, z0, z1, md->nX, md->nr, md->ny);
+    lin = lin_linear_alloc_x(n, z0, z1, mv->nX, mv->nr, mv->ny);
     if (!names || !nbuf || !lin || lin_rstates_alloc(&ts, n, z0, z1)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
@@ -113,7 +119,7 @@ int lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
     int user = r == m && !lin_states(md, &B, opt, &us, sel, sizeof sel, &st2) && us.z0 == z0 && us.z1 == z1;
     if (!user && r == m && (rc = refuse_user_states(md, opt, &st2, st))) goto done;
     int frozen = user && lin_states_frozen(md, pt, us.W, us.z0, us.z1); /* speeds at a point with motion */
-    if (frozen && lin_rstates_rates(md, &B, &us, &ref)) {
+    if (frozen && lin_rstates_rates(&B, &us, &ref)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -138,15 +144,15 @@ int lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
                 snprintf(b, sizeof b, "w%d", i + 1);
                 lin->state_names[z0 + i] = lin_name_join(b, NULL);
             }
-            for (int i = 0; i < md->nX; i++) lin->state_names[z0 + z1 + i] = lin_name_join(md->xname[i], NULL);
-            for (int j = 0; j < lin->nu; j++) lin->input_names[j] = lin_name_join(md->rname[j], NULL);
-            for (int j = 0; j < lin->ny; j++) lin->output_names[j] = lin_name_join(md->yname[j], NULL);
+            for (int i = 0; i < mv->nX; i++) lin->state_names[z0 + z1 + i] = lin_name_join(mv->xname[i], NULL);
+            for (int j = 0; j < lin->nu; j++) lin->input_names[j] = lin_name_join(mv->rname[j], NULL);
+            for (int j = 0; j < lin->ny; j++) lin->output_names[j] = lin_name_join(mv->yname[j], NULL);
             int bad = 0;
             for (int i = 0; i < lin->nx; i++) bad |= !lin->state_names[i];
             for (int j = 0; j < lin->nu; j++) bad |= !lin->input_names[j];
             for (int j = 0; j < lin->ny; j++) bad |= !lin->output_names[j];
             if (bad) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        } else if (lin_set_names(md, lin, names)) {
+        } else if (lin_set_names(md, lin, (const char *const *)names)) {
             rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         }
         if (rc) goto done;

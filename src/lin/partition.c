@@ -17,7 +17,10 @@
 int lin_partition(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                   mbl_status *st)
 {
-    int n = md->n, r = 0, rc;
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    int n = mv->n, r = 0, rc;
     mbl_blocks B;
     mbl_rstates rs, us;
     mbl_linear *lin = NULL;
@@ -33,7 +36,7 @@ int lin_partition(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
     rc = lin_dense_states(md, pt, opt, &B, "partition", "no coordinate partition exists", rows, &r, &rs, &us,
                           &frozen, sel, sizeof sel, st);
     if (rc) goto done;
-    lin = lin_linear_alloc_x(n, rs.z0, rs.z1, md->nX, md->nr, md->ny);
+    lin = lin_linear_alloc_x(n, rs.z0, rs.z1, mv->nX, mv->nr, mv->ny);
     if (!lin) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
@@ -48,7 +51,7 @@ int lin_partition(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
         goto done;
     }
     snprintf(lin->notes, sizeof lin->notes, "rank(Phi_q) = %d, %d non-holonomic; condition of [Phi_q; dS/dq] and "
-             "[Phi_q; A_nh; dW/dv] %.3g%s", r, md->k, lin->cond, frozen ? "; point with motion: computed in the position states and their rates, changed to the speeds by the constant map at the point" : "");
+             "[Phi_q; A_nh; dW/dv] %.3g%s", r, mv->k, lin->cond, frozen ? "; point with motion: computed in the position states and their rates, changed to the speeds by the constant map at the point" : "");
     *out = lin;
     lin = NULL;
 done:

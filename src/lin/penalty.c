@@ -635,7 +635,10 @@ static int pen_state_space(const mbl_blocks *B, double a1, double xi, double om,
 int lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                 mbl_status *st)
 {
-    int n = md->n, m = md->m, nr = md->nr, ny = md->ny, r = 0, rc, nX = md->ext ? md->nX : 0, N = 2 * n + nX;
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    int n = mv->n, m = mv->m, nr = mv->nr, ny = mv->ny, r = 0, rc, nX = mv->ext ? mv->nX : 0, N = 2 * n + nX;
     mbl_blocks B;
     mbl_rstates rs;
     mbl_linear *lin = NULL;
@@ -681,11 +684,11 @@ int lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_options 
         if (ok && lin_states_frozen(md, pt, rs.W, rs.z0, rs.z1)) {
             /* speeds: the coordinates (S, S', ...) in which a steady motion stays steady (lin_states_frozen) */
             mbl_rstates us = rs;
-            ok = !lin_rstates_rates(md, &B, &us, &rs);
+            ok = !lin_rstates_rates(&B, &us, &rs);
             if (!ok) memset(&rs, 0, sizeof rs);
             lin_rstates_free(&us);
         }
-        if (ok && rs.z0 == n - r && rs.z1 == n - r - md->k) {
+        if (ok && rs.z0 == n - r && rs.z1 == n - r - mv->k) {
             tfv.rs = &rs, tfv.rows = rows, tfv.r = r;
             tf = &tfv;
         }
@@ -727,7 +730,7 @@ int lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_options 
     if (rc) goto done;
 names:
     for (int i = 0; i < n; i++) lin->q_S[i + (size_t)i * n] = lin->v_W[i + (size_t)i * n] = 1.0;
-    if (lin_set_names(md, lin, md->qname)) {
+    if (lin_set_names(md, lin, mv->qname)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -735,16 +738,16 @@ names:
              nX ? " and the ode states" : "");
     int nphys = 0, nlost = 0; /* physical by their scores, and those of them QZ found infinite */
     for (int i = 0; i < N; i++) nphys += !sp1->spurious[i];
-    nlost = 2 * (n - r) - md->k + nX - nphys;
+    nlost = 2 * (n - r) - mv->k + nX - nphys;
     char lost[96] = "";
     if (nlost > 0) snprintf(lost, sizeof lost, " (and %d beyond the pencil's resolution: infinite)", nlost);
     snprintf(lin->notes, sizeof lin->notes,
              "alpha %.3g, xi %.3g, omega %.3g; %d physical%s, %d spurious; largest physical violation %.2e, smallest "
              "spurious %.2e; error estimate %.2e (alpha / %.3g)%s",
-             a1, opt->pen_xi, opt->pen_omega, nphys, lost, 2 * r + md->k, v1, s1, err, opt->pen_ratio,
+             a1, opt->pen_xi, opt->pen_omega, nphys, lost, 2 * r + mv->k, v1, s1, err, opt->pen_ratio,
              tf ? "; point with motion: eigenvalues of the penalty ODE in the coordinates (user's states, constraint "
                   "values)"
-                : (md->nus > 0 || m > 0 || md->k > 0) && moving ? MBL_MOVING_NOTE : "");
+                : (mv->nus > 0 || m > 0 || mv->k > 0) && moving ? MBL_MOVING_NOTE : "");
     *out = lin;
     lin = NULL;
 done:
@@ -761,7 +764,10 @@ done:
 int lin_penalty_state_space(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                             mbl_status *st)
 {
-    int n = md->n, nr = md->nr, ny = md->ny, rc;
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    int n = mv->n, nr = mv->nr, ny = mv->ny, rc;
     mbl_blocks B;
     mbla_dlu *lu = NULL;
     *out = NULL;
@@ -773,7 +779,7 @@ int lin_penalty_state_space(const mbl_model *md, const mbl_point *pt, const mbl_
     if (!lin || !Mp || !Cp || !Kp || !W) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) rc = pen_state_space(&B, opt->pen_alpha, opt->pen_xi, opt->pen_omega, Mp, Cp, Kp, W, &lu, lin, st);
     for (int i = 0; !rc && i < n; i++) lin->q_S[i + (size_t)i * n] = lin->v_W[i + (size_t)i * n] = 1.0;
-    if (!rc && lin_set_names(md, lin, md->qname)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc && lin_set_names(md, lin, mv->qname)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) *out = lin, lin = NULL;
     lin_blocks_free(&B);
     mbla_dlu_free(lu);

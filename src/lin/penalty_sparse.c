@@ -82,8 +82,11 @@ static void pen_sp_free(pen_sp *S)
 /* rows [r0, r1) x unknown block cb of the Jacobian (values val), CSC (duplicates summed) */
 static int blk_csc(const mbl_model *md, const double *val, int r0, int r1, int cb, mbla_csc **out, mbl_status *st)
 {
-    const mbl_sjac *J = &md->jac;
-    int c0 = model_blk0(md, cb), c1 = model_blk0(md, cb + 1), nz = 0;
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    const mbl_sjac *J = &mv->jac;
+    int c0 = mv->blk0[cb], c1 = mv->blk0[cb + 1], nz = 0;
     for (int p = 0; p < J->nz; p++)
         if (J->row[p] >= r0 && J->row[p] < r1 && J->col[p] >= c0 && J->col[p] < c1) nz++;
     int *ti = mbl_alloc_array((size_t)nz + 1, sizeof *ti), *tj = mbl_alloc_array((size_t)nz + 1, sizeof *tj);
@@ -100,14 +103,17 @@ static int blk_csc(const mbl_model *md, const double *val, int r0, int r1, int c
 
 static int pen_sp_init(const mbl_model *md, const mbl_point *pt, pen_sp *S, mbl_status *st)
 {
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
     mbl_eval ev;
     memset(S, 0, sizeof *S);
-    S->n = md->n, S->m = md->m;
+    S->n = mv->n, S->m = mv->m;
     int rc = lin_eval_init(md, &ev, st);
     if (rc) return rc;
     rc = lin_eval_at(md, pt, &ev, st);
-    int e0 = md->row0[MBL_ROW_EOM], e1 = e0 + md->n, p0 = md->row0[MBL_ROW_PHI], v0 = md->row0[MBL_ROW_PHID];
-    int d0 = md->row0[MBL_ROW_PHIDD], m = md->m;
+    int e0 = mv->row0[MBL_ROW_EOM], e1 = e0 + mv->n, p0 = mv->row0[MBL_ROW_PHI], v0 = mv->row0[MBL_ROW_PHID];
+    int d0 = mv->row0[MBL_ROW_PHIDD], m = mv->m;
     if (!rc) rc = blk_csc(md, ev.jac, e0, e1, MBL_BLK_A, &S->M, st);
     if (!rc) rc = blk_csc(md, ev.jac, e0, e1, MBL_BLK_V, &S->Rv, st);
     if (!rc) rc = blk_csc(md, ev.jac, e0, e1, MBL_BLK_Q, &S->Rq, st);
@@ -280,12 +286,15 @@ static double pen_sp_sens(const pen_sp *S, const pen_quad *Q, double alpha, doub
 
 int lin_penalty_path(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_status *st)
 {
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
     const char *why = NULL;
-    if (md->k > 0) why = "non-holonomic constraints";
-    else if (md->ext) why = model_ext_features(md);
-    else if (pt->rank_phi_q < md->m) why = "a singular configuration (Phi_q loses rank)";
+    if (mv->k > 0) why = "non-holonomic constraints";
+    else if (mv->ext) why = model_ext_features(md);
+    else if (pt->rank_phi_q < mv->m) why = "a singular configuration (Phi_q loses rank)";
     else if (lin_point_moving(pt)) why = "a point with motion (its spectrum is taken in other coordinates)";
-    else if (md->n < 2) why = "fewer than 2 coordinates";
+    else if (mv->n < 2) why = "fewer than 2 coordinates";
     else if (opt->shift_im != 0.0) why = "a complex shift (shift_im)";
     if (opt->partial == MBL_PARTIAL_NEVER) return 0;
     if (opt->partial == MBL_PARTIAL_ALWAYS) {
@@ -299,10 +308,10 @@ int lin_penalty_path(const mbl_model *md, const mbl_point *pt, const mbl_lin_opt
          * need not fit beside them: they are asked for only while they lie nearer the shift
          * (lin_penalty_sparse), and a four-bar chain (m = n - 1) has its 2 physical ones at 1.3 rad/s
          * against the spurious ones at -omega (the dense QZ was taken there, and refused at n = 10^5). */
-        int nphys = 2 * (md->n - md->m), want = opt->nev < nphys ? opt->nev : nphys;
-        return want > 2 * md->n - 2 ? 2 : 1;
+        int nphys = 2 * (mv->n - mv->m), want = opt->nev < nphys ? opt->nev : nphys;
+        return want > 2 * mv->n - 2 ? 2 : 1;
     }
-    return !why && 2 * md->n > opt->dense_max;
+    return !why && 2 * mv->n > opt->dense_max;
 }
 
 /* The ka eigenvalues nearest the real shift sigma of the penalty pencil at alpha a: ARPACK on
@@ -407,7 +416,10 @@ done:
 int lin_penalty_sparse(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const char *reason,
                        mbl_linear **out, mbl_status *st)
 {
-    int n = md->n, m = md->m, nd = 2 * n, rc;
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    int n = mv->n, m = mv->m, nd = 2 * n, rc;
     int nphys = 2 * (n - m), k = opt->nev < nphys ? opt->nev : nphys;
     int kmax = k + 2 * m < nd - 2 ? k + 2 * m : nd - 2;
     int ka = 2 * k + PEN_SP_GUARD < kmax ? 2 * k + PEN_SP_GUARD : kmax;

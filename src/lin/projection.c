@@ -29,16 +29,17 @@
 #include "mblin/la.h"
 
 /* rows of d(Jv u)/dq at the velocity in the last evaluation: [Phi' rows; c; W] (n x n) */
-static void vel_rows(const mbl_model *md, const mbl_blocks *B, const int *rows, int r, const double *jac,
-                     const mbl_rstates *rsu, double *Pm, double *out)
+static void vel_rows(const mbl_blocks *B, const int *rows, int r, const double *jac, const mbl_rstates *rsu, double *Pm,
+                     double *out)
 {
-    int n = md->n, m = md->m, k = md->k, z1 = rsu->z1;
-    int v0 = md->row0[MBL_ROW_PHID], c0 = md->row0[MBL_ROW_NH];
+    const model_view *mv = &B->ev.mv;
+    int n = mv->n, m = mv->m, k = mv->k, z1 = rsu->z1;
+    int v0 = mv->row0[MBL_ROW_PHID], c0 = mv->row0[MBL_ROW_NH];
     (void)B;
-    lin_sjac_dense(md, &md->jac, jac, v0, v0 + m, MBL_BLK_Q, Pm);
+    lin_sjac_dense(mv, &mv->jac, jac, v0, v0 + m, MBL_BLK_Q, Pm);
     for (int j = 0; j < n; j++)
         for (int i = 0; i < r; i++) out[i + (size_t)j * n] = Pm[rows[i] + (size_t)j * m];
-    lin_sjac_dense(md, &md->jac, jac, c0, c0 + k, MBL_BLK_Q, Pm);
+    lin_sjac_dense(mv, &mv->jac, jac, c0, c0 + k, MBL_BLK_Q, Pm);
     for (int j = 0; j < n; j++) {
         for (int i = 0; i < k; i++) out[r + i + (size_t)j * n] = Pm[i + (size_t)j * k];
         for (int i = 0; i < z1; i++) out[r + k + i + (size_t)j * n] = rsu->Wq[i + (size_t)j * z1];
@@ -47,10 +48,10 @@ static void vel_rows(const mbl_model *md, const mbl_blocks *B, const int *rows, 
 
 /* K-hat += Kx; A21 -= M-hat^-1 Kx (Kx, z1 x z0, overwritten); the outputs through the accelerations
  * (R: the velocity transformation, n x z1). */
-static int proj_add_kx(const mbl_model *md, const mbl_blocks *B, const double *R, double *Kx, mbl_linear *lin,
-                       mbl_status *st)
+static int proj_add_kx(const mbl_blocks *B, const double *R, double *Kx, mbl_linear *lin, mbl_status *st)
 {
-    int n = md->n, z0 = lin->z0, z1 = lin->z1, nx = z0 + z1;
+    const model_view *mv = &B->ev.mv;
+    int n = mv->n, z0 = lin->z0, z1 = lin->z1, nx = z0 + z1;
     for (size_t p = 0; p < (size_t)z1 * z0; p++) lin->K[p] += Kx[p];
     mbla_dlu *mlu = NULL;
     int rc = mbla_dlu_new(z1, lin->M, z1, &mlu, st);
@@ -59,11 +60,11 @@ static int proj_add_kx(const mbl_model *md, const mbl_blocks *B, const double *R
     if (rc) return rc;
     for (int j = 0; j < z0; j++)
         for (int i = 0; i < z1; i++) lin->A[z0 + i + (size_t)j * nx] -= Kx[i + (size_t)j * z1];
-    if (md->ny) {
+    if (mv->ny) {
         double *dA = mbl_calloc((size_t)n * z0 + 1, sizeof *dA);
         if (!dA) return mbl_error(st, MBL_ENOMEM, "out of memory");
         mbla_gemm('N', 'N', n, z0, z1, -1.0, R, n, Kx, z1, 0.0, dA, n, NULL);
-        mbla_gemm('N', 'N', md->ny, z0, n, 1.0, B->Ya, md->ny, dA, n, 1.0, lin->C, md->ny, NULL);
+        mbla_gemm('N', 'N', mv->ny, z0, n, 1.0, B->Ya, mv->ny, dA, n, 1.0, lin->C, mv->ny, NULL);
         mbl_free(dA);
     }
     return 0;
@@ -78,16 +79,17 @@ static int proj_multiplier_outputs(const mbl_model *md, const mbl_point *pt, mbl
                                    const mbl_rkin *kin, const mbla_dlu *lu, const double *y, double *jac, double *Rq,
                                    mbl_linear *lin, mbl_status *st)
 {
-    int n = md->n, m = md->m, k = md->k;
-    if (!lin_outputs_use(md, MBL_BLK_LAMBDA) && !lin_outputs_use(md, MBL_BLK_MU)) return 0;
+    const model_view *mv = &B->ev.mv;
+    int n = mv->n, m = mv->m, k = mv->k;
+    if (!lin_outputs_use(mv, MBL_BLK_LAMBDA) && !lin_outputs_use(mv, MBL_BLK_MU)) return 0;
     double *lam = mbl_calloc((size_t)(m + k) + 1, sizeof *lam);
     if (!lam) return mbl_error(st, MBL_ENOMEM, "out of memory");
     for (int i = 0; i < r; i++) lam[rows[i]] = -y[i];
     for (int i = 0; i < k; i++) lam[m + i] = -y[r + i];
     int rc = lin_blocks_eval_jac(md, pt, pt->v, lam, lam + m, jac, &B->ev, st);
     if (!rc) {
-        int e0 = md->row0[MBL_ROW_EOM];
-        lin_sjac_dense(md, &md->jac, jac, e0, e0 + n, MBL_BLK_Q, Rq);
+        int e0 = mv->row0[MBL_ROW_EOM];
+        lin_sjac_dense(mv, &mv->jac, jac, e0, e0 + n, MBL_BLK_Q, Rq);
         rc = lin_reduce_multipliers(B, rows, r, kin, lu, Rq, lin, st);
     }
     mbl_free(lam);
@@ -97,7 +99,10 @@ static int proj_multiplier_outputs(const mbl_model *md, const mbl_point *pt, mbl
 int lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                    mbl_status *st)
 {
-    int n = md->n, m = md->m, k = md->k, r = 0, rc;
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    int n = mv->n, m = mv->m, k = mv->k, r = 0, rc;
     mbl_blocks B;
     mbl_rstates rs, ru, us;
     mbl_rkin kin;
@@ -119,12 +124,12 @@ int lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_optio
     if (rc) goto done;
     int z0 = rs.z0, z1 = rs.z1;
     size_t nn = (size_t)n * n;
-    size_t nusv = (size_t)(3 * md->nus + 2 * md->nuvs) + (size_t)md->usjac.nz + 1;
+    size_t nusv = (size_t)(3 * mv->nus + 2 * mv->nuvs) + (size_t)mv->usjac.nz + 1;
     int mk = m > k ? m : k;
     usv = mbl_calloc(nusv, sizeof *usv);
-    jac = mbl_calloc((size_t)md->jac.nz + 1, sizeof *jac);
+    jac = mbl_calloc((size_t)mv->jac.nz + 1, sizeof *jac);
     Rq0 = mbl_calloc(nn + 1, sizeof *Rq0);
-    Fv = mbl_calloc((size_t)md->nF + 1, sizeof *Fv);
+    Fv = mbl_calloc((size_t)mv->nF + 1, sizeof *Fv);
     zero = mbl_calloc((size_t)(n > mk ? n : mk) + 1, sizeof *zero);
     vv = mbl_calloc((size_t)n + 1, sizeof *vv);
     J0 = mbl_calloc(nn + 1, sizeof *J0), Ji = mbl_calloc(nn + 1, sizeof *Ji);
@@ -132,7 +137,7 @@ int lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_optio
     u = mbl_calloc((size_t)n + 1, sizeof *u);
     y = mbl_calloc((size_t)n + 1, sizeof *y);
     Kx = mbl_calloc((size_t)z1 * z0 + 1, sizeof *Kx);
-    lin = lin_linear_alloc_x(n, z0, z1, md->nX, md->nr, md->ny);
+    lin = lin_linear_alloc_x(n, z0, z1, mv->nX, mv->nr, mv->ny);
     if (!usv || !jac || !Rq0 || !Fv || !zero || !vv || !J0 || !Ji || !Pm || !u || !y || !Kx || !lin ||
         lin_rstates_alloc(&ru, n, z0, z1)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -140,9 +145,9 @@ int lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_optio
     }
     ru.S = rs.S, ru.W = rs.W; /* borrowed: set back to NULL before ru is freed */
     memcpy(lin->selection, sel, sizeof sel);
-    int usoff = 3 * md->nus + 2 * md->nuvs;
+    int usoff = 3 * mv->nus + 2 * mv->nuvs;
     snprintf(lin->method, sizeof lin->method, "projection");
-    if (md->ext && !lin_multipliers_reactions_only(md)) {
+    if (mv->ext && !lin_multipliers_reactions_only(md)) {
         /* forces (or ode rows) of the multipliers: the multipliers are part of the physics and R^T
          * cannot remove them; their perturbations are solved with the full linearized rows */
         rc = lin_reduce(&B, rows, r, &rs, NULL, opt->rcond_min, lin, NULL, NULL, st);
@@ -161,8 +166,8 @@ int lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_optio
     /* equations of motion without multipliers: dR/dq at lambda = mu = 0 and g = M q'' - f */
     rc = lin_blocks_eval_jac(md, pt, pt->v, zero, zero, jac, &B.ev, st);
     if (rc) goto done;
-    int e0 = md->row0[MBL_ROW_EOM], e1 = md->row0[MBL_ROW_EOM + 1];
-    lin_sjac_dense(md, &md->jac, jac, e0, e1, MBL_BLK_Q, Rq0);
+    int e0 = mv->row0[MBL_ROW_EOM], e1 = mv->row0[MBL_ROW_EOM + 1];
+    lin_sjac_dense(mv, &mv->jac, jac, e0, e1, MBL_BLK_Q, Rq0);
     rc = model_eval_F(md, B.ev.syms, Fv, B.ev.work, st);
     if (rc) goto done;
     memcpy(y, Fv + e0, (size_t)n * sizeof *y);
@@ -171,19 +176,19 @@ int lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_optio
     const double *R = kin.Qw, *Qs = kin.Qs;
     /* d(Jv u)/dq = rows at velocity u minus rows at zero velocity */
     rc = lin_blocks_eval_jac(md, pt, zero, pt->lambda, pt->mu, jac, &B.ev, st);
-    if (!rc) rc = mblx_tape_eval(md->tape_us, B.ev.syms, usv, B.ev.work, st);
+    if (!rc) rc = model_eval_user_states(md, B.ev.syms, usv, B.ev.work, st);
     if (rc) goto done;
-    lin_rstates_rows(md, &ru, usv + usoff);
-    vel_rows(md, &B, rows, r, jac, &ru, Pm, J0);
+    lin_rstates_rows(mv, &ru, usv + usoff);
+    vel_rows(&B, rows, r, jac, &ru, Pm, J0);
     if (n) rc = mbla_dlu_solve(lu, 'T', 1, y, n, st); /* y = Jv^-T g */
     if (rc) goto done;
     for (int j = 0; j < z1; j++) {
         for (int c = 0; c < n; c++) vv[c] = R[c + (size_t)j * n];
         rc = lin_blocks_eval_jac(md, pt, vv, pt->lambda, pt->mu, jac, &B.ev, st);
-        if (!rc) rc = mblx_tape_eval(md->tape_us, B.ev.syms, usv, B.ev.work, st);
+        if (!rc) rc = model_eval_user_states(md, B.ev.syms, usv, B.ev.work, st);
         if (rc) goto done;
-        lin_rstates_rows(md, &ru, usv + usoff);
-        vel_rows(md, &B, rows, r, jac, &ru, Pm, Ji);
+        lin_rstates_rows(mv, &ru, usv + usoff);
+        vel_rows(&B, rows, r, jac, &ru, Pm, Ji);
         /* u^T = y^T (d(Jv R e_j)/dq); K-hat(j, :) += -u^T Qs */
         for (int c = 0; c < n; c++) {
             double s = 0;
@@ -202,7 +207,7 @@ int lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_optio
         rc = lin_reduce_finish_ext(&B, r, &rs, &kin, Rq0, Kx, rows, lu, opt->rcond_min, lin, st);
         if (rc) goto done;
     } else {
-        if (z1 && z0) rc = proj_add_kx(md, &B, R, Kx, lin, st);
+        if (z1 && z0) rc = proj_add_kx(&B, R, Kx, lin, st);
         if (!rc) rc = proj_multiplier_outputs(md, pt, &B, rows, r, &kin, lu, y, jac, Rq0, lin, st);
         if (rc) goto done;
     }
@@ -214,7 +219,7 @@ int lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_optio
     }
     snprintf(lin->notes, sizeof lin->notes, "velocity transformation R (%d x %d) and dR/dq from the constraint Hessian%s%s%s",
              n, z1, k ? " and the non-holonomic rows" : "",
-             md->nX + md->nZ ? "; ode and implicit-variable rows solved with the projected equations" : "",
+             mv->nX + mv->nZ ? "; ode and implicit-variable rows solved with the projected equations" : "",
              frozen ? "; point with motion: computed in the position states and their rates, changed to the speeds by the constant map at the point" : "");
     *out = lin;
     lin = NULL;

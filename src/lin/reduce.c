@@ -681,25 +681,29 @@ done:
 
 int lin_states_frozen(const mbl_model *md, const mbl_point *pt, const mbl_state_ref *W, int z0, int z1)
 {
-    if (md->k != 0 || z0 != z1 || !lin_point_moving(pt)) return 0;
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    if (mv->k != 0 || z0 != z1 || !lin_point_moving(pt)) return 0;
     for (int i = 0; i < z1; i++)
         if (W[i].kind == MBL_SREF_USER) return 1;
     return 0;
 }
 
-int lin_rstates_rates(const mbl_model *md, const mbl_blocks *B, const mbl_rstates *us, mbl_rstates *ref)
+int lin_rstates_rates(const mbl_blocks *B, const mbl_rstates *us, mbl_rstates *ref)
 {
+    const model_view *mv = &B->ev.mv;
     int z0 = us->z0;
     memset(ref, 0, sizeof *ref);
     ref->S = mbl_calloc((size_t)z0 + 1, sizeof *ref->S);
     ref->W = mbl_calloc((size_t)z0 + 1, sizeof *ref->W);
-    if (!ref->S || !ref->W || lin_rstates_alloc(ref, md->n, z0, z0)) {
+    if (!ref->S || !ref->W || lin_rstates_alloc(ref, mv->n, z0, z0)) {
         lin_rstates_free(ref);
         return MBL_ENOMEM;
     }
     for (int i = 0; i < z0; i++) ref->S[i] = us->S[i], ref->W[i].kind = MBL_SREF_SDOT, ref->W[i].index = i;
     ref->sdot = 1;
-    lin_rstates_rows(md, ref, B->ev.us + 3 * md->nus + 2 * md->nuvs);
+    lin_rstates_rows(mv, ref, B->ev.us + 3 * mv->nus + 2 * mv->nuvs);
     return 0;
 }
 /* out = M Hinv for M of `rows` rows and nx columns, Hinv = [I 0 0; Hi 0; 0 0 I] (Hi: z1 x (z0 + z1)) */

@@ -16,7 +16,7 @@
  *     M-hat [dW_S, dW_W, dW_r] = [-K-hat, -C-hat, F],
  * and the rest (dS, C, D) follows from [a'; v'; q'] by the chain rule as in augmented.c. The
  * result equals the two-factorization one to rounding. Used when the multipliers enter the
- * equations of motion as Phi_q^T lambda + A^T mu (a model that says otherwise, md->ext, has no
+ * equations of motion as Phi_q^T lambda + A^T mu (a model that says otherwise, model_view.ext, has no
  * kinematic system; checked again numerically at the first point), the inputs only the
  * equations of motion, the outputs and user states no multiplier, and the right-hand sides fit in
  * one block; otherwise both matrices are factored as in a one-shot linearization. A one-shot
@@ -43,10 +43,10 @@
 
 /* Every entry of rows [r0, r1) of R in a column of the unknowns [a lam mu v q ...] below N is a
  * kinematic one (a, v or q). */
-static int rows_kinematic(const mbl_model *md, const sparse_rows *R, int r0, int r1, int N)
+static int rows_kinematic(const model_view *mv, const sparse_rows *R, int r0, int r1, int N)
 {
     for (int p = R->ptr[r0]; p < R->ptr[r1]; p++)
-        if (R->col[p] < N && aug_kin_col(md, R->col[p]) < 0) return 0;
+        if (R->col[p] < N && aug_kin_col(mv, R->col[p]) < 0) return 0;
     return 1;
 }
 
@@ -54,15 +54,16 @@ static int rows_kinematic(const mbl_model *md, const sparse_rows *R, int r0, int
 int aug_multipliers_projected_out(const mbl_lin_work *w, const mbl_linear *lin, mbl_status *st, int *ok)
 {
     const mbl_model *md = w->md;
-    int n = md->n, z1 = w->z1, jl = model_blk0(md, MBL_BLK_LAMBDA), nm = md->m + md->k;
-    int eom1 = md->row0[MBL_ROW_EOM + 1];
+    const model_view *mv = &w->ev.mv;
+    int n = mv->n, z1 = w->z1, jl = mv->blk0[MBL_BLK_LAMBDA], nm = mv->m + mv->k;
+    int eom1 = mv->row0[MBL_ROW_EOM + 1];
     double *acc = mbl_calloc(2 * (size_t)nm * (size_t)z1 + 1, sizeof *acc);
     if (!acc) return mbl_error(st, MBL_ENOMEM, "out of memory");
     double *mag = acc + (size_t)nm * z1;
     int p0, p1;
     model_jac_col_range(md, jl, jl + nm, &p0, &p1);
     for (int p = p0; p < p1; p++) {
-        int r = md->jac.row[p], c = md->jac.col[p] - jl;
+        int r = mv->jac.row[p], c = mv->jac.col[p] - jl;
         if (r >= eom1 || c < 0 || c >= nm) continue;
         for (int i = 0; i < z1; i++) {
             double t = lin->v_W[r + (size_t)i * n] * w->ev.jac[p];
@@ -79,16 +80,16 @@ int aug_multipliers_projected_out(const mbl_lin_work *w, const mbl_linear *lin, 
 
 int aug_direct_structural(const mbl_lin_work *w)
 {
-    const mbl_model *md = w->md;
-    int nus = md->nus, nuvs = md->nuvs, N = w->N, jr = model_blk0(md, MBL_BLK_R);
-    int eom1 = md->row0[MBL_ROW_EOM + 1];
-    if (!w->kin || md->nX || w->nrhs > w->xcols || w->z0 + w->z1 > w->kcols || w->z1 == 0) return 0;
-    for (int p = 0; md->nr > 0 && p < md->jac.nz; p++) /* (no input columns: none) */
-        if (md->jac.col[p] >= jr && md->jac.row[p] >= eom1) return 0; /* an input in a constraint */
-    for (int p = 0; p < w->Y.ptr[md->ny]; p++)
-        if (w->Y.col[p] < jr && aug_kin_col(md, w->Y.col[p]) < 0) return 0; /* an output of lambda, mu */
+    const model_view *mv = &w->ev.mv;
+    int nus = mv->nus, nuvs = mv->nuvs, N = w->N, jr = mv->blk0[MBL_BLK_R];
+    int eom1 = mv->row0[MBL_ROW_EOM + 1];
+    if (!w->kin || mv->nX || w->nrhs > w->xcols || w->z0 + w->z1 > w->kcols || w->z1 == 0) return 0;
+    for (int p = 0; mv->nr > 0 && p < mv->jac.nz; p++) /* (no input columns: none) */
+        if (mv->jac.col[p] >= jr && mv->jac.row[p] >= eom1) return 0; /* an input in a constraint */
+    for (int p = 0; p < w->Y.ptr[mv->ny]; p++)
+        if (w->Y.col[p] < jr && aug_kin_col(mv, w->Y.col[p]) < 0) return 0; /* an output of lambda, mu */
     /* the rows of sdot, sddot and w, wdot: accelerations, speeds and coordinates only */
-    return rows_kinematic(md, &w->U, nus, 3 * nus, N) && rows_kinematic(md, &w->U, 3 * nus + nuvs, 3 * nus + 2 * nuvs, N);
+    return rows_kinematic(mv, &w->U, nus, 3 * nus, N) && rows_kinematic(mv, &w->U, 3 * nus + nuvs, 3 * nus + 2 * nuvs, N);
 }
 
 /* Whether one factorization (the kinematic system's) serves every point: see the opening comment */
@@ -105,7 +106,7 @@ static int direct_applies(const mbl_lin_work *w, const mbl_linear *lin, mbl_stat
 static void refill_scaled(const mbl_lin_work *w, int nz, const int *tsrc, const double *tsc, const int *map,
                           const unsigned char *first, double *x)
 {
-    const double *usjac = w->ev.us + 3 * w->md->nus + 2 * w->md->nuvs;
+    const double *usjac = w->ev.us + 3 * w->ev.mv.nus + 2 * w->ev.mv.nuvs;
     for (int t = 0; t < nz; t++) {
         int s = tsrc[t];
         double v = (s >= 0 ? w->ev.jac[s] : s == TSRC_ONE ? 1.0 : usjac[-s - 2]) * tsc[t];
@@ -131,10 +132,10 @@ int aug_relin_prepare(mbl_lin_work *w, const mbl_linear *lin, mbl_status *st)
     w->ktsc = mbl_alloc_array((size_t)(w->kin ? w->nzk : 0) + 1, sizeof *w->ktsc);
     w->tfirst = first_flags(w->nz, w->map, w->Aug->p[w->Aug->n]);
     w->ktfirst = w->kin ? first_flags(w->nzk, w->kmap, w->Kin->p[w->Kin->n]) : mbl_calloc(1, 1);
-    w->mdiag = mbl_alloc_array((size_t)w->md->n + 1, sizeof *w->mdiag);
+    w->mdiag = mbl_alloc_array((size_t)w->ev.mv.n + 1, sizeof *w->mdiag);
     if (!w->tsc || !w->ktsc || !w->tfirst || !w->ktfirst || !w->mdiag) return mbl_error(st, MBL_ENOMEM, "out of memory");
-    w->nmdiag = lin_mass_diag(w->md, w->mdiag);
-    w->small_vw = (double)w->md->n * w->z1 * (w->z0 > w->z1 ? w->z0 : w->z1) <= RELIN_SMALL_PRODUCT;
+    w->nmdiag = lin_mass_diag(&w->ev.mv, w->mdiag);
+    w->small_vw = (double)w->ev.mv.n * w->z1 * (w->z0 > w->z1 ? w->z0 : w->z1) <= RELIN_SMALL_PRODUCT;
     for (int t = 0; t < w->nz; t++) w->tsc[t] = w->er[w->ti[t]] * w->ec[w->tj[t]];
     for (int t = 0; w->kin && t < w->nzk; t++) w->ktsc[t] = w->kr[w->kti[t]] * w->kc[w->ktj[t]];
     int rc = mbla_klu_set_row_scale(w->lu, 0, st);
@@ -158,9 +159,9 @@ int aug_relin_prepare(mbl_lin_work *w, const mbl_linear *lin, mbl_status *st)
  * (augmented.c, work_factor). */
 int aug_direct_finish(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
 {
-    const mbl_model *md = w->md;
-    int n = md->n, z0 = w->z0, z1 = w->z1, zz = z0 + z1, nrhs = w->nrhs, N = w->N, Nk = w->Nk, rc = 0;
-    int ja = model_blk0(md, MBL_BLK_A), jv = model_blk0(md, MBL_BLK_V), jq = model_blk0(md, MBL_BLK_Q);
+    const model_view *mv = &w->ev.mv;
+    int n = mv->n, z0 = w->z0, z1 = w->z1, zz = z0 + z1, nrhs = w->nrhs, N = w->N, Nk = w->Nk, rc = 0;
+    int ja = mv->blk0[MBL_BLK_A], jv = mv->blk0[MBL_BLK_V], jq = mv->blk0[MBL_BLK_Q];
     double *Y = w->ywork, *X = w->X;
     for (int j = 0; j < nrhs; j++)
         for (int i = 0; i < z1; i++)
@@ -249,14 +250,15 @@ int mbl_relinearize(mbl_lin_work *w, const mbl_point *pt, mbl_linear *lin, mbl_s
 static int relin_evaluated(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
 {
     const mbl_model *md = w->md;
+    const model_view *mv = &w->ev.mv;
     int outputs = !w->opt.skip_outputs, rc = 0;
-    aug_rows_refill(&w->U, 3 * md->nus + 2 * md->nuvs, w->ev.us + 3 * md->nus + 2 * md->nuvs);
-    if (outputs) aug_rows_refill(&w->Y, md->ny, w->ev.y + md->ny);
-    else memset(w->Y.val, 0, (size_t)w->Y.ptr[md->ny] * sizeof *w->Y.val); /* C = D = 0 */
+    aug_rows_refill(&w->U, 3 * mv->nus + 2 * mv->nuvs, w->ev.us + 3 * mv->nus + 2 * mv->nuvs);
+    if (outputs) aug_rows_refill(&w->Y, mv->ny, w->ev.y + mv->ny);
+    else memset(w->Y.val, 0, (size_t)w->Y.ptr[mv->ny] * sizeof *w->Y.val); /* C = D = 0 */
     if (w->dense) { /* an unconstrained tree (relin_dense.c); 1: M not positive definite here */
         rc = aug_dense_relin(w, lin, st);
         if (rc <= 0) {
-            if (rc == MBL_ESINGULAR) mbl_error_prefix(st, "%s", md->file);
+            if (rc == MBL_ESINGULAR) mbl_error_prefix(st, "%s", mv->file);
             return rc;
         }
         rc = 0;
@@ -268,7 +270,7 @@ static int relin_evaluated(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
         if (!rc && w->direct) {
             lin->cond = rcond > 0 ? 1.0 / rcond : INFINITY;
             rc = finish_direct(w, lin, st);
-            if (rc == MBL_ESINGULAR) mbl_error_prefix(st, "%s", md->file);
+            if (rc == MBL_ESINGULAR) mbl_error_prefix(st, "%s", mv->file);
             return rc;
         }
     }
@@ -279,7 +281,7 @@ static int relin_evaluated(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     if (!rc) rc = aug_finish(w, lin, st);
     /* the same states' test as a one-shot linearization: a sweep refuses the same points */
     if (!rc) rc = lin_check_states_at(md, w->ev.jac, w->mdiag, w->nmdiag, lin, &w->opt, st);
-    if (rc == MBL_ESINGULAR) mbl_error_prefix(st, "%s", md->file);
+    if (rc == MBL_ESINGULAR) mbl_error_prefix(st, "%s", mv->file);
     return rc;
 }
 
@@ -288,7 +290,8 @@ int lin_relinearize_jac(mbl_lin_work *w, const mbl_point *pt, const double *jac,
 {
     if (!w || !pt || !lin) return mbl_error(st, MBL_EARG, "mbl_relinearize: workspace, point or result is NULL");
     const mbl_model *md = w->md;
-    if (lin->nx != w->z0 + w->z1 + md->nX || lin->n != md->n || lin->nu != md->nr || lin->ny != md->ny)
+    const model_view *mv = &w->ev.mv;
+    if (lin->nx != w->z0 + w->z1 + mv->nX || lin->n != mv->n || lin->nu != mv->nr || lin->ny != mv->ny)
         return mbl_error(st, MBL_EDIM, "mbl_relinearize: the linear model was not made by this workspace");
     /* given values (the caller's, a sweep's warm corrector's, or the point's own from
      * mbl_operating_point) read in place for the call, as a lean evaluator reads them, not copied

@@ -46,11 +46,11 @@
 
 int aug_dense_prepare(mbl_lin_work *w, mbl_status *st)
 {
-    const mbl_model *md = w->md;
-    int n = md->n, ja = model_blk0(md, MBL_BLK_A), jv = model_blk0(md, MBL_BLK_V), jq = model_blk0(md, MBL_BLK_Q);
-    int jr = model_blk0(md, MBL_BLK_R), nr = md->nr;
+    const model_view *mv = &w->ev.mv;
+    int n = mv->n, ja = mv->blk0[MBL_BLK_A], jv = mv->blk0[MBL_BLK_V], jq = mv->blk0[MBL_BLK_Q];
+    int jr = mv->blk0[MBL_BLK_R], nr = mv->nr;
     w->dense = 0;
-    if (w->opt.dense_tree < 0 || n == 0 || md->m || md->k || md->nX || md->nZ || md->nF != n || w->z0 != n ||
+    if (w->opt.dense_tree < 0 || n == 0 || mv->m || mv->k || mv->nX || mv->nZ || mv->nF != n || w->z0 != n ||
         w->z1 != n || w->N != 3 * n || w->nrhs != 2 * n + nr)
         return 0;
     for (int i = 0; i < n; i++) {
@@ -60,7 +60,7 @@ int aug_dense_prepare(mbl_lin_work *w, mbl_status *st)
             return 0;
     }
     /* the Jacobian's entries: M's first (+), then the right-hand sides' (-), offsets into dbuf */
-    int nz = md->jac.nz;
+    int nz = mv->jac.nz;
     w->desrc = mbl_alloc_array((size_t)nz + 1, sizeof *w->desrc);
     w->dedst = mbl_alloc_array((size_t)nz + 1, sizeof *w->dedst);
     /* M, R, d, X, T (2 nrhs columns); R's entries outside the pattern stay zero */
@@ -72,7 +72,7 @@ int aug_dense_prepare(mbl_lin_work *w, mbl_status *st)
     for (int pass = 0; pass < 2; pass++) {
         if (pass) w->ndm = e;
         for (int p = 0; p < nz; p++) {
-            int r = md->jac.row[p], c = md->jac.col[p];
+            int r = mv->jac.row[p], c = mv->jac.col[p];
             size_t d;
             if (c >= ja && c < ja + n) {
                 if (pass) continue;
@@ -232,12 +232,12 @@ static void responses(const mbl_lin_work *w, const double *Minv, const double *R
 /* C and D from the outputs' rows (refilled in w->Y) and the accelerations' responses (xcol) */
 static void outputs(const mbl_lin_work *w, mbl_linear *lin)
 {
-    const mbl_model *md = w->md;
-    int n = md->n, ny = md->ny, nx = 2 * n, nrhs = w->nrhs;
-    int ja = model_blk0(md, MBL_BLK_A), jv = model_blk0(md, MBL_BLK_V), jq = model_blk0(md, MBL_BLK_Q);
-    int jr = model_blk0(md, MBL_BLK_R);
+    const model_view *mv = &w->ev.mv;
+    int n = mv->n, ny = mv->ny, nx = 2 * n, nrhs = w->nrhs;
+    int ja = mv->blk0[MBL_BLK_A], jv = mv->blk0[MBL_BLK_V], jq = mv->blk0[MBL_BLK_Q];
+    int jr = mv->blk0[MBL_BLK_R];
     memset(lin->C, 0, (size_t)ny * (size_t)nx * sizeof *lin->C);
-    memset(lin->D, 0, (size_t)ny * (size_t)md->nr * sizeof *lin->D);
+    memset(lin->D, 0, (size_t)ny * (size_t)mv->nr * sizeof *lin->D);
     if (w->opt.skip_outputs) return;
     for (int i = 0; i < ny; i++)
         for (int p = w->Y.ptr[i]; p < w->Y.ptr[i + 1]; p++) {
@@ -262,7 +262,8 @@ static void outputs(const mbl_lin_work *w, mbl_linear *lin)
 int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
 {
     const mbl_model *md = w->md;
-    int n = md->n, nr = md->nr, nx = 2 * n, nrhs = w->nrhs;
+    const model_view *mv = &w->ev.mv;
+    int n = mv->n, nr = mv->nr, nx = 2 * n, nrhs = w->nrhs;
     size_t nn = (size_t)n * n;
     double *Mb = w->dbuf, *R = w->dbuf + nn;
     const double *jac = w->ev.jac;

@@ -13,7 +13,7 @@
 int lin_relinearize_jac(mbl_lin_work *w, const mbl_point *pt, const double *jac, const double *syms, mbl_linear *lin,
                         mbl_status *st);
 
-/* lin_eval_at_given (lin_internal.h) with the symbols at pt given (syms, md->nsym of them: copied
+/* lin_eval_at_given (lin_internal.h) with the symbols at pt given (syms, nsym of them: copied
  * instead of filled from pt), or NULL (filled) */
 struct mbl_eval;
 int lin_eval_at_given_syms(const mbl_model *md, const mbl_point *pt, struct mbl_eval *ev, int outputs,

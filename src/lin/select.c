@@ -310,14 +310,17 @@ static int select_level(const mbla_csc *C, int ncand, const double *G, const dou
 static int constraint_csc(const mbl_model *md, const double *jacval, const int *rg, int ng, int cb, mbla_csc **out,
                           mbl_status *st)
 {
-    int c0 = model_blk0(md, cb), n = md->n, rows = 0, nz = 0;
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    int c0 = mv->blk0[cb], n = mv->n, rows = 0, nz = 0;
     int roff[4];
     for (int g = 0; g < ng; g++) {
         roff[g] = rows;
-        rows += md->row0[rg[g] + 1] - md->row0[rg[g]];
+        rows += mv->row0[rg[g] + 1] - mv->row0[rg[g]];
     }
-    int *ti = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ti), *tj = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *tj);
-    double *tx = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *tx);
+    int *ti = mbl_alloc_array((size_t)mv->jac.nz + 1, sizeof *ti), *tj = mbl_alloc_array((size_t)mv->jac.nz + 1, sizeof *tj);
+    double *tx = mbl_alloc_array((size_t)mv->jac.nz + 1, sizeof *tx);
     if (!ti || !tj || !tx) {
         mbl_free(ti), mbl_free(tj), mbl_free(tx);
         return mbl_error(st, MBL_ENOMEM, "out of memory in the state selection");
@@ -325,11 +328,11 @@ static int constraint_csc(const mbl_model *md, const double *jacval, const int *
     int p0, p1;
     model_jac_col_range(md, c0, c0 + n, &p0, &p1);
     for (int p = p0; p < p1; p++) {
-        int r = md->jac.row[p], c = md->jac.col[p];
+        int r = mv->jac.row[p], c = mv->jac.col[p];
         if (c < c0 || c >= c0 + n) continue;
         for (int g = 0; g < ng; g++)
-            if (r >= md->row0[rg[g]] && r < md->row0[rg[g] + 1]) {
-                ti[nz] = roff[g] + r - md->row0[rg[g]];
+            if (r >= mv->row0[rg[g]] && r < mv->row0[rg[g] + 1]) {
+                ti[nz] = roff[g] + r - mv->row0[rg[g]];
                 tj[nz] = c - c0;
                 tx[nz++] = jacval[p];
             }
@@ -343,10 +346,13 @@ static int constraint_csc(const mbl_model *md, const double *jacval, const int *
  * states' w_v, then the derivatives of the position states S (d(sdot)/dv = s_q, or a unit row). */
 static void vel_candidates(const mbl_model *md, const double *usjac, const mbl_state_ref *S, int z0, double *G)
 {
-    int n = md->n, nus = md->nus, nuvs = md->nuvs, ncand = nuvs + z0;
-    int jv = model_blk0(md, MBL_BLK_V);
-    for (int p = 0; p < md->usjac.nz; p++) {
-        int r = md->usjac.row[p], c = md->usjac.col[p];
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    int n = mv->n, nus = mv->nus, nuvs = mv->nuvs, ncand = nuvs + z0;
+    int jv = mv->blk0[MBL_BLK_V];
+    for (int p = 0; p < mv->usjac.nz; p++) {
+        int r = mv->usjac.row[p], c = mv->usjac.col[p];
         if (r >= 3 * nus && r < 3 * nus + nuvs && c >= jv && c < jv + n)
             G[(r - 3 * nus) + (size_t)(c - jv) * ncand] = usjac[p];
     }
@@ -355,8 +361,8 @@ static void vel_candidates(const mbl_model *md, const double *usjac, const mbl_s
         if (S[i].kind == MBL_SREF_COORD) {
             G[row + (size_t)S[i].index * ncand] = 1.0;
         } else { /* d(sdot)/dv = s_q */
-            for (int p = 0; p < md->usjac.nz; p++) {
-                int r = md->usjac.row[p], c = md->usjac.col[p];
+            for (int p = 0; p < mv->usjac.nz; p++) {
+                int r = mv->usjac.row[p], c = mv->usjac.col[p];
                 if (r == nus + S[i].index && c >= jv && c < jv + n) G[row + (size_t)(c - jv) * ncand] = usjac[p];
             }
         }
@@ -369,14 +375,17 @@ static void vel_candidates(const mbl_model *md, const double *usjac, const mbl_s
 static int vel_states(const mbl_model *md, const int *free_cand, const int *free_coord, int z0, mbl_state_ref *W,
                       mbl_linear *lin)
 {
-    int n = md->n, nuvs = md->nuvs, z1 = 0;
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    int n = mv->n, nuvs = mv->nuvs, z1 = 0;
     for (int i = 0; i < nuvs; i++) {
         if (free_cand[i]) {
             W[z1].kind = MBL_SREF_USER;
             W[z1++].index = i;
         } else {
             lin->nsel_dropped++;
-            append(lin->selection, sizeof lin->selection, "dropped velocity state '%s'%s; ", md->uvs_text[i], "");
+            append(lin->selection, sizeof lin->selection, "dropped velocity state '%s'%s; ", mv->uvs_text[i], "");
         }
     }
     for (int i = 0; i < z0; i++)
@@ -388,7 +397,7 @@ static int vel_states(const mbl_model *md, const int *free_cand, const int *free
         if (free_coord[j]) {
             W[z1].kind = MBL_SREF_COORD;
             W[z1++].index = j;
-            append(lin->selection, sizeof lin->selection, "added velocity der(%s)%s; ", md->qname[j], "");
+            append(lin->selection, sizeof lin->selection, "added velocity der(%s)%s; ", mv->qname[j], "");
         }
     return z1;
 }
@@ -403,7 +412,8 @@ int lin_select_states_how(const mbl_model *md, const mbl_eval *ev, const mbl_lin
                           mbl_linear *lin, mbl_state_ref **Sout, int *z0out, mbl_state_ref **Wout, int *z1out,
                           mbl_status *st)
 {
-    int n = md->n, m = md->m, k = md->k, nus = md->nus, nuvs = md->nuvs;
+    const model_view *mv = &ev->mv;
+    int n = mv->n, m = mv->m, k = mv->k, nus = mv->nus, nuvs = mv->nuvs;
     int rc = 0;
     *Sout = *Wout = NULL;
     mbla_csc *C = NULL;
@@ -422,17 +432,17 @@ int lin_select_states_how(const mbl_model *md, const mbl_eval *ev, const mbl_lin
     lin->selection[0] = '\0';
     lin->nsel_added = lin->nsel_dropped = 0;
     /* a point with motion (any velocity nonzero): the given states are tested by (1) alone */
-    int moving = 0, jv0 = model_blk0(md, MBL_BLK_V);
-    for (int i = 0; i < n && !moving; i++) moving = ev->syms[md->sym_of_unknown[jv0 + i]] != 0.0;
+    int moving = 0, jv0 = mv->blk0[MBL_BLK_V];
+    for (int i = 0; i < n && !moving; i++) moving = ev->syms[mv->sym_of_unknown[jv0 + i]] != 0.0;
 
     /* ---- position level: Phi_q and the user states' s_q ---- */
     int g_phi[1] = {MBL_ROW_PHI};
     rc = constraint_csc(md, ev->jac, g_phi, 1, MBL_BLK_Q, &C, st);
     if (rc) goto done;
     const double *usjac = ev->us + 3 * nus + 2 * nuvs;
-    int jq = model_blk0(md, MBL_BLK_Q);
-    for (int p = 0; p < md->usjac.nz; p++) {
-        int r = md->usjac.row[p], c = md->usjac.col[p];
+    int jq = mv->blk0[MBL_BLK_Q];
+    for (int p = 0; p < mv->usjac.nz; p++) {
+        int r = mv->usjac.row[p], c = mv->usjac.col[p];
         if (r < nus && c >= jq && c < jq + n) G[r + (size_t)(c - jq) * nus] = usjac[p];
     }
     for (int i = 0; i < nus; i++) wc[i] = opt->state_weight;
@@ -454,7 +464,7 @@ int lin_select_states_how(const mbl_model *md, const mbl_eval *ev, const mbl_lin
             S[z0++].index = i;
         } else {
             lin->nsel_dropped++;
-            append(lin->selection, sizeof lin->selection, "dropped user state '%s'%s; ", md->us_text[i],
+            append(lin->selection, sizeof lin->selection, "dropped user state '%s'%s; ", mv->us_text[i],
                    "");
         }
     }
@@ -468,7 +478,7 @@ int lin_select_states_how(const mbl_model *md, const mbl_eval *ev, const mbl_lin
      * hundreds, and the report's line has room for the caution after them) */
     for (int j = 0, shown = 0; nus > 0 && j < n && lin->nsel_added > 0; j++)
         if (free_coord[j] && shown < SELECT_ADDED_NAMES) {
-            append(lin->selection, sizeof lin->selection, shown ? ", '%s'%s" : "added coordinates '%s'%s", md->qname[j],
+            append(lin->selection, sizeof lin->selection, shown ? ", '%s'%s" : "added coordinates '%s'%s", mv->qname[j],
                    "");
             if (++shown == SELECT_ADDED_NAMES || shown == lin->nsel_added) {
                 char more[64] = "";

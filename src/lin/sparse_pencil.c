@@ -37,16 +37,19 @@ void lin_sparse_pencil_free(mbl_sparse_pencil *P)
 int lin_sparse_pencil_build(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, int want_io,
                             mbl_sparse_pencil *P, mbl_status *st)
 {
-    int n = md->n, m = md->m, nr = md->nr, ny = md->ny, rc;
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    int n = mv->n, m = mv->m, nr = mv->nr, ny = mv->ny, rc;
     memset(P, 0, sizeof *P);
     mbl_eval ev;
     int *ti = NULL, *tj = NULL, *eti = NULL, *etj = NULL;
     double *tx = NULL, *etx = NULL, *colK = NULL, *colP = NULL;
-    if (md->k > 0)
+    if (mv->k > 0)
         return mbl_error(st, MBL_EMODEL,
                          "the sparse pencil supports holonomic constraints only (%d non-holonomic): use the dense "
                          "methods on a smaller model",
-                         md->k);
+                         mv->k);
     if (pt->rank_phi_q < m)
         return mbl_error(st, MBL_ESINGULAR,
                          "Phi_q has rank %d < %d at this point: the sparse pencil needs a regular point (the dense "
@@ -56,10 +59,10 @@ int lin_sparse_pencil_build(const mbl_model *md, const mbl_point *pt, const mbl_
     if (rc) return rc;
     rc = lin_eval_at(md, pt, &ev, st);
     if (rc) goto done;
-    int nd = 2 * n + m, nz = md->jac.nz;
-    int e0 = md->row0[MBL_ROW_EOM], p0 = md->row0[MBL_ROW_PHI], v0 = md->row0[MBL_ROW_PHID];
-    int ja = model_blk0(md, MBL_BLK_A), jv = model_blk0(md, MBL_BLK_V), jq = model_blk0(md, MBL_BLK_Q);
-    int jr = model_blk0(md, MBL_BLK_R);
+    int nd = 2 * n + m, nz = mv->jac.nz;
+    int e0 = mv->row0[MBL_ROW_EOM], p0 = mv->row0[MBL_ROW_PHI], v0 = mv->row0[MBL_ROW_PHID];
+    int ja = mv->blk0[MBL_BLK_A], jv = mv->blk0[MBL_BLK_V], jq = mv->blk0[MBL_BLK_Q];
+    int jr = mv->blk0[MBL_BLK_R];
     size_t cap = (size_t)nz * 2 + (size_t)n + 1;
     ti = mbl_alloc_array(cap, sizeof *ti), tj = mbl_alloc_array(cap, sizeof *tj), tx = mbl_alloc_array(cap, sizeof *tx);
     eti = mbl_alloc_array(cap, sizeof *eti), etj = mbl_alloc_array(cap, sizeof *etj);
@@ -76,7 +79,7 @@ int lin_sparse_pencil_build(const mbl_model *md, const mbl_point *pt, const mbl_
     /* norms for the scaling and the moving-constraint check */
     double nPd = 0, nPq = 0, nK = 0;
     for (int p = 0; p < nz; p++) {
-        int r = md->jac.row[p], c = md->jac.col[p];
+        int r = mv->jac.row[p], c = mv->jac.col[p];
         double x = fabs(ev.jac[p]);
         if (r >= e0 && r < e0 + n && ((c >= jq && c < jq + n) || (c >= ja && c < ja + n)))
             colK[c >= jq ? c - jq : c - ja] += x;
@@ -104,7 +107,7 @@ int lin_sparse_pencil_build(const mbl_model *md, const mbl_point *pt, const mbl_
         ti[a] = i, tj[a] = n + i, tx[a++] = 1.0;
     }
     for (int p = 0; p < nz; p++) {
-        int r = md->jac.row[p], c = md->jac.col[p];
+        int r = mv->jac.row[p], c = mv->jac.col[p];
         double x = ev.jac[p];
         if (r >= e0 && r < e0 + n) {
             int i = r - e0;
@@ -119,8 +122,8 @@ int lin_sparse_pencil_build(const mbl_model *md, const mbl_point *pt, const mbl_
     }
     if (want_io) {
         const double *yv = ev.y + ny;
-        for (int p = 0; p < md->yjac.nz; p++) {
-            int r = md->yjac.row[p], c = md->yjac.col[p];
+        for (int p = 0; p < mv->yjac.nz; p++) {
+            int r = mv->yjac.row[p], c = mv->yjac.col[p];
             if (c >= jq && c < jq + n) P->Cdd[r + (size_t)(c - jq) * ny] += yv[p];
             else if (c >= jv && c < jv + n) P->Cdd[r + (size_t)(n + c - jv) * ny] += yv[p];
         }
@@ -308,14 +311,17 @@ static int sym_spectrum(const mbl_sparse_pencil *P, const mbla_csc *K, const mbl
 
 mbl_linear *lin_linear_shell(const mbl_model *md, int z)
 {
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
     mbl_linear *L = mbl_calloc(1, sizeof *L);
     if (!L) return NULL;
-    L->n = md->n, L->nu = md->nr, L->ny = md->ny, L->z0 = z, L->z1 = z, L->nx = 2 * z;
-    L->input_names = mbl_calloc((size_t)md->nr + 1, sizeof *L->input_names);
-    L->output_names = mbl_calloc((size_t)md->ny + 1, sizeof *L->output_names);
+    L->n = mv->n, L->nu = mv->nr, L->ny = mv->ny, L->z0 = z, L->z1 = z, L->nx = 2 * z;
+    L->input_names = mbl_calloc((size_t)mv->nr + 1, sizeof *L->input_names);
+    L->output_names = mbl_calloc((size_t)mv->ny + 1, sizeof *L->output_names);
     int bad = !L->input_names || !L->output_names;
-    for (int j = 0; !bad && j < md->nr; j++) bad = !(L->input_names[j] = lin_name_join(md->rname[j], NULL));
-    for (int j = 0; !bad && j < md->ny; j++) bad = !(L->output_names[j] = lin_name_join(md->yname[j], NULL));
+    for (int j = 0; !bad && j < mv->nr; j++) bad = !(L->input_names[j] = lin_name_join(mv->rname[j], NULL));
+    for (int j = 0; !bad && j < mv->ny; j++) bad = !(L->output_names[j] = lin_name_join(mv->yname[j], NULL));
     if (bad) {
         mbl_linear_free(L);
         return NULL;
@@ -326,7 +332,10 @@ mbl_linear *lin_linear_shell(const mbl_model *md, int z)
 int lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const char *method,
                         const char *reason, mbl_linear **linp, mbl_status *st)
 {
-    int n = md->n, m = md->m, rc;
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    int n = mv->n, m = mv->m, rc;
     mbl_sparse_pencil P;
     double *Vre = NULL, *Vim = NULL;
     mbl_linear *lin = *linp;
@@ -343,10 +352,10 @@ int lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_lin_
         return lin_refuse_memory(what, need, budget, "ask for fewer eigenvalues (nev) or raise the budget", st);
     }
     /* Bd and Cdd when small (an eighth of the budget) */
-    int want_io = 8.0 * (double)nd * (double)(md->nr + md->ny) <= budget / 8;
+    int want_io = 8.0 * (double)nd * (double)(mv->nr + mv->ny) <= budget / 8;
     /* the sparse pencil's Cdd holds the outputs' q and v columns only: none for outputs of
      * accelerations or multipliers (the frequency response then takes the state-space form) */
-    if (lin_outputs_use(md, MBL_BLK_A) || lin_outputs_use(md, MBL_BLK_LAMBDA) || lin_outputs_use(md, MBL_BLK_MU))
+    if (lin_outputs_use(mv, MBL_BLK_A) || lin_outputs_use(mv, MBL_BLK_LAMBDA) || lin_outputs_use(mv, MBL_BLK_MU))
         want_io = 0;
     rc = lin_sparse_pencil_build(md, pt, opt, want_io, &P, st);
     if (rc) return mbl_error_prefix(st, "%s", method);

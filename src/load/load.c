@@ -16,7 +16,7 @@
 #include "core/progress.h"
 #include "mech/mechanism.h"
 #include "mech/urdf.h"
-#include "model/model_internal.h"
+#include "model/model.h"
 #include "model/origin.h"
 #include "model/source.h"
 

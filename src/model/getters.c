@@ -104,6 +104,8 @@ int mbl_model_set_param(mbl_model *md, int i, double value, mbl_status *st)
     return 0;
 }
 
+const char *model_file(const mbl_model *md) { return md->file; }
+
 void model_view_get(const mbl_model *md, model_view *v)
 {
     memset(v, 0, sizeof *v);
@@ -142,9 +144,20 @@ void model_view_get(const mbl_model *md, model_view *v)
     v->nflex = md->nflex;
     v->rframe = md->rframe, v->nrframe = md->nrframe;
     v->time = md->time;
+    v->ext = md->ext;
+    v->xname = (const char *const *)md->xname, v->uvs_text = (const char *const *)md->uvs_text;
+    v->sym_of_unknown = md->sym_of_unknown;
+    v->yjac = md->yjac;
+    v->work_us = mblx_tape_work_size(md->tape_us), v->work_y = mblx_tape_work_size(md->tape_y);
+    for (int b = 0; b <= MBL_NBLK; b++) v->blk0[b] = model_blk0_inline(md, b);
 }
 
 int model_eval_user_states(const mbl_model *md, const double *syms, double *out, double *work, mbl_status *st)
 {
     return mblx_tape_eval(md->tape_us, syms, out, work, st);
+}
+
+int model_eval_outputs(const mbl_model *md, const double *syms, double *out, double *work, mbl_status *st)
+{
+    return mblx_tape_eval(md->tape_y, syms, out, work, st);
 }

@@ -1,5 +1,6 @@
 /* The model's Jacobian entries of a range of columns (model/jac_cols.h). */
 #include "model/jac_cols.h"
+#include "model/model_internal.h"
 
 int model_jac_by_col(const mbl_model *md)
 {

@@ -2,7 +2,7 @@
 #ifndef MBLIN_MODEL_JAC_COLS_H
 #define MBLIN_MODEL_JAC_COLS_H
 
-#include "model/model_internal.h"
+#include "mblin/model.h"
 
 /* [*p0, *p1): indices into md->jac (or a model_view's jac, the same arrays) that hold every entry
  * of the columns c0 .. c1 - 1, in their order. Where md->jac is sorted by column (each column's

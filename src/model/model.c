@@ -3,6 +3,7 @@
 #include "core/progress.h"
 #include "model/data.h"
 #include "model/formulate.h"
+#include "model/model.h"
 #include "model/origin.h"
 #include "model/text_blocks.h"
 #include "model/terms/term.h"

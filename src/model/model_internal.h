@@ -174,7 +174,7 @@ struct mbl_model {
 };
 
 /* model_blk0 (model_view.h) inline: the one definition of the unknowns' layout [a lam mu v q Xdot Z
- * X r], for loops over every Jacobian entry (src/lin's aug_kin_col); model_blk0 returns it. */
+ * X r], for loops over every Jacobian entry; model_blk0 returns it (model_view.blk0 holds it for src/lin). */
 static inline int model_blk0_inline(const mbl_model *md, int blk)
 {
     int n = md->n, m = md->m, k = md->k, nX = md->nX, nZ = md->nZ;
@@ -196,10 +196,6 @@ static inline int model_blk0_inline(const mbl_model *md, int blk)
  * out[t] the entry's index, -1 where md->jac has none. */
 int model_jac_index(const mbl_model *md, int nt, const int *tr, const int *tc, int *out, mbl_status *st);
 
-/* Formulate and compile a model from its source (a reader's output, e.g. with flexible bodies
- * appended); takes ownership of src (freed on return). */
-struct mbl_src;
-int model_from_src(struct mbl_src *src, const mbl_setting *sets, int nsets, mbl_model **out, mbl_status *st);
 /* Builds md->F's deferred inlined rows (md->Fdefer; nothing without) under the graph lock or before
  * the model is shared; model_inlined_free frees the parts. */
 int model_inlined_rows(const mbl_model *md, mbl_status *st);
@@ -210,10 +206,6 @@ void model_inlined_free(mbl_model *md);
 struct mbl_dae_layout;
 void model_dae_layout_fill(const mbl_model *md, const int *row0, const int *col0, struct mbl_dae_layout *lay);
 
-/* NULL, or a short description of the Eq. 10 features the model uses (for the refusals of the
- * methods that do not take them yet). */
-const char *model_ext_features(const mbl_model *md);
-
 /* Sparse Jacobian helpers. */
 int model_sjac_push(mbl_sjac *J, int row, int col, mblx_id node);
 /* Room in J for add more entries at once, at the exact size when J has less (a Jacobian whose
@@ -221,10 +213,5 @@ int model_sjac_push(mbl_sjac *J, int row, int col, mblx_id node);
  * nonzero when out of memory. */
 int model_sjac_reserve(mbl_sjac *J, size_t add);
 void model_sjac_free(mbl_sjac *J);
-
-/* 0, or the refusal of a model whose kinetic_energy has no der() (mass_zero_line) and which has degrees
- * of freedom: M = d2T/dv2 is zero, named with the kinetic_energy's line and column (src/model/checks.c;
- * called by every linearization, lin_eval_init, and by mbl_dae_deriv_new) */
-int model_require_mass(const mbl_model *md, mbl_status *st);
 
 #endif

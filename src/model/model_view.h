@@ -1,4 +1,4 @@
-/* The model as the floors above src/model read it (src/opoint, src/codegen): the layout of the
+/* The model as the floors above src/model read it (src/opoint, src/lin, src/codegen): the layout of the
  * canonical DAE's unknowns and rows, and a view of a loaded model's sizes, file data and
  * expressions (model_view_get) with the evaluators they need, through functions: the struct
  * mbl_model itself stays inside src/model (model_internal.h). */
@@ -77,12 +77,29 @@ typedef struct model_view {
      * z; Euler parameters e0..e3), the same turning frames of at: steady */
     const int *rframe;
     int nrframe;
+    /* for the linearization (src/lin): ext 1 when the DAE uses source 000 Eq. 10 features (X, Z, or
+     * equations of motion that depend on multipliers beyond Phi_q^T lambda + A^T mu, on Xdot or Z);
+     * the ODE states' names (nX) and the user velocity states' texts (nuvs); the symbol index of
+     * each unknown (nunk); the outputs' Jacobian pattern (model_eval_outputs); the work of
+     * model_eval_user_states and of model_eval_outputs alone (doubles); blk0[b] = model_blk0(md, b)
+     * for b = 0 .. MBL_NBLK (the last: nunk), for loops over every Jacobian entry */
+    int ext;
+    const char *const *xname, *const *uvs_text;
+    const int *sym_of_unknown;
+    mbl_sjac yjac;
+    size_t work_us, work_y;
+    int blk0[MBL_NBLK + 1];
 } model_view;
 void model_view_get(const mbl_model *md, model_view *v);
+/* The model's file name (model_view.file) alone, for a message's prefix. */
+const char *model_file(const mbl_model *md);
 
 /* The user states and their Jacobian's values at the symbol values syms (work: work_size
  * doubles): [s; sdot; sddot; w; wdot] (3 nus + 2 nuvs), then the usjac.nz entries. */
 int model_eval_user_states(const mbl_model *md, const double *syms, double *out, double *work, mbl_status *st);
+/* The outputs and their Jacobian's values at the symbol values syms (work: work_y doubles of
+ * model_view, or work_size): y (ny), then the yjac.nz entries. */
+int model_eval_outputs(const mbl_model *md, const double *syms, double *out, double *work, mbl_status *st);
 
 /* Lock (1) or unlock (0) the model's one mutex under which its loaded (const) graph may grow (or
  * be read while another thread may grow it): error explanations, the sensitivities' and the
@@ -180,6 +197,15 @@ int model_velocity_find(const mbl_model *md, const char *name, int *coord);
 
 /* Column offset of a block in the unknown layout. */
 int model_blk0(const mbl_model *md, int blk);
+
+/* NULL, or a short description of the Eq. 10 features the model uses (for the refusals of the
+ * methods that do not take them yet). */
+const char *model_ext_features(const mbl_model *md);
+
+/* 0, or the refusal of a model whose kinetic_energy has no der() (mass_zero_line) and which has degrees
+ * of freedom: M = d2T/dv2 is zero, named with the kinetic_energy's line and column (src/model/checks.c;
+ * called by every linearization, lin_eval_init, and by mbl_dae_deriv_new) */
+int model_require_mass(const mbl_model *md, mbl_status *st);
 
 /* Fill the symbol-value vector for a point (params, t, q, v, a, lambda, mu, r). */
 void model_fill_syms(const mbl_model *md, double t, const double *q, const double *v, const double *a,

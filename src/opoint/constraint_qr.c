@@ -152,7 +152,7 @@ static int guess_row_norms(opoint_subproblem *sp, const double *q_guess, int *ti
                            mbl_status *st)
 {
     const mbl_model *md = sp->md;
-    const int *sym_q = md->sym_of_unknown + model_blk0(md, MBL_BLK_Q);
+    const int *sym_q = sp->mv.sym_of_unknown + sp->mv.blk0[MBL_BLK_Q];
     model_fill_syms_pt(md, sp->pt, sp->syms);
     for (int i = 0; i < sp->mv.n; i++) sp->syms[sym_q[i]] = q_guess[i];
     if (opoint_jac(sp, st)) return model_eval_error(md, sp->syms, "while looking for the operating point", st);

@@ -178,7 +178,7 @@ int opoint_sub_col_run(const opoint_subproblem *sp, int *ci, int *p0, int *p1)
     const mbl_model *md = sp->md;
     if (*ci >= sp->ncol) return 0;
     if (!model_jac_by_col(md)) { /* one run: every entry */
-        *ci = sp->ncol, *p0 = 0, *p1 = md->jac.nz;
+        *ci = sp->ncol, *p0 = 0, *p1 = sp->mv.jac.nz;
         return 1;
     }
     int a = *ci, b = a + 1;

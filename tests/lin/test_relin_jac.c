@@ -66,7 +66,7 @@ static void check_model(const char *path, double dq)
     ok = lin_relinearize_jac(w, p1, ev0.jac, NULL, lin, &st) == 0;
     CHECK_MSG(ok, "%s: %s", path, st.msg);
     int moved = 0; /* the Jacobian differs between the points (not where q[0] is cyclic) */
-    for (int p = 0; p < md->jac.nz; p++) moved |= ev0.jac[p] != ev1.jac[p];
+    for (int p = 0; p < ev0.mv.jac.nz; p++) moved |= ev0.jac[p] != ev1.jac[p];
     if (moved) CHECK_MSG(!same(lin->A, A, nx * nx), "%s: A at p1 with p0's Jacobian is p1's", path);
     /* the values at p1 handed in: bit for bit mbl_relinearize's */
     ok = lin_relinearize_jac(w, p1, ev1.jac, NULL, lin, &st) == 0;

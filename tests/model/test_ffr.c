@@ -13,6 +13,7 @@
 #include "mech/beam.h"
 #include "model/ffr.h"
 #include "model/model_internal.h"
+#include "model/model.h"
 #include "load/load.h"
 #include "test.h"
 #include "ffr_pendulum_text.h"

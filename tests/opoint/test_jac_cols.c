@@ -17,6 +17,7 @@
 
 #include "mblin/mblin.h"
 #include "model/jac_cols.h"
+#include "model/model_internal.h"
 #include "opoint/opoint_constraint.h"
 #include "test.h"
 #include "fixture.h"
