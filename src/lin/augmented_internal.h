@@ -1,5 +1,6 @@
 /* The augmented method's sweep workspace, shared by augmented.c (the method, the workspace's
- * first point) and relin.c (mbl_relinearize: one factorization per point, frozen scaling). */
+ * first point), augmented_finish.c (from its solutions to the linear model) and relin.c
+ * (mbl_relinearize: one factorization per point, frozen scaling). */
 #ifndef MBL_LIN_AUGMENTED_INTERNAL_H
 #define MBL_LIN_AUGMENTED_INTERNAL_H
 
@@ -12,6 +13,18 @@ typedef struct sparse_rows {
     int *src;   /* index of each entry in the Jacobian's value array (for refills) */
     double *val;
 } sparse_rows;
+
+/* Right-hand sides are solved in blocks of this many columns (a model with thousands of states
+ * never holds its N x (2z + nr) solution at once). */
+#define AUG_RHS_BLOCK 256
+/* v_W^T times a matrix is taken over the nonzeros of v_W when at most this fraction of it is
+ * nonzero (coordinate states of a large model: v_W is mostly a selection), else by dgemm. */
+#define AUG_SPARSE_VW 0.125
+/* Entries in the lists of v_W's nonzeros (augmented_finish.c's vw_index) for n x z1 */
+static inline size_t aug_vw_cap(int n, int z1)
+{
+    return (size_t)(AUG_SPARSE_VW * (double)n * (double)z1) + 1;
+}
 
 /* Source of a triplet value: >= 0 an index into the residual Jacobian's values, <= -2 the
  * user-state Jacobian entry -src-2, -1 the constant 1. */
@@ -86,6 +99,7 @@ void aug_fill_values(const mbl_lin_work *w, int nz, const int *tsrc, double *tx)
 void aug_rows_refill(sparse_rows *R, int nrows, const double *val);
 int aug_singular_error(mbl_status *st, double cond);
 int aug_kin_singular_error(mbl_status *st, double cond);
+/* augmented_finish.c */
 int aug_finish(mbl_lin_work *w, mbl_linear *lin, mbl_status *st);
 int aug_finish_dS_init(const mbl_lin_work *w);
 void aug_finish_post_block(mbl_lin_work *w, mbl_linear *lin, int j0, int nb, int exact_sdot);

@@ -4,6 +4,7 @@ list(APPEND MBLIN_SOURCES
   src/lin/eigsort.c
   src/lin/select.c
   src/lin/augmented.c
+  src/lin/augmented_finish.c
   src/lin/relin.c
   src/lin/relin_dense.c
   src/lin/methods.c
