@@ -7,7 +7,6 @@
 #include "expr/domain.h"
 #include "expr/fwdjac_narrow.h"
 #include "model/compile_modes.h"
-#include "model/ffr.h"
 #include "model/formulate.h"
 #include "model/terms/term.h"
 
@@ -329,7 +328,7 @@ static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
     /* md->F's inlined rows a forward-mode formulation left for later, needed now after all */
     if (!rc && !fwd && model_inlined_rows(md, st)) return st ? st->code : MBL_ENOMEM;
     if (!rc && !fwd) rc = jacobian_unknowns(md, md->nF, md->F, 0, &md->jac, st);
-    if (!rc && md->Fs) rc = model_ffr_merge(md, md->Fs, &md->sjac, st);
+    if (!rc && md->Fs) rc = model_structured_merge(md, md->Fs, &md->sjac, st);
     const model_term_ops *yterm = NULL; /* the term that makes the outputs' Jacobian, if any */
     for (int t = 0; t < MODEL_NTERMS && !rc; t++) {
         const model_term_ops *term = model_terms[t];

@@ -146,3 +146,61 @@ void model_graph_lock(const mbl_model *md, int lock)
 
 /* The lock of a bound tape's messages (mblx_compile_bound): the model's graph lock. */
 void model_graph_lock_cb(void *md, int on) { model_graph_lock(md, on); }
+
+/* Add the structured rows and Jacobian entries to the compiled model's: F[i] += Fs[i] for the EOM
+ * rows, and the entries of S (any row) merged into md->jac (one entry per (row, column): an entry the text
+ * rows already have gets the sum). */
+int model_structured_merge(mbl_model *md, const mblx_id *Fs, const mbl_sjac *S, mbl_status *st)
+{
+    mblx_graph *g = md->g;
+    double zero;
+    for (int i = 0; i < md->n; i++)
+        if (!(mblx_is_const(g, Fs[i], &zero) && zero == 0.0)) md->F[i] = mblx_add(g, md->F[i], Fs[i]);
+    if (!S->nz) return mblx_graph_status(g, st);
+    /* index the existing entries by row (every row: the planar joints' term has constraint rows) */
+    int n = md->nF, rc = 0;
+    int *rp = mbl_calloc((size_t)n + 2, sizeof *rp), *pos = mbl_alloc_array((size_t)md->nunk + 1, sizeof *pos);
+    int *ent = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ent);
+    int *srp = mbl_calloc((size_t)n + 2, sizeof *srp), *sent = mbl_alloc_array((size_t)S->nz + 1, sizeof *sent);
+    if (!rp || !pos || !ent || !srp || !sent) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int p = 0; p < md->jac.nz; p++)
+        if (md->jac.row[p] < n) rp[md->jac.row[p] + 1]++;
+    for (int i = 0; i < n; i++) rp[i + 1] += rp[i];
+    for (int p = 0, *fill = srp; p < md->jac.nz; p++)
+        if (md->jac.row[p] < n) ent[rp[md->jac.row[p]] + fill[md->jac.row[p]]++] = p;
+    memset(srp, 0, ((size_t)n + 2) * sizeof *srp);
+    for (int p = 0; p < S->nz; p++) srp[S->row[p] + 1]++;
+    for (int i = 0; i < n; i++) srp[i + 1] += srp[i];
+    {
+        int *fill = mbl_calloc((size_t)n + 1, sizeof *fill);
+        if (!fill) {
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (int p = 0; p < S->nz; p++) sent[srp[S->row[p]] + fill[S->row[p]]++] = p;
+        mbl_free(fill);
+    }
+    for (int j = 0; j < md->nunk; j++) pos[j] = -1;
+    for (int i = 0; i < n && !rc; i++) {
+        if (srp[i] == srp[i + 1]) continue;
+        for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = ent[t];
+        for (int t = srp[i]; t < srp[i + 1] && !rc; t++) {
+            int p = sent[t], col = S->col[p];
+            if (pos[col] >= 0) {
+                md->jac.node[pos[col]] = mblx_add(g, md->jac.node[pos[col]], S->node[p]);
+            } else {
+                pos[col] = md->jac.nz;
+                if (model_sjac_push(&md->jac, i, col, S->node[p])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            }
+        }
+        for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = -1;
+        for (int t = srp[i]; t < srp[i + 1]; t++) pos[S->col[sent[t]]] = -1;
+    }
+    if (!rc) rc = mblx_graph_status(g, st);
+out:
+    mbl_free(rp), mbl_free(pos), mbl_free(ent), mbl_free(srp), mbl_free(sent);
+    return rc;
+}

@@ -135,8 +135,6 @@ int model_ffr_param_deriv(const struct mbl_model *md, int np, const mblx_id *psy
 /* Keep body b's nodes in the model (md->flex) for the mode shapes of the outputs. */
 int model_ffr_keep_nodes(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, mbl_status *st);
 void model_ffr_free_nodes(struct mbl_model *md);
-/* After the text rows are differentiated: F[i] += Fs[i], and S's entries merged into md->jac. */
-int model_ffr_merge(struct mbl_model *md, const mblx_id *Fs, const struct mbl_sjac *S, mbl_status *st);
 
 /* The planar structured term evaluated numerically beside the tapes (src/model/terms/ffr_num.c; the
  * default: model_ffr_set_numeric(0) before loading keeps the expression form of ffr.c instead). */
