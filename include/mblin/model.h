@@ -96,8 +96,9 @@ MBL_API int mbl_model_load_string_opt(const char *text, size_t len, const char *
  * and URDF files named relative to the model are found as the load found them (from the working
  * directory of the load when its name is relative; the copy's name, mbl_model_info.file, is then
  * the absolute one if the directory changed since); one that is no longer there fails the copy with
- * the load's message, naming it. Values changed in place by mbl_model_set_param are not carried
- * (the file's, or the settings'). The studies make their own models so (mbl_sweep_run, mbl_boundary;
+ * the load's message, naming it. Values changed in place by mbl_model_set_param are carried, as
+ * overrides after the load's and before `sets` (a parameter set in place to 100 is 100 in the
+ * copy unless `sets` names it). The studies make their own models so (mbl_sweep_run, mbl_boundary;
  * docs/study.md). 0, or a negative code with st filled (the load's errors). */
 MBL_API int mbl_model_copy(const mbl_model *model, const mbl_setting *sets, int nsets, mbl_model **out,
                            mbl_status *st);

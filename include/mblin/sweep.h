@@ -157,8 +157,8 @@ typedef struct mbl_sweep {
 
 /* Run the sweep on `model` (loaded from a file or a string): the axes are checked and named
  * against it. A parameter changes in place (mbl_model_set_param) only on a model of its own, so the
- * sweep makes copies of `model` (mbl_model_copy: its text loaded again with its own overrides and
- * load options, never its file): once per thread with opt->sets (the fast path), or at every point
+ * sweep makes copies of `model` (mbl_model_copy: its text loaded again with its own overrides, the
+ * values set in place on it and its load options, never its file): once per thread with opt->sets (the fast path), or at every point
  * with opt->sets and the point's values (a parameter that cannot change in place; force_reload);
  * opt->sets go over the model's own overrides (NULL: the model's alone).
  * The caller's model is not changed and may be freed after the call (the sweep keeps its own copy

@@ -44,5 +44,12 @@ int mbl_model_copy(const mbl_model *model, const mbl_setting *sets, int nsets, m
     if (!out) return mbl_error(st, MBL_EARG, "mbl_model_copy: out is NULL");
     *out = NULL;
     if (!model) return mbl_error(st, MBL_EARG, "mbl_model_copy: model is NULL");
-    return load_copy(model_origin_of(model), sets, nsets, out, st);
+    if (!model_origin_of(model)) return load_copy(NULL, sets, nsets, out, st);
+    int fresh;
+    /* parameters changed in place are carried as overrides (before sets: a later one wins) */
+    model_origin *o = model_origin_current(model, &fresh);
+    if (!o) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    int rc = load_copy(o, sets, nsets, out, st);
+    if (fresh) model_origin_free(o);
+    return rc;
 }

@@ -100,6 +100,8 @@ int mbl_model_set_param(mbl_model *md, int i, double value, mbl_status *st)
                                               "velocity, another parameter's value)"
                                             : "another parameter or a value of the file (initial coordinate, "
                                               "velocity, input value, linearize.time) uses it");
+    if (!md->pmoved && !(md->pmoved = mbl_calloc((size_t)md->np, 1))) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    md->pmoved[i] = 1; /* a copy takes the value as an override (model_origin_current) */
     md->pval[i] = value;
     return 0;
 }

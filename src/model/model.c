@@ -245,6 +245,7 @@ void mbl_model_free(mbl_model *md)
     mbl_free(md->file);
     mbl_free(md->name);
     model_origin_free(md->origin);
+    mbl_free(md->pmoved);
     mbl_free(md->p);
     mbl_free(md->q);
     mbl_free(md->v);

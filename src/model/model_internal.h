@@ -171,6 +171,9 @@ struct mbl_model {
     double *val_limit;
     /* what the model was loaded from (src/model/origin.h; mbl_model_copy), NULL: nothing */
     struct model_origin *origin;
+    /* np flags or NULL (none yet): 1 for a parameter changed in place by mbl_model_set_param, whose
+     * value a copy takes as an override (model_origin_current) */
+    unsigned char *pmoved;
 };
 
 /* model_blk0 (model_view.h) inline: the one definition of the unknowns' layout [a lam mu v q Xdot Z

@@ -81,10 +81,19 @@ model_origin *model_origin_new(const char *text, size_t len, int take, const cha
     return o;
 }
 
-model_origin *model_origin_dup(const model_origin *o)
+/* a copy of o with nmore overrides after its own */
+static model_origin *dup_with(const model_origin *o, const mbl_setting *more, int nmore)
 {
-    if (!o) return NULL;
-    model_origin *d = model_origin_new(o->text, o->len, 0, o->name, o->sets, o->nsets, &o->opt);
+    const mbl_setting *sets = o->sets;
+    mbl_setting *all = NULL;
+    if (nmore > 0) {
+        if (!(all = mbl_alloc_array((size_t)o->nsets + (size_t)nmore, sizeof *all))) return NULL;
+        if (o->nsets) memcpy(all, o->sets, (size_t)o->nsets * sizeof *all);
+        memcpy(all + o->nsets, more, (size_t)nmore * sizeof *all);
+        sets = all;
+    }
+    model_origin *d = model_origin_new(o->text, o->len, 0, o->name, sets, o->nsets + (nmore > 0 ? nmore : 0), &o->opt);
+    mbl_free(all);
     if (!d) return NULL;
     mbl_free(d->cwd); /* the original's directory, not today's */
     d->cwd = NULL;
@@ -92,6 +101,25 @@ model_origin *model_origin_dup(const model_origin *o)
         model_origin_free(d);
         return NULL;
     }
+    return d;
+}
+
+model_origin *model_origin_dup(const model_origin *o) { return o ? dup_with(o, NULL, 0) : NULL; }
+
+model_origin *model_origin_current(const mbl_model *md, int *fresh)
+{
+    *fresh = 0;
+    if (!md->origin) return NULL;
+    int nmoved = 0;
+    for (int i = 0; md->pmoved && i < md->np; i++) nmoved += md->pmoved[i];
+    if (!nmoved) return md->origin;
+    mbl_setting *moved = mbl_alloc_array((size_t)nmoved, sizeof *moved);
+    if (!moved) return NULL;
+    for (int i = 0, k = 0; i < md->np; i++)
+        if (md->pmoved[i]) moved[k].name = md->pname[i], moved[k++].value = md->pval[i];
+    model_origin *d = dup_with(md->origin, moved, nmoved);
+    mbl_free(moved);
+    *fresh = d != NULL;
     return d;
 }
 

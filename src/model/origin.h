@@ -26,6 +26,10 @@ typedef struct model_origin {
 model_origin *model_origin_new(const char *text, size_t len, int take, const char *name, const mbl_setting *sets,
                                int nsets, const mbl_load_options *opt);
 model_origin *model_origin_dup(const model_origin *o);
+/* The origin a copy of md loads from: md's own (*fresh = 0), or, when parameters were changed in
+ * place (mbl_model_set_param), a new one (*fresh = 1: the caller frees it) whose overrides end with
+ * their current values. NULL without an origin (*fresh = 0) or when out of memory. */
+model_origin *model_origin_current(const mbl_model *md, int *fresh);
 void model_origin_free(model_origin *o);
 /* The model's origin (NULL: none), and the origin given to it (taken; the previous one freed). */
 const model_origin *model_origin_of(const mbl_model *md);

@@ -281,7 +281,9 @@ static int make_ctx(const mbl_model *md, const mbl_sweep_options *opt, ctx **out
         mbl_free(c->path), mbl_free(c);
         return mbl_error(st, MBL_EARG, "%s: the model keeps no text to load its own copies from (mbl_model_copy)", path);
     }
-    c->origin = model_origin_dup(mo);
+    int fresh; /* the parameters changed in place on md carried as overrides (mbl_model_copy) */
+    model_origin *cur = model_origin_current(md, &fresh);
+    c->origin = fresh ? cur : model_origin_dup(mo);
     c->naxes = opt->naxes;
     c->nbase = opt->nsets > 0 ? opt->nsets : 0;
     c->nsets = c->nbase + opt->naxes;

@@ -10,6 +10,10 @@
  *                     eigenvalue i sqrt(k/m) there (before: the same refusal)
  *   copy              mbl_model_copy: the settings over the model's, independent of the original
  *                     (freed first), the name kept; a copy of the copy
+ *   set_in_place      a parameter changed in place (mbl_model_set_param, k = 400 -> 100) is carried
+ *                     into the copies: a copy's |s| = sqrt(100/m) (a setting over it wins:
+ *                     sqrt(900/m)), a sweep over m on both paths and the boundary of c with
+ *                     eigenvalue i sqrt(100) (before: the copies took the text's k = 400)
  *   data_relative     a model from a string named "model.yaml" in a directory, its table
  *                     "stiff.csv" beside it: swept after the working directory changed (the copies
  *                     find the table where the load did: k from the table), and refused naming the
@@ -163,6 +167,78 @@ TEST(copy)
     CHECK(mbl_model_copy(NULL, NULL, 0, NULL, &st) == MBL_EARG);
 }
 
+/* the largest |s| of a model's modes at its operating point, -1 on failure */
+static double top_abs(const mbl_model *md)
+{
+    mbl_status st;
+    mbl_status_clear(&st);
+    mbl_point *pt = NULL;
+    mbl_linear *lin = NULL;
+    mbl_modes *mo = NULL;
+    int rc = mbl_operating_point(md, NULL, &pt, &st);
+    if (!rc) rc = mbl_linearize(md, pt, NULL, &lin, &st);
+    if (!rc) rc = mbl_modal(lin, NULL, &mo, &st);
+    CHECK_MSG(rc == 0, "modes: %s", st.msg);
+    double f = rc ? -1 : 0;
+    for (int j = 0; !rc && j < mo->nx; j++) f = fmax(f, hypot(mo->modes[j].re, mo->modes[j].im));
+    mbl_modes_free(mo);
+    mbl_linear_free(lin);
+    mbl_point_free(pt);
+    return f;
+}
+
+TEST(set_in_place)
+{
+    mbl_model *md = load_smd(NULL, 0), *cp = NULL;
+    CHECK(md != NULL);
+    if (!md) return;
+    mbl_model_info info;
+    mbl_model_get_info(md, &info);
+    int ik = -1;
+    for (int i = 0; i < info.nparam; i++)
+        if (!strcmp(mbl_model_param_name(md, i), "k")) ik = i;
+    CHECK(ik >= 0);
+    mbl_status st;
+    mbl_status_clear(&st);
+    CHECK(ik >= 0 && mbl_model_set_param(md, ik, 100.0, &st) == 0);
+    CHECK_REL(top_abs(md), 10.0, 1e-10); /* the model itself: sqrt(100/1) */
+    int rc = mbl_model_copy(md, NULL, 0, &cp, &st);
+    CHECK_MSG(rc == 0, "copy: %s", st.msg);
+    if (!rc) CHECK_REL(top_abs(cp), 10.0, 1e-10); /* the value set in place, not the text's 400 */
+    mbl_model_free(cp), cp = NULL;
+    mbl_setting k900[1] = {{"k", 900.0}};
+    rc = mbl_model_copy(md, k900, 1, &cp, &st);
+    CHECK_MSG(rc == 0, "copy k = 900: %s", st.msg);
+    if (!rc) CHECK_REL(top_abs(cp), 30.0, 1e-10); /* a setting over the value set in place */
+    mbl_model_free(cp);
+    for (int reload = 0; reload < 2; reload++) {
+        mbl_sweep_options so;
+        mbl_sweep_options_default(&so);
+        so.naxes = 1;
+        so.axis[0].name = "m", so.axis[0].from = 1, so.axis[0].to = 4, so.axis[0].count = 4;
+        so.force_reload = reload;
+        mbl_sweep *sw = NULL;
+        rc = mbl_sweep_run(md, &so, &sw, &st);
+        CHECK_MSG(rc == 0, "sweep: %s", st.msg);
+        if (rc) continue;
+        CHECK_EQ_INT(sw->nfailed, 0);
+        for (int p = 0; p < sw->npoints; p++)
+            CHECK_REL(top_freq(sw, p), sqrt(100.0 / sw->value[p]) / TWO_PI, 1e-10);
+        mbl_sweep_free(sw);
+    }
+    mbl_boundary_options bo;
+    mbl_boundary_options_default(&bo);
+    bo.from = -1, bo.to = 1;
+    mbl_boundary_result r;
+    rc = mbl_boundary(md, NULL, 0, "c", 0.5, &bo, &r, &st);
+    CHECK_MSG(rc == 0, "boundary: %s", st.msg);
+    if (!rc) {
+        CHECK_CLOSE(r.value, 0.0, 1e-9);
+        CHECK_REL(fabs(r.im), 10.0, 1e-9); /* s = i sqrt(k/m), k as set in place */
+    }
+    mbl_model_free(md);
+}
+
 /* n bytes into dir/name */
 static int write_file(const char *dir, const char *name, const char *text)
 {
@@ -242,6 +318,7 @@ int main(void)
     RUN(sweep_string);
     RUN(boundary_string);
     RUN(copy);
+    RUN(set_in_place);
     RUN(data_relative);
     return test_summary("study_copy");
 }
