@@ -22,10 +22,14 @@ int cli_cmd_simulate(int argc, char **argv);  /* cli/cmd_simulate.c */
 int cli_cmd_validate(int argc, char **argv);
 int cli_cmd_floquet(int argc, char **argv);   /* cli/cmd_floquet.c */
 
-/* The one line of help of command cmd in cli/main.c's table (`mblin --help` lists it), or NULL. */
+/* The one table of the commands (cli/commands.c): the one line of help of command cmd (`mblin
+ * --help` lists it), or NULL; what runs it, or NULL when there is no such command. */
 const char *cli_command_help(const char *cmd);
+int (*cli_command_run(const char *cmd))(int argc, char **argv);
 /* The head of `mblin CMD --help`: "usage: mblin CMD ARGS", a blank line, the table's line of CMD. */
 void cli_help_head(FILE *f, const char *cmd, const char *args);
+/* The commands, one a line ("  NAME MODEL   help"), for `mblin --help`. */
+void cli_commands_list(FILE *f);
 /* The options of linearize, equilibrium, check, compare and report, each with its one text and the
  * commands that take it in brackets when not all five do (cli/cmd_linearize.c; for `mblin --help`). */
 void cli_linearize_options_help(FILE *f);

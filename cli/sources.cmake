@@ -1,5 +1,6 @@
 set(MBLIN_CLI_SOURCES
   cli/main.c
+  cli/commands.c
   cli/options.c
   cli/cmd_linearize.c
   cli/cli_util.c
