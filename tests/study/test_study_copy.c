@@ -117,6 +117,26 @@ TEST(boundary_string)
     mbl_model_free(md);
 }
 
+/* the largest |s| of a model's modes at its operating point, -1 on failure */
+static double top_abs(const mbl_model *md)
+{
+    mbl_status st;
+    mbl_status_clear(&st);
+    mbl_point *pt = NULL;
+    mbl_linear *lin = NULL;
+    mbl_modes *mo = NULL;
+    int rc = mbl_operating_point(md, NULL, &pt, &st);
+    if (!rc) rc = mbl_linearize(md, pt, NULL, &lin, &st);
+    if (!rc) rc = mbl_modal(lin, NULL, &mo, &st);
+    CHECK_MSG(rc == 0, "modes: %s", st.msg);
+    double f = rc ? -1 : 0;
+    for (int j = 0; !rc && j < mo->nx; j++) f = fmax(f, hypot(mo->modes[j].re, mo->modes[j].im));
+    mbl_modes_free(mo);
+    mbl_linear_free(lin);
+    mbl_point_free(pt);
+    return f;
+}
+
 TEST(copy)
 {
     mbl_setting base[1] = {{"k", 900.0}};
@@ -145,46 +165,12 @@ TEST(copy)
     mbl_setting k100[1] = {{"k", 100.0}};
     rc = mbl_model_copy(cp, k100, 1, &cp2, &st);
     CHECK_MSG(rc == 0, "copy 2: %s", st.msg);
-    mbl_point *pt = NULL;
-    mbl_linear *lin = NULL;
-    mbl_modes *mo = NULL;
-    if (!rc) rc = mbl_operating_point(cp2, NULL, &pt, &st);
-    if (!rc) rc = mbl_linearize(cp2, pt, NULL, &lin, &st);
-    if (!rc) rc = mbl_modal(lin, NULL, &mo, &st);
-    CHECK_MSG(rc == 0, "modes: %s", st.msg);
-    if (!rc) {
-        double f = 0;
-        for (int j = 0; j < mo->nx; j++) f = fmax(f, hypot(mo->modes[j].re, mo->modes[j].im));
-        CHECK_REL(f, sqrt(100.0 / 4.0), 1e-10);
-    }
-    mbl_modes_free(mo);
-    mbl_linear_free(lin);
-    mbl_point_free(pt);
+    if (!rc) CHECK_REL(top_abs(cp2), sqrt(100.0 / 4.0), 1e-10);
     mbl_model_free(cp2);
     mbl_model_free(cp);
     /* bad arguments */
     CHECK(mbl_model_copy(NULL, NULL, 0, &cp, &st) == MBL_EARG);
     CHECK(mbl_model_copy(NULL, NULL, 0, NULL, &st) == MBL_EARG);
-}
-
-/* the largest |s| of a model's modes at its operating point, -1 on failure */
-static double top_abs(const mbl_model *md)
-{
-    mbl_status st;
-    mbl_status_clear(&st);
-    mbl_point *pt = NULL;
-    mbl_linear *lin = NULL;
-    mbl_modes *mo = NULL;
-    int rc = mbl_operating_point(md, NULL, &pt, &st);
-    if (!rc) rc = mbl_linearize(md, pt, NULL, &lin, &st);
-    if (!rc) rc = mbl_modal(lin, NULL, &mo, &st);
-    CHECK_MSG(rc == 0, "modes: %s", st.msg);
-    double f = rc ? -1 : 0;
-    for (int j = 0; !rc && j < mo->nx; j++) f = fmax(f, hypot(mo->modes[j].re, mo->modes[j].im));
-    mbl_modes_free(mo);
-    mbl_linear_free(lin);
-    mbl_point_free(pt);
-    return f;
 }
 
 TEST(set_in_place)
