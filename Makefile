@@ -31,7 +31,7 @@ PACKAGES = gcc libc6-dev cmake pkg-config clang libclang-rt-14-dev lld \
            libopenmpi-dev openmpi-bin petsc-dev libslepc-real-dev \
            python3 python3-dev python3-numpy python3-scipy python3-pytest valgrind octave \
            python3-venv python3-pip python3-setuptools python3-jsonschema \
-           chromium
+           chromium calculix-ccx gmsh
 # Benchmarks only (bench/peers.py: MuJoCo, and mpmath for the closed-form check): `make bench-setup`.
 BENCH_PACKAGES = libmujoco-dev python3-mpmath
 

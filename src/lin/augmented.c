@@ -281,8 +281,8 @@ static void work_pattern(mbl_lin_work *w)
     int p0, p1; /* the columns below N: where the pattern is sorted by column, its first p1 entries */
     model_jac_col_range(md, 0, N, &p0, &p1);
     if (model_jac_by_col(md) && p0 == 0) {
-        memcpy(w->ti, mv->jac.row, (size_t)p1 * sizeof *w->ti);
-        memcpy(w->tj, mv->jac.col, (size_t)p1 * sizeof *w->tj);
+        if (p1 > 0) memcpy(w->ti, mv->jac.row, (size_t)p1 * sizeof *w->ti);
+        if (p1 > 0) memcpy(w->tj, mv->jac.col, (size_t)p1 * sizeof *w->tj);
         for (int p = 0; p < p1; p++) w->tsrc[p] = p;
         nz = p1;
     } else {
