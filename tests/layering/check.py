@@ -47,6 +47,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 FLOORS = [
     ["src/core"],
     ["src/expr", "src/la"],
+    ["src/fe"],
     ["src/model"],
     ["src/mech"],
     ["src/load"],
