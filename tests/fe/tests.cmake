@@ -1,0 +1,1 @@
+# Tests of src/fe: the FE part readers, the Craig-Bampton reduction and the invariants (issue 67).
