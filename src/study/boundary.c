@@ -753,7 +753,7 @@ static int no_boundary(const search *sc, const walk *w, double near, int b, mbl_
     double lo = fmin(w->reached[0], w->reached[1]), hi = fmax(w->reached[0], w->reached[1]);
     lo = fmin(lo, near), hi = fmax(hi, near);
     return mbl_error(st, MBL_EMODEL,
-                     "boundary: no boundary%s for %s in [%.6g, %.6g] (%s; %d points)%s; --range FROM:TO searches elsewhere",
+                     "boundary: no boundary%s for %s in [%.6g, %.6g] (%s; %d points)%s; another search range may find one",
                      mode, sc->param, lo, hi,
                      opt->order != 0 ? "no frequency meets the order line"
                                      : "no real part changes sign, no two eigenvalues leave the imaginary axis",
