@@ -1,2 +1,4 @@
 list(APPEND MBLIN_SOURCES
+  src/fe/part.c
+  src/fe/calculix.c
 )
