@@ -70,7 +70,7 @@ static char *next_field(char **s)
 /* the value of parameter key of a keyword line's parameters (NULL: absent; "" without a value) */
 static char *param(const char *params, const char *key, char *buf, size_t len)
 {
-    char tmp[4 * FE_LINE_MAX + 1];
+    char tmp[FE_LINE_MAX + 1];
     snprintf(tmp, sizeof tmp, "%s", params);
     char *s = tmp, *f;
     while ((f = next_field(&s))) {
@@ -295,8 +295,9 @@ static int data_line(deck *d, int data, int set, int generate, char *s, const fe
     return 0;
 }
 
-/* one file of the deck: keywords without case, `**` comments, a keyword line ending in a comma
- * continued on the next */
+/* one file of the deck: keywords without case, `**` comments; a keyword line is not continued on the
+ * next (ccx 2.20 reads a line after one ending in a comma as data), a list of *NSET goes on over
+ * as many data lines as it needs */
 static int deck_read(deck *d, const char *path, int depth, const fe_lines *from)
 {
     if (depth >= FE_INCLUDE_DEPTH)
@@ -305,7 +306,6 @@ static int deck_read(deck *d, const char *path, int depth, const fe_lines *from)
     fe_lines in;
     int rc = fe_lines_open(&in, path, "input deck", d->st), got = 0, data = DATA_NONE, set = -1, generate = 0;
     if (rc && from) mbl_error_prefix(d->st, "%s:%ld: *INCLUDE", from->path, from->line);
-    char kw[4 * FE_LINE_MAX + 1];
     while (!rc && (got = fe_lines_next(&in, d->st)) > 0) {
         char *s = in.buf;
         if ((s[0] == '*' && s[1] == '*') || !s[strspn(s, " \t")]) continue;
@@ -313,18 +313,7 @@ static int deck_read(deck *d, const char *path, int depth, const fe_lines *from)
             rc = data_line(d, data, set, generate, s, &in);
             continue;
         }
-        snprintf(kw, sizeof kw, "%s", s + 1);
-        size_t l = strlen(kw);
-        while (l && isspace((unsigned char)kw[l - 1])) kw[--l] = 0;
-        while (!rc && l && kw[l - 1] == ',' && (got = fe_lines_next(&in, d->st)) > 0) {
-            if (l + strlen(in.buf) >= sizeof kw)
-                rc = mbl_error(d->st, MBL_EPARSE, "%s:%ld: a keyword line continued past %d characters", in.path,
-                               in.line, (int)sizeof kw - 1);
-            else strcat(kw, in.buf), l = strlen(kw);
-            while (l && isspace((unsigned char)kw[l - 1])) kw[--l] = 0;
-        }
-        if (got < 0) rc = got;
-        if (!rc) rc = keyword(d, kw, &in, depth, &data, &set, &generate);
+        rc = keyword(d, s + 1, &in, depth, &data, &set, &generate);
     }
     if (!rc && got < 0) rc = got;
     fe_lines_close(&in);
