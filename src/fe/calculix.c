@@ -87,14 +87,7 @@ static char *param(const char *params, const char *key, char *buf, size_t len)
 
 static int node_index(const deck *d, long id)
 {
-    int lo = 0, hi = d->nnode - 1;
-    while (lo <= hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (d->id[mid] == id) return mid;
-        if (d->id[mid] < id) lo = mid + 1;
-        else hi = mid - 1;
-    }
-    return -1;
+    return fe_search(d->id, d->nnode, id);
 }
 
 /* pass 1: a data line of *NODE: id, x[, y[, z]] */

@@ -29,6 +29,8 @@ void fe_lines_close(fe_lines *in);
 int fe_parse_long(const char *s, long *v);
 /* A finite number of C's strtod syntax filling s (1), or not (0). */
 int fe_parse_double(const char *s, double *v);
+/* the index of v in the ascending a[0..n-1] (-1: none) */
+int fe_search(const int *a, int n, long v);
 /* s and t equal without case */
 int fe_same_name(const char *s, const char *t);
 

@@ -26,6 +26,7 @@ typedef struct nas_in {
     long line;                 /* the line of the entry's first */
     char fld[8][NAS_FIELD + 1];/* the data fields of the line read last */
     int nf, at;
+    int bad;                   /* the line read last: 1 a field too long, 2 too many fields */
 } nas_in;
 
 /* the line without its comment, tabs expanded to 8-column stops, in out (at most FE_LINE_MAX) */
@@ -49,58 +50,45 @@ static int nas_continues(const char *s)
     return s[0] == '+' || s[0] == '*' || s[0] == ',' || (strlen(s) > 8 && !strncmp(s, "        ", 8));
 }
 
-/* one field into out (trimmed; an error past NAS_FIELD characters) */
-static int nas_put(nas_in *in, const char *s, size_t n, char *out)
+/* one field into out, trimmed (past NAS_FIELD characters: "", and the line marked bad) */
+static void nas_put(nas_in *in, const char *s, size_t n, char *out)
 {
     while (n && isspace((unsigned char)*s)) s++, n--;
     while (n && isspace((unsigned char)s[n - 1])) n--;
-    if (n > NAS_FIELD)
-        return mbl_error(in->st, MBL_EPARSE, "%s:%ld: a field longer than %d characters", in->L.path, in->L.line,
-                         NAS_FIELD);
+    if (n > NAS_FIELD) in->bad = 1, n = 0;
     memcpy(out, s, n), out[n] = 0;
-    return 0;
 }
 
-/* the fields of line s: the first into in->name (when first), the data fields into in->fld */
-static int nas_split(nas_in *in, const char *s, int first)
+/* The fields of line s: the first into in->name (when first), the data fields into in->fld. A line
+ * of a field too long or of too many fields is marked bad, an error only if an entry read needs it
+ * (lines of the case control or of entries not read may be anything). */
+static void nas_split(nas_in *in, const char *s, int first)
 {
     char f1[NAS_FIELD + 1];
-    int rc = 0, large;
     memset(in->fld, 0, sizeof in->fld);
-    in->at = 0;
-    if (strchr(s, ',')) {
-        const char *c = strchr(s, ',');
-        if ((rc = nas_put(in, s, (size_t)(c - s), f1))) return rc;
-        large = f1[0] == '*' || (f1[0] && f1[strlen(f1) - 1] == '*');
-        in->nf = large ? 4 : 8;
-        for (int k = 0; c && !rc; k++) {
-            const char *e = strchr(c + 1, ',');
-            size_t n = e ? (size_t)(e - c - 1) : strlen(c + 1);
-            if (k < in->nf) rc = nas_put(in, c + 1, n, in->fld[k]);
-            else if (k > in->nf) /* k == nf: the continuation field */
-                rc = mbl_error(in->st, MBL_EPARSE, "%s:%ld: more than %d fields on a line", in->L.path, in->L.line,
-                               in->nf + 2);
-            c = e;
-        }
-    } else {
-        size_t l = strlen(s);
-        if ((rc = nas_put(in, s, l < 8 ? l : 8, f1))) return rc;
-        large = f1[0] == '*' || (f1[0] && f1[strlen(f1) - 1] == '*');
-        in->nf = large ? 4 : 8;
-        int w = large ? 16 : 8;
-        for (int k = 0; k < in->nf && !rc; k++) {
-            size_t a = 8 + (size_t)(k * w);
-            if (a < l) rc = nas_put(in, s + a, l - a < (size_t)w ? l - a : (size_t)w, in->fld[k]);
-        }
+    in->at = 0, in->bad = 0;
+    const char *c = strchr(s, ',');
+    size_t l = strlen(s);
+    nas_put(in, s, c ? (size_t)(c - s) : l < 8 ? l : 8, f1);
+    in->nf = f1[0] == '*' || (f1[0] && f1[strlen(f1) - 1] == '*') ? 4 : 8;
+    for (int k = 0; c; k++) { /* free field; k == nf: the continuation field */
+        const char *e = strchr(c + 1, ',');
+        if (k < in->nf) nas_put(in, c + 1, e ? (size_t)(e - c - 1) : strlen(c + 1), in->fld[k]);
+        else if (k > in->nf) in->bad = 2;
+        c = e;
     }
-    if (!rc && first) {
+    int w = in->nf == 4 ? 16 : 8;
+    for (int k = 0; !strchr(s, ',') && k < in->nf; k++) { /* fixed fields */
+        size_t a = 8 + (size_t)(k * w);
+        if (a < l) nas_put(in, s + a, l - a < (size_t)w ? l - a : (size_t)w, in->fld[k]);
+    }
+    if (first) {
         size_t n = strlen(f1);
         if (n && f1[n - 1] == '*') f1[n - 1] = 0;
         strcpy(in->name, f1);
         strcpy(in->who, f1);
         in->line = in->L.line;
     }
-    return rc;
 }
 
 /* the next line that is not blank (1, cleaned into buf), the end (0) or an error */
@@ -123,8 +111,8 @@ static int nas_entry(nas_in *in)
         if (in->pending) nas_clean(in->L.buf, buf), in->pending = 0;
         else if ((got = nas_line(in, buf)) <= 0) return got;
         if (nas_continues(buf)) continue; /* the rest of an entry not read */
-        int rc = nas_split(in, buf, 1);
-        return rc ? rc : 1;
+        nas_split(in, buf, 1);
+        return 1;
     }
 }
 
@@ -139,9 +127,13 @@ static int nas_field(nas_in *in, const char **f, long *line)
             in->pending = 1;
             return 0;
         }
-        int rc = nas_split(in, buf, 0);
-        if (rc) return rc;
+        nas_split(in, buf, 0);
     }
+    if (in->bad)
+        return in->bad == 1 ? mbl_error(in->st, MBL_EPARSE, "%s:%ld: %s: a field longer than %d characters",
+                                        in->L.path, in->L.line, in->who, NAS_FIELD)
+                            : mbl_error(in->st, MBL_EPARSE, "%s:%ld: %s: more than %d fields on a line", in->L.path,
+                                        in->L.line, in->who, in->nf + 2);
     *line = in->L.line;
     *f = in->fld[in->at++];
     return 1;
@@ -476,6 +468,8 @@ int fe_read_nastran(const char *pch, const char *kname, const char *mname, const
                     mbl_status *st)
 {
     if (!pch || !kname || !p) return mbl_error(st, MBL_EARG, "fe_read_nastran: NULL argument");
+    if (mname && fe_same_name(kname, mname))
+        return mbl_error(st, MBL_EARG, "fe_read_nastran: the stiffness and the mass are both DMIG %s", kname);
     memset(p, 0, sizeof *p);
     nas_mat m[2];
     nas_grids g;

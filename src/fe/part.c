@@ -26,16 +26,21 @@ void fe_part_free(fe_part *p)
     memset(p, 0, sizeof *p);
 }
 
-int fe_part_node(const fe_part *p, int id)
+int fe_search(const int *a, int n, long v)
 {
-    int lo = 0, hi = p ? p->nnode - 1 : -1;
+    int lo = 0, hi = n - 1;
     while (lo <= hi) {
         int mid = lo + (hi - lo) / 2;
-        if (p->node_id[mid] == id) return mid;
-        if (p->node_id[mid] < id) lo = mid + 1;
+        if (a[mid] == v) return mid;
+        if (a[mid] < v) lo = mid + 1;
         else hi = mid - 1;
     }
     return -1;
+}
+
+int fe_part_node(const fe_part *p, int id)
+{
+    return p ? fe_search(p->node_id, p->nnode, id) : -1;
 }
 
 int fe_same_name(const char *s, const char *t)

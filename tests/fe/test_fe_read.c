@@ -316,9 +316,13 @@ TEST(nastran_fields_and_refusals)
     nas_case(GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,1.+999\n", "K", "bad.pch:4: DMIG K term: '1.+999' is not a finite number");
     nas_case(GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1\n", "K", "bad.pch:4: DMIG K: a term without its value");
     nas_case(GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,2.,3.\n", "K", "bad.pch:4: DMIG K: an imaginary part in a real matrix");
-    nas_case(GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,2.,,1,2,3,4,5,6\n", "K", "bad.pch:4: more than 10 fields on a line");
-    nas_case(GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,1.00000000000000000000000001\n", "K", "bad.pch:4: a field longer than 24 characters");
+    nas_case(GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,2.,,1,2,3,4,5,6\n", "K", "bad.pch:4: DMIG: more than 10 fields on a line");
+    nas_case(GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,1.00000000000000000000000001\n", "K", "bad.pch:4: DMIG: a field longer than 24 characters");
     nas_case("DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,2.\n", "K", "bad.pch: no GRID entries");
+    /* lines of the case control and of entries not read may be anything */
+    nas_case("SUBCASE 1\nDISPLACEMENT(PLOT,PUNCH,SORT1,REAL,PRINT,SOMETHING,X,Y,Z) = ALL\nTITLE = a title longer than "
+             "24 characters, with a comma\nBEGIN BULK\n" GRIDS "PARAM,POST,-1\nDMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,2.,,+\n"
+             "+,2,1,-1.\nDMIG,K,2,1,,2,1,2.5D-3\nENDDATA\n", "K", NULL);
     mbl_status st = {0};
     fe_part p;
     write_file("bad.pch", "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,2.\n");
