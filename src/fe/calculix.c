@@ -70,7 +70,7 @@ static char *next_field(char **s)
 /* the value of parameter key of a keyword line's parameters (NULL: absent; "" without a value) */
 static char *param(const char *params, const char *key, char *buf, size_t len)
 {
-    char tmp[FE_LINE_MAX + 1];
+    char tmp[FE_LINE_MAX + 3];
     snprintf(tmp, sizeof tmp, "%s", params);
     char *s = tmp, *f;
     while ((f = next_field(&s))) {
@@ -251,10 +251,19 @@ enum { DATA_NONE, DATA_NODE, DATA_NSET };
 static int deck_read(deck *d, const char *path, int depth, const fe_lines *from);
 
 /* a keyword line (its continuations joined in kw): what its data lines are */
-static int keyword(deck *d, char *kw, const fe_lines *in, int depth, int *data, int *set, int *generate)
+static int keyword(deck *d, const char *line, const fe_lines *in, int depth, int *data, int *set, int *generate)
 {
-    char *p = kw, *name = next_field(&p), val[FE_LINE_MAX + 1];
+    /* ccx reads a keyword line without its blanks (*SOLID SECTION is *SOLIDSECTION), but for a file name */
+    char kw[FE_LINE_MAX + 3], raw[FE_LINE_MAX + 3], val[FE_LINE_MAX + 3];
+    size_t n = 0;
+    for (const char *c = line; *c && n < sizeof kw - 1; c++)
+        if (!isspace((unsigned char)*c)) kw[n++] = *c;
+    kw[n] = 0;
+    size_t m = strlen(line) < sizeof raw ? strlen(line) : sizeof raw - 1; /* a line: at most FE_LINE_MAX */
+    memcpy(raw, line, m), raw[m] = 0;
+    char *p = kw, *name = next_field(&p), *q = raw;
     const char *params = p ? p : "";
+    next_field(&q);
     *data = DATA_NONE, *set = -1, *generate = 0;
     if (fe_same_name(name, "NODE")) {
         *data = DATA_NODE;
@@ -271,7 +280,7 @@ static int keyword(deck *d, char *kw, const fe_lines *in, int depth, int *data, 
         return 0;
     }
     if (!fe_same_name(name, "INCLUDE")) return 0;
-    if (!param(params, "INPUT", val, sizeof val) || !*val)
+    if (!param(q ? q : "", "INPUT", val, sizeof val) || !*val)
         return mbl_error(d->st, MBL_EPARSE, "%s:%ld: *INCLUDE without INPUT=", in->path, in->line);
     char *inc = include_path(in->path, val);
     if (!inc) return mbl_error(d->st, MBL_ENOMEM, "out of memory");
