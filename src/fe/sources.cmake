@@ -1,2 +1,5 @@
 list(APPEND MBLIN_SOURCES
+  src/fe/part.c
+  src/fe/calculix.c
+  src/fe/nastran.c
 )
