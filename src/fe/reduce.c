@@ -1,6 +1,7 @@
 /* Craig-Bampton reduction of an FE part (fe.h): the interfaces eliminated (src/fe/spider.c), the
- * fixed-interface normal modes of (K_ii, M_ii) by ARPACK, the constraint modes -K_ii^-1 K_ib by
- * CHOLMOD, T = [Phi_i Psi; 0 I] and the pair (T^T K T, T^T M T) orthonormalised by LAPACK's
+ * fixed-interface normal modes of (K_ii, M_ii) by ARPACK (mbla_eigs_sym_chol: shift-invert at 0 on
+ * CHOLMOD's factor of K_ii, which KLU's LU made several times slower), the constraint modes
+ * -K_ii^-1 K_ib by CHOLMOD with the same factor, T = [Phi_i Psi; 0 I] and the pair (T^T K T, T^T M T) orthonormalised by LAPACK's
  * symmetric-definite driver, the rigid-body modes dropped. Memory: K and M sparse, the dense
  * arrays are n x (k + nb) (the basis, K T) and (k + nb)^2; never an n x n one. */
 #include "fe/reduce_steps.h"
@@ -152,12 +153,13 @@ int fe_cb_factor(fe_cb *c, mbl_status *st)
                      list);
 }
 
-/* the k lowest eigenpairs of (K_ii, M_ii): ARPACK (shift 0: K_ii is positive definite) or LAPACK */
+/* the k lowest eigenpairs of (K_ii, M_ii): ARPACK's Lanczos on CHOLMOD's factor of K_ii (shift 0:
+ * K_ii is positive definite; the constraint modes use the same factor), or LAPACK */
 static int solve_modes(const fe_cb *c, int k, double *w, double *V, mbl_status *st)
 {
     int ni = c->ni;
     if (2 * k + 1 < ni && FE_DENSE_ROWS < ni)
-        return mbla_eigs_sym_sinv(c->Kii, c->Mii, 0.0, k, NULL, w, V, ni, NULL, st);
+        return mbla_eigs_sym_chol(NULL, c->Mii, 0.0, c->chol, k, NULL, w, V, ni, NULL, st);
     double *Kd = mbl_alloc_array((size_t)ni * ni, sizeof *Kd), *Md = mbl_alloc_array((size_t)ni * ni, sizeof *Md);
     double *wa = mbl_alloc_array((size_t)ni, sizeof *wa), *Z = mbl_alloc_array((size_t)ni * ni, sizeof *Z);
     int r = !Kd || !Md || !wa || !Z ? mbl_error(st, MBL_ENOMEM, "fe_reduce: out of memory (%d interior rows)", ni) : 0;

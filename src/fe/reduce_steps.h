@@ -33,7 +33,7 @@ int fe_cb_eliminate(fe_cb *c, const fe_part *p, const fe_iface *ifc, int niface,
                     mbl_status *st);
 /* CHOLMOD's factor of K_ii (refused naming the interfaces when it is not positive definite) */
 int fe_cb_factor(fe_cb *c, mbl_status *st);
-/* the fixed-interface modes (ARPACK, or LAPACK below FE_DENSE_ROWS) */
+/* the fixed-interface modes (ARPACK on the factor of K_ii, or LAPACK below FE_DENSE_ROWS) */
 int fe_cb_fixed(fe_cb *c, mbl_status *st);
 /* the constraint modes */
 int fe_cb_constraint(fe_cb *c, mbl_status *st);
