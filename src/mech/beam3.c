@@ -110,67 +110,6 @@ static int beam3_velocity(mech *M, const body *B, const yaml_node_t *val, const 
     return rc;
 }
 
-int mech_flex_frame3(mech *M, const yaml_node_t *key, const yaml_node_t *val, const char *what, int *bi)
-{
-    /* the frame's orientation: a rotation by 'angle' about 'axis' (Rodrigues) */
-    const char *name = mech_sc(key);
-    int rc = 0;
-    double R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, e0[4];
-    yaml_node_t *axn = mech_get(M, val, "axis"), *ann = mech_get(M, val, "angle");
-    if (!axn != !ann) return err_at(M, axn ? axn : ann, "%s: give 'axis' and 'angle' together", what);
-    if (axn) {
-        double k[3], a;
-        const char *at;
-        int was = M->track_numeric;
-        M->track_numeric = 1; /* numbers of the equations: no derivative by their parameters */
-        if ((rc = mech_eval_vec(M, axn, 3, "axis", k)) || (rc = mech_text_of(M, ann, "angle", &at)) ||
-            (rc = mech_eval_text(M, at, ann, "angle", &a))) {
-            M->track_numeric = was;
-            return rc;
-        }
-        M->track_numeric = was;
-        double nk = sqrt(vec3_dot(k, k));
-        if (!(nk > 0)) return err_at(M, axn, "%s: the rotation axis is zero", what);
-        for (int i = 0; i < 3; i++) k[i] /= nk;
-        double c = cos(a), s = sin(a), K[9] = {0, k[2], -k[1], -k[2], 0, k[0], k[1], -k[0], 0}; /* column-major */
-        for (int j = 0; j < 3; j++)
-            for (int i = 0; i < 3; i++) {
-                double KK = 0;
-                for (int l = 0; l < 3; l++) KK += K[i + 3 * l] * K[l + 3 * j];
-                R[i + 3 * j] = (i == j) + s * K[i + 3 * j] + (1 - c) * KK;
-            }
-    }
-    mech_euler_params(R, e0);
-    const char *p0[3] = {"0", "0", "0"};
-    yaml_node_t *pn = mech_get(M, val, "position");
-    if (pn && (rc = mech_vec_of(M, pn, 3, "position", p0))) return rc;
-
-    body *B = mech_new_body(M, name, key);
-    if (!B) return mech_oom(M);
-    *bi = M->nb - 1;
-    B->kind = KIND_SPATIAL;
-    memcpy(B->R0, R, sizeof R);
-    memcpy(B->q0, e0, sizeof e0);
-    B->oset = -1;
-    for (int k = 0; k < 6; k++) B->I[k] = "0";
-    static const char *cn[3] = {"x", "y", "z"};
-    for (int k = 0; k < 3 && !rc; k++) {
-        B->p0[k] = p0[k];
-        B->r[k] = mech_fmt(M, "%s_%s", name, cn[k]);
-        rc = mech_push_at(M, &M->src->coordinates, B->r[k], p0[k], pn ? pn : key);
-    }
-    for (int k = 0; k < 4 && !rc; k++) {
-        B->e[k] = mech_fmt(M, "%s_e%d", name, k);
-        rc = mech_push_at(M, &M->src->coordinates, B->e[k], mech_num(M, e0[k]), axn ? axn : key);
-    }
-    if (!rc) rc = beam3_velocity(M, B, val, e0);
-    if (rc) return rc;
-    /* inertia and gravity: the structured term (model/ffr3.c) */
-    B->mass = "0";
-    for (int k = 0; k < 3; k++) B->cm[k] = "0";
-    return mech_euler_texts(M, B, 1, 1); /* normalization, B->A, B->w as a rigid body's */
-}
-
 int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
 {
     const char *name = mech_sc(key);
@@ -267,6 +206,67 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     M->b[bi].gle = geo ? mech_fmt(M, "((%s)/%d)", Lt, ne) : NULL;
     if ((rc = mech_beam_strain_validity(M, &M->b[bi], qf[4 + 6 * ne], Lt))) return rc;
     return beam3_markers(M, bi, mech_get(M, val, "markers"), ne, L, Lt, qf + 4);
+}
+
+int mech_flex_frame3(mech *M, const yaml_node_t *key, const yaml_node_t *val, const char *what, int *bi)
+{
+    /* the frame's orientation: a rotation by 'angle' about 'axis' (Rodrigues) */
+    const char *name = mech_sc(key);
+    int rc = 0;
+    double R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, e0[4];
+    yaml_node_t *axn = mech_get(M, val, "axis"), *ann = mech_get(M, val, "angle");
+    if (!axn != !ann) return err_at(M, axn ? axn : ann, "%s: give 'axis' and 'angle' together", what);
+    if (axn) {
+        double k[3], a;
+        const char *at;
+        int was = M->track_numeric;
+        M->track_numeric = 1; /* numbers of the equations: no derivative by their parameters */
+        if ((rc = mech_eval_vec(M, axn, 3, "axis", k)) || (rc = mech_text_of(M, ann, "angle", &at)) ||
+            (rc = mech_eval_text(M, at, ann, "angle", &a))) {
+            M->track_numeric = was;
+            return rc;
+        }
+        M->track_numeric = was;
+        double nk = sqrt(vec3_dot(k, k));
+        if (!(nk > 0)) return err_at(M, axn, "%s: the rotation axis is zero", what);
+        for (int i = 0; i < 3; i++) k[i] /= nk;
+        double c = cos(a), s = sin(a), K[9] = {0, k[2], -k[1], -k[2], 0, k[0], k[1], -k[0], 0}; /* column-major */
+        for (int j = 0; j < 3; j++)
+            for (int i = 0; i < 3; i++) {
+                double KK = 0;
+                for (int l = 0; l < 3; l++) KK += K[i + 3 * l] * K[l + 3 * j];
+                R[i + 3 * j] = (i == j) + s * K[i + 3 * j] + (1 - c) * KK;
+            }
+    }
+    mech_euler_params(R, e0);
+    const char *p0[3] = {"0", "0", "0"};
+    yaml_node_t *pn = mech_get(M, val, "position");
+    if (pn && (rc = mech_vec_of(M, pn, 3, "position", p0))) return rc;
+
+    body *B = mech_new_body(M, name, key);
+    if (!B) return mech_oom(M);
+    *bi = M->nb - 1;
+    B->kind = KIND_SPATIAL;
+    memcpy(B->R0, R, sizeof R);
+    memcpy(B->q0, e0, sizeof e0);
+    B->oset = -1;
+    for (int k = 0; k < 6; k++) B->I[k] = "0";
+    static const char *cn[3] = {"x", "y", "z"};
+    for (int k = 0; k < 3 && !rc; k++) {
+        B->p0[k] = p0[k];
+        B->r[k] = mech_fmt(M, "%s_%s", name, cn[k]);
+        rc = mech_push_at(M, &M->src->coordinates, B->r[k], p0[k], pn ? pn : key);
+    }
+    for (int k = 0; k < 4 && !rc; k++) {
+        B->e[k] = mech_fmt(M, "%s_e%d", name, k);
+        rc = mech_push_at(M, &M->src->coordinates, B->e[k], mech_num(M, e0[k]), axn ? axn : key);
+    }
+    if (!rc) rc = beam3_velocity(M, B, val, e0);
+    if (rc) return rc;
+    /* inertia and gravity: the structured term (model/ffr3.c) */
+    B->mass = "0";
+    for (int k = 0; k < 3; k++) B->cm[k] = "0";
+    return mech_euler_texts(M, B, 1, 1); /* normalization, B->A, B->w as a rigid body's */
 }
 
 /* c * the element blocks E (ne blocks 12 x 12, column-major, at dof 6 e) assembled */

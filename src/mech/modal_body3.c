@@ -294,14 +294,16 @@ static int read_markers(mech *M, const body *Bn, const yaml_node_t *mks, int k, 
     return rc;
 }
 
+/* the keys of a spatial modal body written by hand */
+static const char *const modal3_keys[] = {"type",       "position", "axis",    "angle",
+                                          "velocity",   "angular_velocity",    "damping",
+                                          "invariants", "markers",  "geometric_stiffness", NULL};
+
 int mech_read_modal3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
 {
-    const char *name = mech_sc(key);
     char what[200];
-    snprintf(what, sizeof what, "body '%s'", name);
-    static const char *ok[] = {"type", "position", "axis", "angle", "velocity", "angular_velocity", "damping", "invariants",
-                               "markers", "geometric_stiffness", NULL};
-    int rc = mech_check_keys(M, val, ok, what);
+    snprintf(what, sizeof what, "body '%s'", mech_sc(key));
+    int rc = mech_check_keys(M, val, modal3_keys, what);
     if (rc) return rc;
     yaml_node_t *gs = mech_get(M, val, "geometric_stiffness"), *iv = mech_get(M, val, "invariants");
     if (gs) return err_at(M, gs, "%s: geometric stiffness per unit load is not there yet for spatial modal bodies", what);
@@ -312,7 +314,7 @@ int mech_read_modal3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     const char **names = NULL;
     body nb; /* the markers' messages name the body before it exists */
     memset(&nb, 0, sizeof nb);
-    nb.name = name;
+    nb.name = mech_sc(key);
     rc = read_inv(M, iv, what, &v);
     if (!rc) rc = read_markers(M, &nb, mech_get(M, val, "markers"), v.k, &b, &names);
     if (!rc) rc = mech_modal3_build(M, key, val, &v, &b, names);
