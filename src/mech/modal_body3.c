@@ -241,6 +241,7 @@ static int read_inv(mech *M, const yaml_node_t *iv, const char *what, fe_invaria
     const char *mt;
     if (!rc) rc = mech_text_of(M, mn, "mass", &mt);
     if (!rc) rc = mech_eval_text(M, mt, mn, "mass", &v->m);
+    if (!rc && (!(v->m > 0) || !isfinite(v->m))) rc = err_at(M, mn, "%s: the mass must be positive and finite (it is %g)", w, v->m);
     if (!rc) rc = mech_eval_vec(M, sn, 3, "s0", v->s0);
     if (!rc) rc = mech_eval_vec(M, qn, 6, "Q0", v->Q0);
     /* the order of Mc is the number of modes */

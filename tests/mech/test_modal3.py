@@ -165,7 +165,13 @@ with tempfile.TemporaryDirectory() as d:
     for what, extra, body_edit, want in (
             ("geometric stiffness", "    geometric_stiffness: {ax: x.mtx}\n", None, "not there yet"),
             ("a missing invariant", "", lambda t: t.replace(f"      Cu: {d}/Cu.mtx\n", ""), "missing 'Cu'"),
-            ("shapes of the wrong size", "", lambda t: t.replace(f"{d}/r.mtx", f"{d}/Sb.mtx"), "expected 6 x 1")):
+            ("shapes of the wrong size", "", lambda t: t.replace(f"{d}/r.mtx", f"{d}/Sb.mtx"), "expected 6 x 1"),
+            ("Mab of the wrong size", "", lambda t: t.replace(f"{d}/Mab.mtx", f"{d}/K.mtx"), "expected 9 x 1"),
+            ("a negative mass", "", lambda t: t.replace("mass: 2.0", "mass: -2.0"), "mass must be positive"),
+            ("Mc not positive", "", lambda t: t.replace(f"Mc: {d}/Mc.mtx", f"Mc: {d}/neg.mtx"), "diagonal entry 1 is not positive"),
+            ("Mab's blocks xy and yx apart", "", lambda t: t.replace(f"{d}/Mab.mtx", f"{d}/asym.mtx"), "relative deviation")):
+        mtx(f"{d}/neg.mtx", [[-1.0]])
+        mtx(f"{d}/asym.mtx", [[1.0], [0.3], [0], [0.1], [0], [0], [0], [0], [0]])
         t = body_text(d, k, extra)
         if body_edit:
             t = body_edit(t)
