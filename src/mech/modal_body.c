@@ -190,7 +190,7 @@ static int mtx_check(mech *M, const yaml_node_t *n, const char *what, const char
 
 /* Read a real Matrix Market file into a dense column-major array (rows x cols checked, or taken
  * from the file when *rows or *cols is 0). */
-static int read_mtx(mech *M, const yaml_node_t *n, const char *what, int *rows, int *cols, double **out)
+int mech_read_mtx(mech *M, const yaml_node_t *n, const char *what, int *rows, int *cols, double **out)
 {
     *out = NULL;
     if (!mech_is_scalar(n) || !n->data.scalar.length) return err_at(M, n, "%s must be a file name (Matrix Market)", what);
@@ -257,7 +257,7 @@ static int mtx_key(mech *M, const yaml_node_t *val, const char *key, const char 
     char w[240];
     snprintf(w, sizeof w, "%s: %s", what, key);
     int r = rows, c = cols;
-    return read_mtx(M, n, w, &r, &c, out);
+    return mech_read_mtx(M, n, w, &r, &c, out);
 }
 
 /* the number given by key; its text and place are kept as a factor of the invariants (fa, may be
@@ -284,7 +284,7 @@ static int geo_file(mech *M, const yaml_node_t *map, const char *key, const char
     if (!n) return 0;
     char w[240];
     snprintf(w, sizeof w, "%s: geometric_stiffness: %s", what, key);
-    int r = nm, c = nm, rc = read_mtx(M, n, w, &r, &c, out);
+    int r = nm, c = nm, rc = mech_read_mtx(M, n, w, &r, &c, out);
     double big = 0, asym = 0;
     for (int i = 0; !rc && i < nm; i++)
         for (int j = 0; j < nm; j++) {
@@ -349,7 +349,7 @@ static int modal_markers(mech *M, int bi, const yaml_node_t *mks, int nm)
         int r = 3, c = nm;
         char w[240];
         snprintf(w, sizeof w, "%s: shapes", what);
-        if ((rc = read_mtx(M, sh, w, &r, &c, &S))) return rc;
+        if ((rc = mech_read_mtx(M, sh, w, &r, &c, &S))) return rc;
         if (!mech_keep(M, (char *)S)) return mech_oom(M);
         marker *K;
         if ((rc = mech_new_marker(M, name, bi, key, &K))) return rc;
@@ -447,7 +447,7 @@ int mech_read_modal(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     int nm = 0, one = 1, two = 2, nc = 0;
     if (!mech_get(M, val, "mass_matrix")) return err_at(M, val, "%s: missing 'mass_matrix' (a Matrix Market file)", what);
     /* the order of mass_matrix is the number of modal coordinates */
-    rc = read_mtx(M, mech_get(M, val, "mass_matrix"), "mass_matrix", &nm, &nc, &Mf);
+    rc = mech_read_mtx(M, mech_get(M, val, "mass_matrix"), "mass_matrix", &nm, &nc, &Mf);
     if (!rc && nm != nc) rc = err_at(M, mech_get(M, val, "mass_matrix"), "%s: mass_matrix is %d x %d, not square", what, nm, nc);
     if (!rc && nm < 1) rc = err_at(M, mech_get(M, val, "mass_matrix"), "%s: mass_matrix is empty", what);
     if (!rc) rc = mtx_key(M, val, "stiffness", what, nm, nm, &Kf);

@@ -6,10 +6,13 @@
  * Coordinates: the frame's origin R (3), its Euler parameters e (4; A(e) the rotation, body-frame
  * angular velocity w = 2 G(e) e', acceleration al = 2 G(e) e'', G = [-e1 e0 e3 -e2; -e2 -e3 e0 e1;
  * -e3 e2 -e1 e0]) and nf elastic coordinates qf. A point of the centre line is at R + A u,
- * u = u0 + S qf, u0 = (X, 0, 0). The invariants (rho A the mass per length):
- *   m, s0 = int rho u0, Q0_ab = int rho u0_a u0_b, Sb = int rho S (3 x nf), cx_a = int rho X S_a,
+ * u = u0 + S qf, u0 the undeformed place (a beam's (X, 0, 0); a modal body's any). The invariants
+ * (rho the mass per length of a beam, per volume of a modal body's part):
+ *   m, s0 = int rho u0, Q0_ab = int rho u0_a u0_b, Sb = int rho S (3 x nf), Cu_pr = int rho u0_p S_r
+ *   (9 x nf, row 3 p + r; a beam's rows 3..8 are 0),
  *   M_ab = int rho S_a^T S_b (9 sparse nf x nf, M_ba = M_ab^T),
- * the sections' polar inertia IpL = int rho Ip and tw = int rho Ip t (t the twist's shape), the
+ * a beam's sections' polar inertia IpL = int rho Ip and tw = int rho Ip t (t the twist's shape; both 0
+ * for a modal body), the
  * assembled mass Mc (= M_xx + M_yy + M_zz + int rho Ip t t^T) and stiffness K (constant: small
  * strains). A beam also has the geometric-stiffness invariants H1 = int rho H(X) dX and
  * Hx = int rho X H(X) dX, H(X) = int_0^X (Sy'^T Sy' + Sz'^T Sz') (the slopes of both bending
@@ -39,7 +42,7 @@ typedef struct mbl_ffr3 {
     int nf;                     /* elastic coordinates */
     double m, s0[3], Q0[6];     /* Q0: xx yy zz xy xz yz */
     double IpL;                 /* int rho Ip */
-    double *Sb, *cx, *tw;       /* 3 x nf (row-major), 3 x nf, nf */
+    double *Sb, *Cu, *tw;       /* 3 x nf (row-major), 9 x nf (row-major, row 3 p + r), nf (0: none) */
     mbla_csc *M[9];             /* int rho S_a^T S_b at 3 a + b */
     mbla_csc *Mc, *K;           /* nf x nf (may be NULL in a derivative: zero) */
     mbla_csc *H1, *Hx;          /* geometric stiffness per unit axial load (NULL: none) */

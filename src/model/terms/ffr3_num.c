@@ -30,6 +30,7 @@
 #define PB(k) FFR3_PB(k)
 #define QA(u) FFR3_QA(u)
 #define QB(u) FFR3_QB(u)
+#define CU(p, r, j) FFR3_CU(Cu, nf, p, r, j)
 
 /* the small tape's inputs (the small graph's symbols, in creation order) and outputs */
 enum { I_FS = 0, I_G = FFR3_NFS, I_Z = FFR3_NFS + 3, NIN = FFR3_NFS + 3 + NZ };
@@ -189,9 +190,12 @@ static int pattern_elastic(mbl_model *md, mbl_ffr3_num *b, const int *fcol, int 
 {
     int nf = b->nf, e = 0, row = b->qidx[7 + i];
     int ja = model_blk0(md, MBL_BLK_A), jv = model_blk0(md, MBL_BLK_V), jq = model_blk0(md, MBL_BLK_Q);
-    const double *Sb = b->sp.Sb, *cx = b->sp.cx, *tw = b->sp.tw;
-    int Ynz[3] = {RNZ(AB(2, 1), i) || RNZ(AB(1, 2), i), cx[2 * nf + i] != 0 || RNZ(AB(0, 2), i) || RNZ(AB(2, 0), i),
-                  cx[nf + i] != 0 || RNZ(AB(1, 0), i) || RNZ(AB(0, 1), i)};
+    const double *Sb = b->sp.Sb, *Cu = b->sp.Cu, *tw = b->sp.tw;
+    int Ynz[3];
+    for (int k = 0; k < 3; k++) {
+        int p = (k + 1) % 3, r = (k + 2) % 3;
+        Ynz[k] = CU(p, r, i) - CU(r, p, i) != 0 || RNZ(AB(r, p), i) || RNZ(AB(p, r), i);
+    }
     int Znz[3] = {RNZ(AB(2, 1), i) || RNZ(AB(1, 2), i), RNZ(AB(0, 2), i) || RNZ(AB(2, 0), i),
                   RNZ(AB(1, 0), i) || RNZ(AB(0, 1), i)};
     for (int x = 0; x < FFR3_NFS && !e; x++) {
@@ -200,7 +204,7 @@ static int pattern_elastic(mbl_model *md, mbl_ffr3_num *b, const int *fcol, int 
             want |= (Sb[c * nf + i] != 0 && ONZ(O_DATG + c * FFR3_NFS + x)) || (Ynz[c] && ONZ(O_DAL + c * FFR3_NFS + x)) ||
                     (Znz[c] && ONZ(O_DW2 + c * FFR3_NFS + x));
         for (int k = 0; k < 9; k++)
-            want |= (RNZ(k, i) || (PB(k) == 0 && cx[PA(k) * nf + i] != 0)) && ONZ(O_DW + k * FFR3_NFS + x);
+            want |= (RNZ(k, i) || CU(PB(k), PA(k), i) != 0) && ONZ(O_DW + k * FFR3_NFS + x);
         want |= (RNZ(9, i) && ONZ(O_DATG + x)) || (RNZ(10, i) && ONZ(O_DW + x)); /* -(G_)_x H1 - W_xx Hx */
         e |= push0(md, zero, want, row, fcol[x], &b->epos[FFR3_NFS * (size_t)i + x]);
     }
@@ -221,7 +225,7 @@ static int pattern_frame(mbl_model *md, mbl_ffr3_num *b, int r, int j, mblx_id z
 {
     int nf = b->nf, e = 0, col = b->qidx[7 + j], row = r < 3 ? b->qidx[r] : b->qidx[3 + r - 3];
     int ja = model_blk0(md, MBL_BLK_A), jv = model_blk0(md, MBL_BLK_V), jq = model_blk0(md, MBL_BLK_Q);
-    const double *Sb = b->sp.Sb, *cx = b->sp.cx, *tw = b->sp.tw;
+    const double *Sb = b->sp.Sb, *Cu = b->sp.Cu, *tw = b->sp.tw;
     const int ph = O_PH + r * NZ;
     int wq = 0, wv = tw[j] != 0 && ONZ(ph + Z_T1), wa = tw[j] != 0 && ONZ(ph + Z_T2);
     for (int c = 0; c < 3; c++) {
@@ -231,17 +235,17 @@ static int pattern_frame(mbl_model *md, mbl_ffr3_num *b, int r, int j, mblx_id z
     }
     for (int u = 0; u < 6; u++) {
         int p = QA(u), rr = QB(u);
-        double c = (p == 0 ? cx[rr * nf + j] : 0) + (rr == 0 ? cx[p * nf + j] : 0);
+        double c = CU(p, rr, j) + CU(rr, p, j);
         wq |= ONZ(ph + Z_Q + u) && (c != 0 || RNZ(AB(p, rr), j) || RNZ(AB(rr, p), j));
     }
     for (int k = 0; k < 9; k++) {
         int p = PA(k), rr = PB(k);
         wq |= ONZ(ph + Z_D + k) && RNZ(k, j);
-        wv |= ONZ(ph + Z_D + k) && (RNZ(AB(rr, p), j) || (p == 0 && cx[rr * nf + j] != 0));
+        wv |= ONZ(ph + Z_D + k) && (RNZ(AB(rr, p), j) || CU(p, rr, j) != 0);
     }
     for (int k = 0; k < 3; k++) {
         int p = (k + 1) % 3, rr = (k + 2) % 3;
-        double c = (p == 0 ? cx[rr * nf + j] : 0) - (rr == 0 ? cx[p * nf + j] : 0);
+        double c = CU(p, rr, j) - CU(rr, p, j);
         int rn = RNZ(AB(p, rr), j) || RNZ(AB(rr, p), j);
         wq |= ONZ(ph + Z_H + k) && rn;
         wa |= ONZ(ph + Z_H + k) && (rn || c != 0);
@@ -376,7 +380,7 @@ static void body_sums(const pt3 *P, double *z)
 {
     const mbl_ffr3_num *b = P->b;
     const mbl_ffr3 *sp = &b->sp;
-    const double *syms = P->syms, *Sb = sp->Sb, *cx = sp->cx, *tw = sp->tw;
+    const double *syms = P->syms, *Sb = sp->Sb, *Cu = sp->Cu, *tw = sp->tw;
     const int *su = P->su, *fi = b->qidx + 7;
     int nf = b->nf, ja = P->ja, jv = P->jv, jq = P->jq;
     memset(z, 0, NZ * sizeof *z);
@@ -391,16 +395,16 @@ static void body_sums(const pt3 *P, double *z)
         }
         for (int u = 0; u < 6; u++) {
             int p = QA(u), r = QB(u);
-            double c = (p == 0 ? cx[r * nf + j] : 0) + (r == 0 ? cx[p * nf + j] : 0);
+            double c = CU(p, r, j) + CU(r, p, j);
             z[Z_Q + u] += qj * (c + R[0][AB(p, r)]);
         }
         for (int k = 0; k < 9; k++) {
             int p = PA(k), r = PB(k);
-            z[Z_D + k] += (p == 0 ? cx[r * nf + j] * vj : 0) + qj * R[1][k];
+            z[Z_D + k] += CU(p, r, j) * vj + qj * R[1][k];
         }
         for (int k = 0; k < 3; k++) {
             int p = (k + 1) % 3, r = (k + 2) % 3;
-            double c = (p == 0 ? cx[r * nf + j] : 0) - (r == 0 ? cx[p * nf + j] : 0);
+            double c = CU(p, r, j) - CU(r, p, j);
             z[Z_H + k] += c * aj + qj * (R[2][AB(p, r)] - R[2][AB(r, p)]);
         }
         z[Z_T1] += tw[j] * vj, z[Z_T2] += tw[j] * aj;
@@ -413,21 +417,26 @@ static void elastic_row(const pt3 *P, int i, double R[3][9], double kf, const do
                         double *J)
 {
     const mbl_ffr3_num *b = P->b;
-    const double *Sb = b->sp.Sb, *cx = b->sp.cx, *tw = b->sp.tw;
+    const double *Sb = b->sp.Sb, *Cu = b->sp.Cu, *tw = b->sp.tw;
     int nf = b->nf;
-    double cxy = cx[nf + i], cxz = cx[2 * nf + i];
+    /* c_k = int rho (u0 x S_i)_k (k p r cyclic; a beam's (0, -cx_z, cx_y)), N's constants Cu_ba */
+    double c3[3] = {CU(1, 2, i) - CU(2, 1, i), CU(2, 0, i) - CU(0, 2, i), CU(0, 1, i) - CU(1, 0, i)}, cn[9];
+    for (int k = 0; k < 9; k++) cn[k] = CU(PB(k), PA(k), i);
     if (F) {
-        double r = kf + tw[i] * o[O_AL] - o[O_AL + 1] * cxz + o[O_AL + 2] * cxy;
-        for (int c = 0; c < 3; c++) r += Sb[c * nf + i] * o[O_ATG + c] + cx[c * nf + i] * o[O_W + AB(c, 0)];
+        /* (in the order of the beam's sums before Cu: its rows unchanged to the last bit) */
+        double r = kf + tw[i] * o[O_AL] + o[O_AL + 1] * c3[1] + o[O_AL + 2] * c3[2] + o[O_AL] * c3[0];
+        for (int c = 0; c < 3; c++) r += Sb[c * nf + i] * o[O_ATG + c] + cn[AB(c, 0)] * o[O_W + AB(c, 0)];
+        for (int k = 0; k < 9; k++)
+            if (PB(k) != 0) r += cn[k] * o[O_W + k];
         for (int k = 0; k < 9; k++) r += o[O_CQ + k] * R[0][k] + o[O_CV + k] * R[1][k];
         r -= o[O_ATG] * hx[0] + o[O_W] * hx[1]; /* the geometric stiffness -(G_)_x H1 - W_xx Hx (ffr3.h) */
         F[b->qidx[7 + i]] += r;
     }
     if (!J) return;
-    double Y[3] = {R[0][AB(2, 1)] - R[0][AB(1, 2)], -cxz + R[0][AB(0, 2)] - R[0][AB(2, 0)], cxy + R[0][AB(1, 0)] - R[0][AB(0, 1)]};
+    double Y[3] = {c3[0] + R[0][AB(2, 1)] - R[0][AB(1, 2)], c3[1] + R[0][AB(0, 2)] - R[0][AB(2, 0)], c3[2] + R[0][AB(1, 0)] - R[0][AB(0, 1)]};
     double Z[3] = {R[1][AB(2, 1)] - R[1][AB(1, 2)], R[1][AB(0, 2)] - R[1][AB(2, 0)], R[1][AB(1, 0)] - R[1][AB(0, 1)]};
     double N[9];
-    for (int k = 0; k < 9; k++) N[k] = (PB(k) == 0 ? cx[PA(k) * nf + i] : 0) + R[0][k];
+    for (int k = 0; k < 9; k++) N[k] = cn[k] + R[0][k];
     const int *ep = b->epos + FFR3_NFS * (size_t)i;
     for (int x = 0; x < FFR3_NFS; x++) {
         if (ep[x] < 0) continue;
@@ -454,7 +463,7 @@ static void elastic_row(const pt3 *P, int i, double R[3][9], double kf, const do
 static void frame_cols(const pt3 *P, int j, double R[3][9], const double *o, double *J)
 {
     const mbl_ffr3_num *b = P->b;
-    const double *Sb = b->sp.Sb, *cx = b->sp.cx, *tw = b->sp.tw;
+    const double *Sb = b->sp.Sb, *Cu = b->sp.Cu, *tw = b->sp.tw;
     int nf = b->nf;
     for (int r = 0; r < 7; r++) {
         const double *ph = o + O_PH + r * NZ;
@@ -466,17 +475,17 @@ static void frame_cols(const pt3 *P, int j, double R[3][9], const double *o, dou
         }
         for (int u = 0; u < 6; u++) {
             int p = QA(u), rr = QB(u);
-            double c = (p == 0 ? cx[rr * nf + j] : 0) + (rr == 0 ? cx[p * nf + j] : 0);
+            double c = CU(p, rr, j) + CU(rr, p, j);
             dq += ph[Z_Q + u] * (c + R[0][AB(p, rr)] + R[0][AB(rr, p)]);
         }
         for (int k = 0; k < 9; k++) {
             int p = PA(k), rr = PB(k);
             dq += ph[Z_D + k] * R[1][k];
-            dv += ph[Z_D + k] * ((p == 0 ? cx[rr * nf + j] : 0) + R[0][AB(rr, p)]);
+            dv += ph[Z_D + k] * (CU(p, rr, j) + R[0][AB(rr, p)]);
         }
         for (int k = 0; k < 3; k++) {
             int p = (k + 1) % 3, rr = (k + 2) % 3;
-            double c = (p == 0 ? cx[rr * nf + j] : 0) - (rr == 0 ? cx[p * nf + j] : 0);
+            double c = CU(p, rr, j) - CU(rr, p, j);
             dq += ph[Z_H + k] * (R[2][AB(p, rr)] - R[2][AB(rr, p)]);
             da += ph[Z_H + k] * (c + R[0][AB(rr, p)] - R[0][AB(p, rr)]);
         }
