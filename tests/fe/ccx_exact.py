@@ -41,6 +41,14 @@ def read_triangle(path):
     return (a + sp.triu(a, 1).T).tocsc()
 
 
+def solve(K, M, nev, shift):
+    """The nev eigenvalues omega^2 of (K, M) nearest above shift, ascending."""
+    lu = sla.splu((K - shift * M).tocsc())
+    op = sla.LinearOperator(K.shape, matvec=lu.solve)
+    return [float(x) for x in np.sort(sla.eigsh(K, k=nev, M=M, sigma=shift, OPinv=op, tol=EIG_TOL,
+                                                return_eigenvectors=False))]
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("job")
@@ -56,11 +64,8 @@ def main(argv):
     if K.shape != M.shape:
         print(f"ccx_exact.py: {o.job}: K is {K.shape[0]} rows, M {M.shape[0]}", file=sys.stderr)
         return 1
-    lu = sla.splu((K - o.shift * M).tocsc())
-    op = sla.LinearOperator(K.shape, matvec=lu.solve)
-    w2 = np.sort(sla.eigsh(K, k=o.nev, M=M, sigma=o.shift, OPinv=op, tol=EIG_TOL,
-                           return_eigenvectors=False))
-    out = {"job": o.job, "rows": K.shape[0], "eigenvalues": [float(x) for x in w2],
+    w2 = solve(K, M, o.nev, o.shift)
+    out = {"job": o.job, "rows": K.shape[0], "eigenvalues": w2,
            "frequencies_hz": [math.copysign(math.sqrt(abs(x)), x) / (2 * math.pi) for x in w2]}
     json.dump(out, sys.stdout, indent=1)
     print()
