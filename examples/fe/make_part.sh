@@ -25,7 +25,7 @@ while [ $# -gt 0 ]; do
         -o) dir=$2; shift 2 ;;
         -j) job=$2; shift 2 ;;
         -g) geo=$2; shift 2 ;;
-        -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,17p' "$0" | cut -c3-; exit 0 ;;
         *) break ;;
     esac
 done
