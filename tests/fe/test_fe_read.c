@@ -252,6 +252,8 @@ TEST(calculix_refusals)
     /* a node of the deck without rows, a set of it, and the include of a folder's file: it reads */
     write_file("sub.inp", "*node, nset=more\n3, 2, 0, 0\n");
     ccx_case("inp", "*NODE\n1, 0, 0, 0\n2, 1, 0, 0\n*Include, input=\"sub.inp\"\n", NULL);
+    /* a set without nodes (found by fuzz_calculix: UBSan, qsort of its NULL array) */
+    ccx_case("inp", "*NODE\n1, 0, 0, 0\n2, 1, 0, 0\n*NSET, NSET=EMPTY\n", NULL);
 }
 
 /* fe_read_nastran on text (bulk NULL: its own GRIDs; kname K, mname M when mass): its message
