@@ -370,8 +370,10 @@ static int deck_to_part(deck *d, fe_part *p)
     p->set_ptr[0] = 0;
     for (int s = 0; s < d->nset; s++) {
         deck_set *S = &d->set[s];
-        qsort(S->node, (size_t)S->n, sizeof *S->node, cmp_node);
-        memcpy(p->set_node + p->set_ptr[s], S->node, (size_t)S->n * sizeof *S->node);
+        if (S->n) { /* an empty set has no array */
+            qsort(S->node, (size_t)S->n, sizeof *S->node, cmp_node);
+            memcpy(p->set_node + p->set_ptr[s], S->node, (size_t)S->n * sizeof *S->node);
+        }
         p->set_ptr[s + 1] = p->set_ptr[s] + S->n;
         p->set_name[s] = S->name, S->name = NULL;
     }

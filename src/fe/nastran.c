@@ -382,14 +382,8 @@ static int cmp_key(const void *a, const void *b)
 
 static long key_index(const long long *key, long n, long long k)
 {
-    long lo = 0, hi = n - 1;
-    while (lo <= hi) {
-        long mid = lo + (hi - lo) / 2;
-        if (key[mid] == k) return mid;
-        if (key[mid] < k) lo = mid + 1;
-        else hi = mid - 1;
-    }
-    return -1;
+    const long long *at = bsearch(&k, key, (size_t)n, sizeof *key, cmp_key);
+    return at ? (long)(at - key) : -1;
 }
 
 /* the grids ascending, each once, into the part */

@@ -1,9 +1,10 @@
 /* The readers of FE files (src/fe/calculix.c, nastran.c, part.c): a part CalculiX writes at test
  * time (ccx on tests/fe/data/block.inp, a 3 x 1 x 1 block of C3D8 steel elements, in a temporary
  * folder) against values known in closed form (its mass rho V, K times a rigid motion zero, its node
- * sets), and the same matrices written as Nastran DMIG entries in the three field formats by
- * tests/fe/write_dmig.py (a second, independent reading of CalculiX's files) read back the same:
- * exactly in free field (17 digits), to the digits a 16- or 8-character field holds otherwise.
+ * sets), clamped by *BOUNDARY (the free part's rows but those held), and the same matrices written
+ * as Nastran DMIG entries in the three field formats by tests/fe/write_dmig.py (a second,
+ * independent reading of CalculiX's files) read back the same: exactly in free field (17 digits),
+ * to the digits a 16- or 8-character field holds otherwise.
  * Then every refusal with its file:line. */
 #define _GNU_SOURCE /* mkdtemp */
 #include "test.h"
@@ -51,6 +52,10 @@ static void setup(void)
     snprintf(cmd, sizeof cmd, "cp tests/fe/data/block.inp tests/fe/data/block_nodes.inp %s && cd %s && "
              "ccx block > ccx.log 2>&1", dir, dir);
     have_ccx = run(cmd) == 0;
+    /* the block clamped at its set LEFT: ccx leaves the rows *BOUNDARY holds out of its files */
+    snprintf(cmd, sizeof cmd, "cd %s && sed 's/^\\*STEP/*BOUNDARY\\nLEFT, 1, 3\\n*STEP/' block.inp > clamped.inp && "
+             "ccx clamped > clamped.log 2>&1", dir);
+    if (have_ccx) have_ccx = run(cmd) == 0;
     snprintf(cmd, sizeof cmd, "python3 tests/fe/write_dmig.py %s/block %s/block_nodes.inp %s", dir, dir, dir);
     if (have_ccx) run(cmd);
 }
@@ -140,6 +145,40 @@ TEST(calculix_block)
     CHECK_EQ_INT(fe_part_set(&p, "EALL"), -1);
     fe_part_free(&p);
     CHECK(p.K == NULL && p.nnode == 0);
+}
+
+/* the entry (r, c) of A (0 when not stored) */
+static double entry(const mbla_csc *A, int r, int c)
+{
+    for (int q = A->p[c]; q < A->p[c + 1]; q++)
+        if (A->i[q] == r) return A->x[q];
+    return 0;
+}
+
+/* the block clamped at LEFT (nodes 1 5 9 13): its rows are the free block's but theirs, K and M the
+ * free block's with those rows and columns taken out, entry for entry */
+TEST(calculix_boundary)
+{
+    fe_part c, f;
+    mbl_status st = {0};
+    CHECK(have_ccx);
+    if (!have_ccx) return;
+    int rc = fe_read_calculix(tmp("clamped.inp"), &c, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    if (rc || fe_read_calculix(tmp("block"), &f, &st)) return;
+    CHECK_EQ_INT(c.nnode, 16);
+    CHECK_EQ_INT(c.ndof, 36);
+    int row[36], n = 0, bad = 0;
+    for (int r = 0; r < f.ndof; r++)
+        if (f.node_id[f.dof_node[r]] % 4 != 1 && n < 36) row[n++] = r;
+    CHECK_EQ_INT(n, 36);
+    for (int r = 0; r < 36; r++) CHECK(c.dof_node[r] == f.dof_node[row[r]] && c.dof_dir[r] == f.dof_dir[row[r]]);
+    for (int j = 0; j < 36; j++)
+        for (int i = 0; i < 36; i++)
+            bad += entry(c.K, i, j) != entry(f.K, row[i], row[j]) || entry(c.M, i, j) != entry(f.M, row[i], row[j]);
+    CHECK_EQ_INT(bad, 0);
+    fe_part_free(&c);
+    fe_part_free(&f);
 }
 
 /* A and B of the same pattern, each value of B within rtol of A's */
@@ -252,6 +291,8 @@ TEST(calculix_refusals)
     /* a node of the deck without rows, a set of it, and the include of a folder's file: it reads */
     write_file("sub.inp", "*node, nset=more\n3, 2, 0, 0\n");
     ccx_case("inp", "*NODE\n1, 0, 0, 0\n2, 1, 0, 0\n*Include, input=\"sub.inp\"\n", NULL);
+    /* a set without nodes (found by fuzz_calculix: UBSan, qsort of its NULL array) */
+    ccx_case("inp", "*NODE\n1, 0, 0, 0\n2, 1, 0, 0\n*NSET, NSET=EMPTY\n", NULL);
 }
 
 /* fe_read_nastran on text (bulk NULL: its own GRIDs; kname K, mname M when mass): its message
@@ -300,25 +341,32 @@ TEST(nastran_fields_and_refusals)
     nas_case(GRIDS "DMIG,K,0,1,2,0\nDMIG,K,1,1,,1,1,2.,,+\n+,2,1,-1.\nDMIG,K,2,1,,2,1,2.5-3,,+\n,1,1,-1.\n", "K", NULL);
     nas_case(GRIDS "DMIG,K,0,1,2,0\nDMIG,K,1,1,,1,1,2.,,+\n+,2,1,-1.\nDMIG,K,2,1,,2,1,2.5-3,,+\n,1,1,-1.5\n", "K",
              "bad.pch:5: an entry that differs from its transpose's");
-    nas_case(GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,2.,,+\n+,2,0,-1.\n", "K", "bad.pch:5: DMIG K term: scalar points (component 0) are not supported");
-    nas_case(GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,0,,1,1,2.\n", "K", "bad.pch:4: DMIG K column: scalar points");
-    nas_case(GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,7,2.\n", "K", "bad.pch:4: DMIG K term: component 7 outside 1..6");
-    nas_case("GRID,1,,0.,0.,0.\nGRID,2,5,1.,0.,0.\n", "K", "bad.pch:2: GRID 2: coordinate systems are not supported");
-    nas_case("GRID,1,,0.,0.,0.,3\n", "K", "bad.pch:1: GRID 1: coordinate systems are not supported");
-    nas_case(GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,2.,,+\n+,3,1,-1.\n", "K", "bad.pch:5: DMIG K: grid 3 is not among the GRID entries");
-    nas_case(GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,2.\nDMIG,K,1,1,,1,1,2.\n", "K", "bad.pch:5: a repeated entry (the same row and column as line 4)");
-    nas_case(GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,2,1,2.\nDMIG,K,2,1,,1,1,2.\n", "K", "bad.pch:5: an entry of the upper triangle, the first (line 4)");
-    nas_case(GRIDS "DMIG,K,0,2,2,0\n", "K", "bad.pch:3: DMIG K: form IFO 2 is not supported");
-    nas_case(GRIDS "DMIG,K,0,6,3,0\n", "K", "bad.pch:3: DMIG K: type TIN 3 is not supported");
-    nas_case(GRIDS "DMIG,K,0,6,2,0\nDMIG,K,0,6,2,0\n", "K", "bad.pch:4: DMIG K: a second header entry (the first at line 3)");
-    nas_case(GRIDS "DMIG,K,1,1,,1,1,2.\nDMIG,K,0,6,2,0\n", "K", "bad.pch:3: DMIG K: a column before the header");
-    nas_case(GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,2.\n", "KXX", "bad.pch: no DMIG entry named KXX");
-    nas_case(GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,1.+999\n", "K", "bad.pch:4: DMIG K term: '1.+999' is not a finite number");
-    nas_case(GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1\n", "K", "bad.pch:4: DMIG K: a term without its value");
-    nas_case(GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,2.,3.\n", "K", "bad.pch:4: DMIG K: an imaginary part in a real matrix");
-    nas_case(GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,2.,,1,2,3,4,5,6\n", "K", "bad.pch:4: DMIG: more than 10 fields on a line");
-    nas_case(GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,1.00000000000000000000000001\n", "K", "bad.pch:4: DMIG: a field longer than 24 characters");
-    nas_case("DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,2.\n", "K", "bad.pch: no GRID entries");
+    /* the refusals: text, the stiffness's name, the message */
+    static const struct {
+        const char *text, *kname, *expect;
+    } refusal[] = {
+        {GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,2.,,+\n+,2,0,-1.\n", "K", "bad.pch:5: DMIG K term: scalar points (component 0) are not supported"},
+        {GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,0,,1,1,2.\n", "K", "bad.pch:4: DMIG K column: scalar points"},
+        {GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,7,2.\n", "K", "bad.pch:4: DMIG K term: component 7 outside 1..6"},
+        {"GRID,1,,0.,0.,0.\nGRID,2,5,1.,0.,0.\n", "K", "bad.pch:2: GRID 2: coordinate systems are not supported"},
+        {"GRID,1,,0.,0.,0.,3\n", "K", "bad.pch:1: GRID 1: coordinate systems are not supported"},
+        {GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,2.,,+\n+,3,1,-1.\n", "K", "bad.pch:5: DMIG K: grid 3 is not among the GRID entries"},
+        {GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,2.\nDMIG,K,1,1,,1,1,2.\n", "K", "bad.pch:5: a repeated entry (the same row and column as line 4)"},
+        {GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,2,1,2.\nDMIG,K,2,1,,1,1,2.\n", "K", "bad.pch:5: an entry of the upper triangle, the first (line 4)"},
+        {GRIDS "DMIG,K,0,2,2,0\n", "K", "bad.pch:3: DMIG K: form IFO 2 is not supported"},
+        {GRIDS "DMIG,K,0,6,3,0\n", "K", "bad.pch:3: DMIG K: type TIN 3 is not supported"},
+        {GRIDS "DMIG,K,0,6,2,0\nDMIG,K,0,6,2,0\n", "K", "bad.pch:4: DMIG K: a second header entry (the first at line 3)"},
+        {GRIDS "DMIG,K,1,1,,1,1,2.\nDMIG,K,0,6,2,0\n", "K", "bad.pch:3: DMIG K: a column before the header"},
+        {GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,2.\n", "KXX", "bad.pch: no DMIG entry named KXX"},
+        {GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,1.+999\n", "K", "bad.pch:4: DMIG K term: '1.+999' is not a finite number"},
+        {GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1\n", "K", "bad.pch:4: DMIG K: a term without its value"},
+        {GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,2.,3.\n", "K", "bad.pch:4: DMIG K: an imaginary part in a real matrix"},
+        {GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,2.,,1,2,3,4,5,6\n", "K", "bad.pch:4: DMIG: more than 10 fields on a line"},
+        {GRIDS "DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,1.00000000000000000000000001\n", "K", "bad.pch:4: DMIG: a field longer than 24 characters"},
+        {"DMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,2.\n", "K", "bad.pch: no GRID entries"},
+    };
+    for (size_t k = 0; k < sizeof refusal / sizeof *refusal; k++)
+        nas_case(refusal[k].text, refusal[k].kname, refusal[k].expect);
     /* lines of the case control and of entries not read may be anything */
     nas_case("SUBCASE 1\nDISPLACEMENT(PLOT,PUNCH,SORT1,REAL,PRINT,SOMETHING,X,Y,Z) = ALL\nTITLE = a title longer than "
              "24 characters, with a comma\nBEGIN BULK\n" GRIDS "PARAM,POST,-1\nDMIG,K,0,6,2,0\nDMIG,K,1,1,,1,1,2.,,+\n"
@@ -334,6 +382,7 @@ int main(void)
 {
     setup();
     RUN(calculix_block);
+    RUN(calculix_boundary);
     RUN(nastran_three_formats);
     RUN(calculix_refusals);
     RUN(nastran_fields_and_refusals);
