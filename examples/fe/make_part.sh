@@ -53,7 +53,8 @@ grep -q '^\*NSET,NSET=END_A' "$dir/${job}_mesh.inp" || die "$dir/${job}_mesh.inp
 
 # 3: the matrices (one thread: the matrices do not depend on it; ccx's logs in JOB.log)
 rm -f "$dir/$job.sti" "$dir/$job.mas" "$dir/$job.dof"
-(cd "$dir" && OMP_NUM_THREADS=1 ccx -i "$job" >"$job.log" 2>&1) || die "ccx failed on $dir/$job.inp (see $dir/$job.log)"
+(cd "$dir" && OMP_NUM_THREADS=1 ccx -i "$job" >"$job.log" 2>&1) ||
+    die "ccx failed on $dir/$job.inp (see $dir/$job.log)"
 for e in sti mas dof; do
     [ -s "$dir/$job.$e" ] || die "ccx wrote no $dir/$job.$e (see $dir/$job.log)"
 done

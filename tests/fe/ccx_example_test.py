@@ -118,7 +118,8 @@ def check_physics(pairs, ent, nodes, sets):
     check(abs(min(xs)) < 1e-12 and abs(max(xs) - L) < 1e-12, "the mesh spans x = 0 .. L")
     for s, x0 in (("END_A", 0.0), ("END_B", L)):
         face = {n for n, p in nodes.items() if abs(p[0] - x0) < 1e-9}
-        check(s in sets and set(sets[s]) == face, "%s is the whole face x = %g (%d nodes)" % (s, x0, len(face)))
+        check(s in sets and set(sets[s]) == face,
+              "%s is the whole face x = %g (%d nodes)" % (s, x0, len(face)))
     ij, m = ent["mas"]
     xrow = {r + 1 for r, p in enumerate(pairs) if p[1] == 1}
     total = sum((1 if i == j else 2) * v for (i, j), v in zip(ij, m) if i in xrow and j in xrow)
@@ -133,7 +134,8 @@ def check_physics(pairs, ent, nodes, sets):
         u = [0.0] + [f(nodes[n], dd) for n, dd in pairs]
         umax = max(abs(x) for x in u)
         r = max(abs(x) for x in sym_times(ij, k, u))
-        check(r <= RIGID_RTOL * kmax * umax, "K times a rigid %s: %.3g of |K| |u|" % (name, r / (kmax * umax)))
+        check(r <= RIGID_RTOL * kmax * umax,
+              "K times a rigid %s: %.3g of |K| |u|" % (name, r / (kmax * umax)))
 
 
 def check_eigen(d):
@@ -146,15 +148,18 @@ def check_eigen(d):
     c = math.sqrt(E * A_SIDE ** 2 / 12 / RHO)
     eb_c, eb_f = EB_CLAMPED ** 2 / (2 * math.pi * L * L) * c, EB_FREE ** 2 / (2 * math.pi * L * L) * c
     for k in (0, 1):
-        check(abs(fc[k] - eb_c) <= BEAM_RTOL * eb_c, "clamped mode %d %.4f Hz, Euler-Bernoulli %.4f" % (k + 1, fc[k], eb_c))
-        check(abs(ff[6 + k] - eb_f) <= BEAM_RTOL * eb_f, "free mode %d %.4f Hz, Euler-Bernoulli %.4f" % (k + 7, ff[6 + k], eb_f))
+        check(abs(fc[k] - eb_c) <= BEAM_RTOL * eb_c,
+              "clamped mode %d %.4f Hz, Euler-Bernoulli %.4f" % (k + 1, fc[k], eb_c))
+        check(abs(ff[6 + k] - eb_f) <= BEAM_RTOL * eb_f,
+              "free mode %d %.4f Hz, Euler-Bernoulli %.4f" % (k + 7, ff[6 + k], eb_f))
     check(abs(fc[1] - fc[0]) <= PLANE_RTOL * fc[0] and abs(ff[7] - ff[6]) <= PLANE_RTOL * ff[6],
           "the two bending planes agree (clamped %.5g, %.5g Hz)" % (fc[0], fc[1]))
     ax = math.sqrt(E / RHO) / (4 * L)
     near = min(fc, key=lambda f: abs(f - ax))
     check(abs(near - ax) <= AXIAL_RTOL * ax, "clamped axial mode %.2f Hz, bar theory %.2f" % (near, ax))
     w2f = ref["link_free"]["eigenvalues"]
-    check(all(abs(x) <= RIGID_EIG * w2f[6] for x in w2f[:6]) and w2f[6] > 1e3, "six free-free rigid-body modes")
+    check(all(abs(x) <= RIGID_EIG * w2f[6] for x in w2f[:6]) and w2f[6] > 1e3,
+          "six free-free rigid-body modes")
     r = sh(["ccx", "-i", "link_clamped_mat"], cwd=d)
     dofc = read_lines(os.path.join(d, "link_clamped_mat.dof")) if r.returncode == 0 else []
     for job, w2, skip in (("link_clamped_mat", ref["link_clamped"]["eigenvalues"], 0), ("link", w2f, 6)):
@@ -162,7 +167,8 @@ def check_eigen(d):
         M = ccx_exact.read_triangle(os.path.join(d, job + ".mas"))
         ex = ccx_exact.solve(K, M, len(w2), ccx_exact.SHIFT)
         dev = max(abs(a - b) / b for a, b in zip(w2[skip:], ex[skip:]))
-        check(dev <= CCX_EIG_RTOL, "%s: ccx's eigenvalues and its matrices' exact ones differ by %.2g" % (job, dev))
+        check(dev <= CCX_EIG_RTOL,
+              "%s: ccx's eigenvalues and its matrices' exact ones differ by %.2g" % (job, dev))
     return fc, dofc
 
 
@@ -182,8 +188,10 @@ def check_mblin(mblin, fc):
     c = math.sqrt(E * A_SIDE ** 2 / 12 / RHO)
     for k in range(4):
         eb = roots[k // 2] ** 2 / (2 * math.pi * L * L) * c
-        check(abs(fb[k] - eb) <= MBLIN_BEAM_RTOL * eb, "mblin beam mode %d %.5f Hz, closed form %.5f" % (k + 1, fb[k], eb))
-        check(abs(fb[k] - fc[k]) <= BEAM_RTOL * fc[k], "mblin beam mode %d %.4f Hz, ccx solid %.4f" % (k + 1, fb[k], fc[k]))
+        check(abs(fb[k] - eb) <= MBLIN_BEAM_RTOL * eb,
+              "mblin beam mode %d %.5f Hz, closed form %.5f" % (k + 1, fb[k], eb))
+        check(abs(fb[k] - fc[k]) <= BEAM_RTOL * fc[k],
+              "mblin beam mode %d %.4f Hz, ccx solid %.4f" % (k + 1, fb[k], fc[k]))
 
 
 def main(argv):

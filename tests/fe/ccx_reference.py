@@ -4,12 +4,13 @@
 usage: ccx_reference.py DECK.inp [DECK.inp ...]
 
 Runs `ccx -i JOB` in each deck's folder (the deck's *INCLUDE files must be there: make_part.sh
-leaves them; ccx's output goes to JOB.log there) and prints one JSON object: per job its eigenvalues omega^2 ((rad/s)^2, ascending as
-CalculiX orders them), the frequencies in Hz and the number of equations. The values are the
-double-precision ones of JOB.eig (the deck needs `*FREQUENCY, STORAGE=YES`); JOB.dat prints them
-with 7 digits only, and every one of those is checked against the .eig value (to DAT_RTOL relative,
-or DAT_ATOL absolute for the rigid-body modes' round-off about 0), so a change of either file's
-layout is an error, not a silent misreading.
+leaves them; ccx's output goes to JOB.log there) and prints one JSON object: per job its
+eigenvalues omega^2 ((rad/s)^2, ascending as CalculiX orders them), the frequencies in Hz and the
+number of equations. The values are the double-precision ones of JOB.eig (the deck needs
+`*FREQUENCY, STORAGE=YES`); JOB.dat prints them with 7 digits only, and every one of those is
+checked against the .eig value (to DAT_RTOL relative, or DAT_ATOL absolute for the rigid-body
+modes' round-off about 0), so a change of either file's layout is an error, not a silent
+misreading.
 
 The .eig layout of ccx 2.20 (arpack.c, non-cyclic): int32 cyclic-symmetry flag (0), int32
 Hermitian flag, int32 perturbation flag (0: no reference displacements follow), int32 nev, then nev
