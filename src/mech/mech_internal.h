@@ -362,6 +362,9 @@ struct mbl_ffr_body *mech_flex_new(mech *M, body *B, int nf, const char *const *
 int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val);
 int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val);
 int mech_read_modal(mech *M, const yaml_node_t *key, const yaml_node_t *val);
+/* the path of a file named in the model: relative to the model file's directory (as given for a
+ * model without a file, or an absolute path) */
+char *mech_rel_path(mech *M, const char *name);
 /* a real Matrix Market file (the name in node n, relative to the model file) into a dense
  * column-major array: rows x cols checked, or taken from the file where *rows or *cols is 0
  * (modal_body.c; errors name what, the file and its line) */
@@ -377,6 +380,8 @@ struct fe_invariants;
 struct fe_basis;
 /* `type: modal` in a spatial mechanism: the hand-written `invariants:` block and markers' files */
 int mech_read_modal3(mech *M, const yaml_node_t *key, const yaml_node_t *val);
+/* the same for a part an FE code wrote (modal_fe.c): the `fe:` node fe reduced by src/fe */
+int mech_read_modal_fe(mech *M, const yaml_node_t *key, const yaml_node_t *val, const yaml_node_t *fe);
 /* The spatial modal body named by key from the invariants inv of its k modes and the basis b (its
  * b->niface markers named marker_names, at b->X moved by b->T eta): the frame from val's
  * 'position', 'axis', 'angle', 'velocity', 'angular_velocity', damping from val's 'damping'

@@ -47,10 +47,9 @@
  * K_G is; rounding in its projection onto the modes stays far below). */
 #define MODAL_GEO_SYM_TOL 1e-9
 
-/* the path of `name` relative to the model file's directory */
-static char *rel_path(mech *M, const char *name)
+char *mech_rel_path(mech *M, const char *name)
 {
-    if (name[0] == '/') return mech_fmt(M, "%s", name);
+    if (name[0] == '/' || !M->file) return mech_fmt(M, "%s", name);
     const char *slash = strrchr(M->file, '/');
     if (!slash) return mech_fmt(M, "%s", name);
     return mech_fmt(M, "%.*s/%s", (int)(slash - M->file), M->file, name);
@@ -195,7 +194,7 @@ int mech_read_mtx(mech *M, const yaml_node_t *n, const char *what, int *rows, in
     *out = NULL;
     if (!mech_is_scalar(n) || !n->data.scalar.length) return err_at(M, n, "%s must be a file name (Matrix Market)", what);
 #ifdef MBLIN_WITH_GPL
-    const char *path = rel_path(M, mech_sc(n));
+    const char *path = mech_rel_path(M, mech_sc(n));
     if (M->oom) return mech_oom(M);
     int rc = mtx_check(M, n, what, path, rows, cols);
     if (rc) return rc;

@@ -298,7 +298,7 @@ static int read_markers(mech *M, const body *Bn, const yaml_node_t *mks, int k, 
 /* the keys of a spatial modal body written by hand */
 static const char *const modal3_keys[] = {"type",       "position", "axis",    "angle",
                                           "velocity",   "angular_velocity",    "damping",
-                                          "invariants", "markers",  "geometric_stiffness", NULL};
+                                          "invariants", "markers",  "geometric_stiffness", "fe", NULL};
 
 int mech_read_modal3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
 {
@@ -308,7 +308,10 @@ int mech_read_modal3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     if (rc) return rc;
     yaml_node_t *gs = mech_get(M, val, "geometric_stiffness"), *iv = mech_get(M, val, "invariants");
     if (gs) return err_at(M, gs, "%s: geometric stiffness per unit load is not there yet for spatial modal bodies", what);
-    if (!iv) return err_at(M, val, "%s: missing 'invariants' (mass, s0, Q0 and the files Sb, Cu, Mab, Mc, K)", what);
+    yaml_node_t *fe = mech_get(M, val, "fe");
+    if (fe && iv) return err_at(M, fe, "%s: give the part by 'fe' (an FE code's files) or by 'invariants', not both", what);
+    if (fe) return mech_read_modal_fe(M, key, val, fe); /* modal_fe.c */
+    if (!iv) return err_at(M, val, "%s: missing 'fe' (an FE code's part: calculix or nastran files) or 'invariants' (mass, s0, Q0 and the files Sb, Cu, Mab, Mc, K)", what);
     fe_invariants v;
     fe_basis b;
     memset(&v, 0, sizeof v), memset(&b, 0, sizeof b);
