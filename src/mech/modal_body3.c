@@ -278,10 +278,11 @@ static int read_markers(mech *M, const body *Bn, const yaml_node_t *mks, int k, 
     char what[200];
     snprintf(what, sizeof what, "markers of body '%s'", Bn->name);
     int rc = mech_want_map(M, mks, what), n = rc ? 0 : (int)(mks->data.mapping.pairs.top - mks->data.mapping.pairs.start);
+    if (rc) return rc;
     b->X = mbl_calloc(3 * (size_t)n + 1, sizeof *b->X);
     b->T = mbl_calloc(6 * (size_t)k * n + 1, sizeof *b->T);
     *names = mbl_calloc((size_t)n + 1, sizeof **names);
-    if (!rc && (!b->X || !b->T || !*names || !mech_keep(M, (char *)*names))) return mech_oom(M);
+    if (!b->X || !b->T || !*names || !mech_keep(M, (char *)*names)) return mech_oom(M);
     for (int i = 0; i < n && !rc; i++) {
         yaml_node_pair_t *p = mks->data.mapping.pairs.start + i;
         yaml_node_t *key = yaml_document_get_node(M->doc, p->key), *val = yaml_document_get_node(M->doc, p->value);
