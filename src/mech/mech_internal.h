@@ -369,6 +369,9 @@ char *mech_rel_path(mech *M, const char *name);
  * column-major array: rows x cols checked, or taken from the file where *rows or *cols is 0
  * (modal_body.c; errors name what, the file and its line) */
 int mech_read_mtx(mech *M, const yaml_node_t *n, const char *what, int *rows, int *cols, double **out);
+/* the geometric stiffness file of map's key (nm x nm, symmetric to MODAL_GEO_SYM_TOL) into *out
+ * (column-major; NULL when the key is absent) (modal_body.c) */
+int mech_modal_geo_file(mech *M, const yaml_node_t *map, const char *key, const char *what, int nm, double **out);
 /* the floating frame of a spatial flexible body (beam3.c): the body bi named by key with
  * coordinates <b>_x, _y, _z and Euler parameters <b>_e0.._e3 from 'position', 'axis', 'angle',
  * 'velocity', 'angular_velocity' of val, its rotation texts as a rigid body's, no rigid inertia */

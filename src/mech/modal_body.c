@@ -276,7 +276,7 @@ static int num_key(mech *M, const yaml_node_t *val, const char *key, const char 
 }
 
 /* a geometric stiffness file (nm x nm, symmetric) read into *out (column-major) */
-static int geo_file(mech *M, const yaml_node_t *map, const char *key, const char *what, int nm, double **out)
+int mech_modal_geo_file(mech *M, const yaml_node_t *map, const char *key, const char *what, int nm, double **out)
 {
     *out = NULL;
     yaml_node_t *n = mech_get(M, map, key);
@@ -309,7 +309,7 @@ static int marker_geo(mech *M, const body *B, marker *K, const yaml_node_t *gs, 
     if (!rc) rc = mech_check_keys(M, gs, okg, w);
     for (int d = 0; d < 2 && !rc; d++) {
         double *G = NULL;
-        if ((rc = geo_file(M, gs, okg[d], what, nm, &G)) || !G) continue;
+        if ((rc = mech_modal_geo_file(M, gs, okg[d], what, nm, &G)) || !G) continue;
         sbuf t = {0};
         mech_sb_add(M, &t, "", "0");
         for (int i = 0; i < nm; i++)
@@ -395,7 +395,7 @@ static int body_geo(mech *M, const yaml_node_t *val, const char *what, int nm, m
     const double sign[4] = {-1, -1, 1, 1};
     for (int k = 0; k < 4 && !rc; k++) {
         double *G = NULL;
-        if ((rc = geo_file(M, gs, okg[k], what, nm, &G)) || !G) continue;
+        if ((rc = mech_modal_geo_file(M, gs, okg[k], what, nm, &G)) || !G) continue;
         for (size_t t = 0; t < (size_t)nm * nm; t++) G[t] *= sign[k];
         rc = dense_to_csc(nm, G, dst[k], M->st);
         mbl_free(G);

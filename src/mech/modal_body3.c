@@ -20,8 +20,14 @@
  * constraint) and the modal coordinates <b>_eta1 .. <b>_eta<k>, unconstrained (the modes are
  * orthogonal to the rigid ones). A marker sits at X + T_t eta in the frame, its axes turned by the
  * small rotation T_r eta (Rx Ry Rz, as a spatial beam node's). Inertia, gravity, stiffness and
- * damping are the structured term of model/ffr3.h (IpL = tw = 0). Not there yet: the geometric
- * stiffness per unit load (refused), the mode shapes of the part's nodes in the outputs. */
+ * damping are the structured term of model/ffr3.h (IpL = tw = 0). Optional geometric stiffness per
+ * unit load, k x k files (the FE code's Phi^T K_G Phi of each load case's stresses):
+ *     geometric_stiffness: {ax: .., ay: .., az: .., alx: .., aly: .., alz: .., wxx: .., wyy: ..,
+ *                           wzz: .., wxy: .., wxz: .., wyz: ..}
+ * per unit (A^T (R'' - g))_c (body force -rho e_c), angular acceleration al_c (-rho e_c x u0) and
+ * product w_a w_b of the angular velocity (the centrifugal body force's part -rho w x (w x u0)
+ * in w_a w_b). Not there yet: a marker's geometric stiffness per unit force, the mode shapes of
+ * the part's nodes in the outputs. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,6 +39,8 @@
 /* Mc, K and the pairs M_ab, M_ba^T must be symmetric to this fraction of the largest entry of Mc
  * (resp. K): a reduction's rounding stays far below, a wrong file far above. */
 #define MODAL3_SYM_TOL 1e-9
+/* the loads of the geometric stiffness files, in the order of model/ffr3.h's HL */
+#define MODAL3_NGEO 12
 
 /* the largest |X_ij - Y_ji| over k x k column-major X, Y */
 static double asym(int k, const double *X, const double *Y)
@@ -270,10 +278,11 @@ static int read_markers(mech *M, const body *Bn, const yaml_node_t *mks, int k, 
     char what[200];
     snprintf(what, sizeof what, "markers of body '%s'", Bn->name);
     int rc = mech_want_map(M, mks, what), n = rc ? 0 : (int)(mks->data.mapping.pairs.top - mks->data.mapping.pairs.start);
+    if (rc) return rc;
     b->X = mbl_calloc(3 * (size_t)n + 1, sizeof *b->X);
     b->T = mbl_calloc(6 * (size_t)k * n + 1, sizeof *b->T);
     *names = mbl_calloc((size_t)n + 1, sizeof **names);
-    if (!rc && (!b->X || !b->T || !*names || !mech_keep(M, (char *)*names))) return mech_oom(M);
+    if (!b->X || !b->T || !*names || !mech_keep(M, (char *)*names)) return mech_oom(M);
     for (int i = 0; i < n && !rc; i++) {
         yaml_node_pair_t *p = mks->data.mapping.pairs.start + i;
         yaml_node_t *key = yaml_document_get_node(M->doc, p->key), *val = yaml_document_get_node(M->doc, p->value);
@@ -300,6 +309,35 @@ static const char *const modal3_keys[] = {"type",       "position", "axis",    "
                                           "velocity",   "angular_velocity",    "damping",
                                           "invariants", "markers",  "geometric_stiffness", "fe", NULL};
 
+/* The geometric stiffness per unit load (the file's comment at the top) as the term's HL
+ * (model/ffr3.h: per unit (G_)_c, al_c, and W's entries; w_a^2 = W_aa + |w|^2, |w|^2 = -tr(W) / 2:
+ * W_cc takes G_cc - 1/2 sum_a G_aa, W_ab (a < b) takes G_ab) */
+static int read_geo(mech *M, const yaml_node_t *gs, const char *what, int k, mbl_ffr3 *sp)
+{
+    static const char *const keys[MODAL3_NGEO + 1] = {"ax", "ay", "az", "alx", "aly", "alz", "wxx", "wyy", "wzz", "wxy", "wxz", "wyz", NULL};
+    char w[400];
+    snprintf(w, sizeof w, "%s: geometric_stiffness (files per unit load)", what);
+    int rc = mech_want_map(M, gs, w);
+    if (!rc) rc = mech_check_keys(M, gs, keys, w);
+    size_t kk = (size_t)k * k;
+    double *G[MODAL3_NGEO] = {NULL}, *H = mbl_calloc(kk + 1, sizeof *H);
+    if (!rc && !H) rc = mech_oom(M);
+    for (int l = 0; l < MODAL3_NGEO && !rc; l++) rc = mech_modal_geo_file(M, gs, keys[l], what, k, &G[l]);
+    for (int l = 0; l < MODAL3_NGEO && !rc; l++) {
+        int any = G[l] != NULL;
+        for (size_t t = 0; t < kk; t++) H[t] = G[l] ? G[l][t] : 0.0;
+        if (l >= 6 && l < 9) /* the diagonal products */
+            for (int c = 6; c < 9; c++) {
+                any |= G[c] != NULL;
+                for (size_t t = 0; t < kk && G[c]; t++) H[t] -= 0.5 * G[c][t];
+            }
+        if (any) rc = dense_csc(k, H, &sp->HL[l], M->st);
+    }
+    for (int l = 0; l < MODAL3_NGEO; l++) mbl_free(G[l]);
+    mbl_free(H);
+    return rc;
+}
+
 int mech_read_modal3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
 {
     char what[200];
@@ -307,9 +345,10 @@ int mech_read_modal3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     int rc = mech_check_keys(M, val, modal3_keys, what);
     if (rc) return rc;
     yaml_node_t *gs = mech_get(M, val, "geometric_stiffness"), *iv = mech_get(M, val, "invariants");
-    if (gs) return err_at(M, gs, "%s: geometric stiffness per unit load is not there yet for spatial modal bodies", what);
     yaml_node_t *fe = mech_get(M, val, "fe");
     if (fe && iv) return err_at(M, fe, "%s: give the part by 'fe' (an FE code's files) or by 'invariants', not both", what);
+    if (fe && gs)
+        return err_at(M, gs, "%s: the geometric stiffness per unit load is read with 'invariants' only (an FE part's is not computed)", what);
     if (fe) return mech_read_modal_fe(M, key, val, fe); /* modal_fe.c */
     if (!iv) return err_at(M, val, "%s: missing 'fe' (an FE code's part: calculix or nastran files) or 'invariants' (mass, s0, Q0 and the files Sb, Cu, Mab, Mc, K)", what);
     fe_invariants v;
@@ -322,6 +361,7 @@ int mech_read_modal3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     rc = read_inv(M, iv, what, &v);
     if (!rc) rc = read_markers(M, &nb, mech_get(M, val, "markers"), v.k, &b, &names);
     if (!rc) rc = mech_modal3_build(M, key, val, &v, &b, names);
+    if (!rc && gs) rc = read_geo(M, gs, what, v.k, M->src->ffr[M->b[M->nb - 1].flex - 1].sp);
     mbl_free(v.Sb), mbl_free(v.Cu), mbl_free(v.Mab), mbl_free(v.Mc), mbl_free(v.Kr);
     mbl_free(b.X), mbl_free(b.T);
     return rc;

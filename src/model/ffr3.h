@@ -30,7 +30,10 @@
  *       the stiffness at an equilibrium stays symmetric, so the symmetric sparse path applies)
  *   qf_i: Sb_i.G_ + al.int rho u x S_i + sum_ab (w_a w_b - d_ab |w|^2) int rho S_a,i u_b
  *         + 2 w.int rho u' x S_i + (Mc qf'')_i + tw_i al_x + ((K + KG) qf)_i + (C qf')_i
- * (C = alpha Mc + beta K). These are the Lagrange equations of the kinetic energy the text form of
+ * (C = alpha Mc + beta K). A modal body's geometric stiffness adds KG = sum_l L_l HL_l to the elastic
+ * rows' K, the loads L = ((G_)_x, _y, _z, al_x, al_y, al_z, W_xx, W_yy, W_zz, W_xy, W_xz, W_yz)
+ * (its FE code's stiffness per unit load; ffr3_nodes.h's FFR3_NL, FFR3_LW); like H1, Hx, only in
+ * the elastic rows. These are the Lagrange equations of the kinetic energy the text form of
  * the spatial beam wrote (up to a multiple of e in the e rows, which the normalization's multiplier
  * takes). Every row is linear in the invariants (the sensitivities use that). */
 #ifndef MBLIN_MODEL_FFR3_H
@@ -46,6 +49,7 @@ typedef struct mbl_ffr3 {
     mbla_csc *M[9];             /* int rho S_a^T S_b at 3 a + b */
     mbla_csc *Mc, *K;           /* nf x nf (may be NULL in a derivative: zero) */
     mbla_csc *H1, *Hx;          /* geometric stiffness per unit axial load (NULL: none) */
+    mbla_csc *HL[12];           /* a modal body's geometric stiffness per unit load (NULL: none; below) */
     int nnode;                  /* nodes for the mode shapes */
     double *X0;                 /* 3 x nnode: undeformed node positions in the body frame */
     int *ndof;                  /* 6 x nnode: the elastic coordinate of the node's ux, uy, uz, rx, ry, rz */

@@ -9,13 +9,15 @@ S = -c e_x on the left half, +c e_x on the right, c = 1/sqrt(2 mh)), Kr = k (2 c
     x = a + d obeys mh (d'' - Omega^2 (a + d)) = -2 k d, so the radial mode has
     w^2 = 2 k / mh - Omega^2 (centrifugal softening) and the halves stand apart by
     d = mh Omega^2 a / (2 k - mh Omega^2) (1e-9);
+  - the same spin with a geometric stiffness G = 100 per unit w_z^2 (`wzz`): w^2 = 2 k / mh - Omega^2
+    + 100 Omega^2 (1e-9);
   - hanging in gravity g from a revolute joint at the left half (on the joint's axis, so it stays):
     the right half at r = 2 a + s, s = mh g / k the spring's static stretch; in polar coordinates
     r'' - r th'^2 = g cos th - (k / mh)(r - r0), (r^2 th')' = -g r sin th, linearised about th = 0:
     the swing w^2 = g / (2 a + mh g / k) and the stretch w^2 = k / mh, decoupled (1e-9);
   - the rigid limit (k = 1e12 k): the swing equals a rigid body's pendulum of the same mass and
     inertia in the same mechanism (1e-6) and g / (2 a) (1e-6);
-  - refusals: geometric_stiffness, a missing invariant, a marker's shapes of the wrong size;
+  - refusals: a geometric stiffness file not there, an unknown load, a missing invariant, a marker's shapes of the wrong size;
   - a spatial beam body (3 elements, Iy != Iz, no geometric stiffness) clamped on a hub driven about
     z at Omega = 10 (at: steady), under gravity, against the modal body of all its 18 clamped modes
     whose invariants come from a numpy finite element model of the same beam (Hermite bending, linear
@@ -76,21 +78,18 @@ def write_part(d, kk):
     return mass, list(s0), Q0
 
 
+def invariants_lines(pre, mass, s0, Q0):
+    """the `invariants:` block of the files {pre}Sb.mtx .. {pre}K.mtx, then `markers:`"""
+    files = "".join(f"      {nm}: {pre}{nm}.mtx\n" for nm in ("Sb", "Cu", "Mab", "Mc", "K"))
+    return (f"    invariants:\n      mass: {mass!r}\n      s0: [{', '.join(repr(x) for x in s0)}]\n"
+            f"      Q0: [{', '.join(repr(x) for x in Q0)}]\n{files}    markers:\n")
+
+
 def body_text(d, kk, extra=""):
     mass, s0, Q0 = write_part(d, kk)
     return f"""  part:
     type: modal
-{extra}    invariants:
-      mass: {mass!r}
-      s0: [{s0[0]!r}, {s0[1]!r}, {s0[2]!r}]
-      Q0: [{', '.join(repr(x) for x in Q0)}]
-      Sb: {d}/Sb.mtx
-      Cu: {d}/Cu.mtx
-      Mab: {d}/Mab.mtx
-      Mc: {d}/Mc.mtx
-      K: {d}/K.mtx
-    markers:
-      c: {{position: [0, 0, 0], shapes: {d}/c.mtx}}
+{extra}{invariants_lines(d + "/", mass, s0, Q0)}      c: {{position: [0, 0, 0], shapes: {d}/c.mtx}}
       l: {{position: [{-a}, 0, 0], shapes: {d}/l.mtx}}
       r: {{position: [{a}, 0, 0], shapes: {d}/r.mtx}}
 """
@@ -139,6 +138,16 @@ with tempfile.TemporaryDirectory() as d:
             dref = mh * Om ** 2 * a / (2 * k - mh * Om ** 2)
             dd = at(o, "part_eta1") / math.sqrt(2 * mh)
             check(abs(dd / dref - 1) <= 1e-9, f"spin {Om}: the halves' stretch {dd:.12g} = {dref:.12g}")
+    # spun with a geometric stiffness per unit w_z^2, G = 100 (the FE code's Phi^T K_G Phi of the
+    # centrifugal load of a unit w_z^2): w^2 = 2 k / mh - Omega^2 + 100 Omega^2
+    mtx(f"{d}/G.mtx", [[100.0]])
+    Om = 5.0
+    text = model(body_text(d, k, f"    geometric_stiffness: {{wzz: {d}/G.mtx}}\n"), "joints:\n  shaft: {type: revolute, i: c, j: o}\n",
+                 f"drivers:\n  spin: {{joint: shaft, motion: {Om}*t}}\nlinearize:\n  at: steady\n")
+    o, err = linearize_json(B, text)
+    if check(o is not None, f"spin {Om}, geometric stiffness: linearized {err}"):
+        f, ref = freqs(o), math.sqrt(2 * k / mh - Om ** 2 + 100 * Om ** 2)
+        check(len(f) == 1 and abs(f[0] / ref - 1) <= 1e-9, f"spin {Om}, wzz: {f} = sqrt(2k/mh - Omega^2 + 100 Omega^2) = {ref:.12g}")
     # hanging from the left half: the frame's x down (a quarter turn about y), l at the origin
     hang = "    position: [0, 0, %r]\n    axis: [0, 1, 0]\n    angle: pi/2\n" % (-a)
     grav = f"forces:\n  weight: {{type: gravity, g: [0, 0, {-g}]}}\n"
@@ -163,7 +172,9 @@ with tempfile.TemporaryDirectory() as d:
                     check(len(f2) == 1 and abs(f[0] / f2[0] - 1) <= 1e-6, f"rigid limit: swing {f[0]:.12g} = the rigid body's {f2}")
     # refusals
     for what, extra, body_edit, want in (
-            ("geometric stiffness", "    geometric_stiffness: {ax: x.mtx}\n", None, "not there yet"),
+            ("a geometric stiffness file that is not there", "    geometric_stiffness: {ax: nonexistent.mtx}\n", None,
+             "geometric_stiffness: ax: cannot open"),
+            ("an unknown load", "    geometric_stiffness: {bx: x.mtx}\n", None, "bx"),
             ("a missing invariant", "", lambda t: t.replace(f"      Cu: {d}/Cu.mtx\n", ""), "missing 'Cu'"),
             ("shapes of the wrong size", "", lambda t: t.replace(f"{d}/r.mtx", f"{d}/Sb.mtx"), "expected 6 x 1"),
             ("Mab of the wrong size", "", lambda t: t.replace(f"{d}/Mab.mtx", f"{d}/K.mtx"), "expected 9 x 1"),
@@ -193,13 +204,14 @@ def beam_part(ne, L, E, G, rho, A, Iy, Iz, J):
     Mab (3 x 3 x k x k), Mc, K)"""
     n, le = 6 * (ne + 1), L / ne
     Sb, Cu, Mab = np.zeros((3, n)), np.zeros((3, 3, n)), np.zeros((3, 3, n, n))
-    Mc, K = np.zeros((n, n)), np.zeros((n, n))
+    Mc, K, H1, Hx = np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n))
     xs, ws = np.polynomial.legendre.leggauss(6)
     for e in range(ne):
         for xg, wg in zip(0.5 * (xs + 1), 0.5 * ws):
             X, W, d = e * le + xg * le, wg * le, slice(6 * e, 6 * e + 12)
             h = [1 - 3 * xg ** 2 + 2 * xg ** 3, (xg - 2 * xg ** 2 + xg ** 3) * le, 3 * xg ** 2 - 2 * xg ** 3, (-xg ** 2 + xg ** 3) * le]
             d2 = [(-6 + 12 * xg) / le ** 2, (-4 + 6 * xg) / le, (6 - 12 * xg) / le ** 2, (-2 + 6 * xg) / le]
+            d1 = [(-6 * xg + 6 * xg ** 2) / le, 1 - 4 * xg + 3 * xg ** 2, (6 * xg - 6 * xg ** 2) / le, -2 * xg + 3 * xg ** 2]
             S, B = np.zeros((3, 12)), np.zeros((4, 12))  # S: u; B: ux', uy'', uz'', rx'
             S[0, [0, 6]] = [1 - xg, xg]
             S[1, [1, 5, 7, 11]] = h
@@ -219,6 +231,11 @@ def beam_part(ne, L, E, G, rho, A, Iy, Iz, J):
                     Mab[a_, b_] += W * rho * A * np.outer(Sg[a_], Sg[b_])
             Mc[d, d] += W * (rho * A * S.T @ S + rho * (Iy + Iz) * np.outer(t, t))
             K[d, d] += W * B.T @ np.diag([E * A, E * Iz, E * Iy, G * J]) @ B
+            D = np.zeros((2, 12))  # the slopes uy', uz'
+            D[0, [1, 5, 7, 11]] = d1
+            D[1, [2, 4, 8, 10]] = [d1[0], -d1[1], d1[2], -d1[3]]
+            H1[d, d] += W * rho * A * (L - X) * D.T @ D
+            Hx[d, d] += W * rho * A * (L * L - X * X) / 2 * D.T @ D
     f = slice(6, n)  # node 1 clamped to the frame
     Lc = np.linalg.cholesky(Mc[f, f])
     Li = np.linalg.inv(Lc)
@@ -229,13 +246,15 @@ def beam_part(ne, L, E, G, rho, A, Iy, Iz, J):
     s0 = np.array([rho * A * L * L / 2, 0, 0])
     Q0 = np.diag([rho * A * L ** 3 / 3, 0, 0])
     return (m_, s0, Q0, Sb @ Phi, np.einsum("pri,ij->prj", Cu, Phi), np.einsum("abij,ik,jl->abkl", Mab, Phi, Phi),
-            Phi.T @ Mc @ Phi, Phi.T @ K @ Phi)
+            Phi.T @ Mc @ Phi, Phi.T @ K @ Phi, Phi.T @ H1 @ Phi, Phi.T @ Hx @ Phi)
 
 
-def modal_of_beam(d, P, part):
+def modal_of_beam(d, P, part, geo):
     """the modal body's files in d for the invariants part written in a body frame turned by P
-    (u0' = P u0, S' = P S): its invariants lines"""
-    m_, s0, Q0, Sb, Cu, Mab, Mc, K = part
+    (u0' = P u0, S' = P S): its invariants lines; geo: with the beam's geometric stiffness
+    KG = -(G_)_x H1 + (w_y^2 + w_z^2) Hx (model/ffr3.h) as files per unit load in the turned frame:
+    (G_)_x = P[c, 0] G'_c, w_y^2 + w_z^2 = |w'|^2 - (P[c, 0] w'_c)^2"""
+    m_, s0, Q0, Sb, Cu, Mab, Mc, K, H1, Hx = part
     k_ = Sb.shape[1]
     Q = P @ Q0 @ P.T
     mtx(f"{d}/bSb.mtx", P @ Sb)
@@ -246,30 +265,27 @@ def modal_of_beam(d, P, part):
     mtx(f"{d}/bK.mtx", 0.5 * (K + K.T))
     mtx(f"{d}/broot.mtx", np.zeros((6, k_)))
     s = P @ s0
-    return f"""    invariants:
-      mass: {m_!r}
-      s0: [{s[0]!r}, {s[1]!r}, {s[2]!r}]
-      Q0: [{Q[0, 0]!r}, {Q[1, 1]!r}, {Q[2, 2]!r}, {Q[0, 1]!r}, {Q[0, 2]!r}, {Q[1, 2]!r}]
-      Sb: {d}/bSb.mtx
-      Cu: {d}/bCu.mtx
-      Mab: {d}/bMab.mtx
-      Mc: {d}/bMc.mtx
-      K: {d}/bK.mtx
-    markers:
-      root: {{position: [0, 0, 0], shapes: {d}/broot.mtx}}
-"""
+    gl = ""
+    if geo:
+        gl = "    geometric_stiffness:\n"
+        for c, nm in enumerate("xyz"):
+            mtx(f"{d}/ga{nm}.mtx", -P[c, 0] * H1)
+            gl += f"      a{nm}: {d}/ga{nm}.mtx\n"
+        for a_, b_ in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2)):
+            c = 1 - P[a_, 0] ** 2 if a_ == b_ else -2 * P[a_, 0] * P[b_, 0]
+            nm = "w" + "xyz"[a_] + "xyz"[b_]
+            mtx(f"{d}/g{nm}.mtx", c * Hx)
+            gl += f"      {nm}: {d}/g{nm}.mtx\n"
+    Q0 = [Q[0, 0], Q[1, 1], Q[2, 2], Q[0, 1], Q[0, 2], Q[1, 2]]
+    return gl + invariants_lines(d + "/b", m_, s, Q0) + f"      root: {{position: [0, 0, 0], shapes: {d}/broot.mtx}}\n"
 
 
 HUB = """model: mechanism
 name: a spatial blade on a driven hub, beam or modal
 parameters: {{Omega: 10}}
-ground:
-  markers: {{o: {{}}}}
+ground: {{markers: {{o: {{}}}}}}
 bodies:
-  hub:
-    mass: 1
-    inertia: [1, 1, 2]
-    markers: {{axle: {{}}, seat: {{position: [0.2, 0, 0]{seat}}}}}
+  hub: {{mass: 1, inertia: [1, 1, 2], markers: {{axle: {{}}, seat: {{position: [0.2, 0, 0]{seat}}}}}}}
   b:
 {blade}joints:
   shaft: {{type: revolute, i: axle, j: o}}
@@ -282,7 +298,7 @@ linearize:
   at: steady
 """
 bL, bE, bG, brho, bA, bIy, bIz, bJ = 1.0, 2e9, 8e8, 7850.0, 3e-4, 2e-8, 5e-8, 6e-8
-beam = f"""    type: beam
+BEAM = """    type: beam
     length: {bL}
     elements: 3
     E: {bE}
@@ -292,23 +308,28 @@ beam = f"""    type: beam
     Iy: {bIy}
     Iz: {bIz}
     J: {bJ}
-    geometric_stiffness: false
+    geometric_stiffness: {geo}
     position: [0.2, 0, 0]
     markers: {{root: {{node: 1}}}}
 """
-o1, err1 = linearize_json(B, HUB.format(seat="", blade=beam))
-with tempfile.TemporaryDirectory() as d:
-    P = rot([1, 2, 3], 0.7)
-    Pt = P.T  # the modal frame's axes in the hub's: its columns
-    part = beam_part(3, bL, bE, bG, brho, bA, bIy, bIz, bJ)
-    modal = "    type: modal\n    position: [0.2, 0, 0]\n    axis: [1, 2, 3]\n    angle: -0.7\n" + modal_of_beam(d, P, part)
-    seat = ", xaxis: [%r, %r, %r], zaxis: [%r, %r, %r]" % (*Pt[:, 0], *Pt[:, 2])
-    o2, err2 = linearize_json(B, HUB.format(seat=seat, blade=modal))
-if check(o1 is not None and o2 is not None, f"beam and modal blade on the driven hub: linearized {err1} {err2}"):
-    f1, f2 = freqs(o1), freqs(o2)
-    worst = float(np.max(np.abs(f1 - f2) / f1)) if len(f1) == len(f2) else math.inf
-    check(len(f1) == 18 and worst <= 1e-9, f"modal blade (18 modes, turned frame) = beam blade: {len(f2)} of {len(f1)} "
-          f"frequencies, worst relative difference {worst:.2g} (lowest {f1[:3]})")
+part = beam_part(3, bL, bE, bG, brho, bA, bIy, bIz, bJ)
+lowest = {}
+for geo in (False, True):
+    beam = BEAM.format(bL=bL, bE=bE, bG=bG, brho=brho, bA=bA, bIy=bIy, bIz=bIz, bJ=bJ, geo=str(geo).lower())
+    o1, err1 = linearize_json(B, HUB.format(seat="", blade=beam))
+    with tempfile.TemporaryDirectory() as d:
+        P = rot([1, 2, 3], 0.7)
+        Pt = P.T  # the modal frame's axes in the hub's: its columns
+        modal = "    type: modal\n    position: [0.2, 0, 0]\n    axis: [1, 2, 3]\n    angle: -0.7\n" + modal_of_beam(d, P, part, geo)
+        seat = ", xaxis: [%r, %r, %r], zaxis: [%r, %r, %r]" % (*Pt[:, 0], *Pt[:, 2])
+        o2, err2 = linearize_json(B, HUB.format(seat=seat, blade=modal))
+    if check(o1 is not None and o2 is not None, f"beam and modal blade on the driven hub, geometric {geo}: linearized {err1} {err2}"):
+        f1, f2 = freqs(o1), freqs(o2)
+        lowest[geo] = f1[0]
+        worst = float(np.max(np.abs(f1 - f2) / f1)) if len(f1) == len(f2) else math.inf
+        check(len(f1) == 18 and worst <= 1e-9, f"modal blade (18 modes, turned frame) = beam blade, geometric {geo}: "
+              f"{len(f2)} of {len(f1)} frequencies, worst relative difference {worst:.2g} (lowest {f1[:3]})")
+check(len(lowest) == 2 and lowest[True] > 1.05 * lowest[False], f"the geometric stiffness stiffens the blade: {lowest}")
 
 print("FAILED" if check.fails else "all ok")
 sys.exit(1 if check.fails else 0)

@@ -213,8 +213,9 @@ static void put_mtx(const char *dir, const char *name, int rows, int cols, const
 /* A spatial modal body (issue 67) of k = 3 modes whose invariants are sums over six point masses at
  * general places u0 (every row of Cu and every block M_ab nonzero), two markers moving with general
  * translations and small rotations, damped, fixed to a rigid hub that spins on a revolute joint,
- * under gravity, with a force and a torque at a marker: the numeric form against the expression
- * form and every Jacobian entry against central differences, as for the beams. */
+ * under gravity, with a force and a torque at a marker, and geometric stiffness per unit load of all
+ * twelve loads (random symmetric matrices): the numeric form against the expression form and every
+ * Jacobian entry against central differences, as for the beams. */
 TEST(modal_body)
 {
     enum { NP = 6, NK = 3 };
@@ -254,17 +255,29 @@ TEST(modal_body)
     put_mtx(dir, "Sb.mtx", 3, NK, Sb), put_mtx(dir, "Cu.mtx", 9, NK, Cu), put_mtx(dir, "Mab.mtx", 9 * NK, NK, Mab);
     put_mtx(dir, "Mc.mtx", NK, NK, Mc), put_mtx(dir, "K.mtx", NK, NK, K);
     put_mtx(dir, "m1.mtx", 6, NK, T[0]), put_mtx(dir, "m2.mtx", 6, NK, T[1]);
-    char *text = malloc(8192);
+    static const char *geo[12] = {"ax", "ay", "az", "alx", "aly", "alz", "wxx", "wyy", "wzz", "wxy", "wxz", "wyz"};
+    char geotext[2048] = "    geometric_stiffness:\n";
+    for (int l = 0; l < 12; l++) {
+        double Gm[NK * NK];
+        for (int j = 0; j < NK; j++)
+            for (int i = 0; i <= j; i++) Gm[i + NK * j] = Gm[j + NK * i] = 5 * test_urand(&seed);
+        char nm[32];
+        snprintf(nm, sizeof nm, "G%s.mtx", geo[l]);
+        put_mtx(dir, nm, NK, NK, Gm);
+        size_t len = strlen(geotext);
+        snprintf(geotext + len, sizeof geotext - len, "      %s: %s/%s\n", geo[l], dir, nm);
+    }
+    char *text = malloc(16384);
     CHECK(text != NULL);
     if (!text) return;
-    snprintf(text, 8192,
+    snprintf(text, 16384,
              "model: mechanism\nname: a spatial modal body on a spinning hub\nspace: spatial\n"
              "ground:\n  markers: {o: {}}\n"
              "bodies:\n"
              "  hub:\n    mass: 2\n    inertia: [0.1, 0.1, 0.2]\n    angular_velocity: [0, 0, 10]\n"
              "    markers: {axle: {}, seat: {position: [0.2, 0, 0]}}\n"
              "  part:\n    type: modal\n    position: [0.2, 0, 0]\n    axis: [0, 0, 1]\n    angle: 0.3\n"
-             "    angular_velocity: [0, 0, 10]\n    damping: {alpha: 0.05, beta: 2e-4}\n"
+             "    angular_velocity: [0, 0, 10]\n    damping: {alpha: 0.05, beta: 2e-4}\n%s"
              "    invariants:\n      mass: %.17g\n      s0: [%.17g, %.17g, %.17g]\n"
              "      Q0: [%.17g, %.17g, %.17g, %.17g, %.17g, %.17g]\n"
              "      Sb: %s/Sb.mtx\n      Cu: %s/Cu.mtx\n      Mab: %s/Mab.mtx\n      Mc: %s/Mc.mtx\n      K: %s/K.mtx\n"
@@ -273,13 +286,14 @@ TEST(modal_body)
              "joints:\n  shaft: {type: revolute, i: axle, j: o}\n  clamp: {type: fixed, i: m1, j: seat}\n"
              "forces:\n  weight: {type: gravity, g: [0, -9.81, -3]}\n"
              "  push: {type: force, i: m2, force: [1, 2, 3], torque: [0.5, -0.2, 0.1]}\n",
-             m, s0[0], s0[1], s0[2], Q[0][0], Q[1][1], Q[2][2], Q[0][1], Q[0][2], Q[1][2], dir, dir, dir, dir, dir, dir, dir);
-    compare("spatial modal body on a spinning hub, k = 3", text, 5, 1);
+             geotext, m, s0[0], s0[1], s0[2], Q[0][0], Q[1][1], Q[2][2], Q[0][1], Q[0][2], Q[1][2], dir, dir, dir, dir, dir, dir, dir);
+    compare("spatial modal body on a spinning hub, k = 3, geometric stiffness", text, 5, 1);
     free(text);
     const char *files[] = {"Sb.mtx", "Cu.mtx", "Mab.mtx", "Mc.mtx", "K.mtx", "m1.mtx", "m2.mtx"};
-    for (int f = 0; f < 7; f++) {
+    for (int f = 0; f < 7 + 12; f++) {
         char path[512];
-        snprintf(path, sizeof path, "%s/%s", dir, files[f]);
+        if (f < 7) snprintf(path, sizeof path, "%s/%s", dir, files[f]);
+        else snprintf(path, sizeof path, "%s/G%s.mtx", dir, geo[f - 7]);
         remove(path);
     }
     rmdir(dir);

@@ -27,6 +27,7 @@ void model_ffr3_free(mbl_ffr3 *sp)
     for (int k = 0; k < 9; k++) mbla_csc_free(sp->M[k]);
     mbla_csc_free(sp->Mc), mbla_csc_free(sp->K);
     mbla_csc_free(sp->H1), mbla_csc_free(sp->Hx);
+    for (int l = 0; l < FFR3_NL; l++) mbla_csc_free(sp->HL[l]);
     mbl_free(sp->X0), mbl_free(sp->ndof);
     memset(sp, 0, sizeof *sp);
 }
@@ -54,6 +55,8 @@ int model_ffr3_copy(const mbl_ffr3 *a, mbl_ffr3 *b, mbl_status *st)
     if (!oom && a->K && mbla_csc_copy(a->K, &b->K, st)) oom = 1;
     if (!oom && a->H1 && mbla_csc_copy(a->H1, &b->H1, st)) oom = 1;
     if (!oom && a->Hx && mbla_csc_copy(a->Hx, &b->Hx, st)) oom = 1;
+    for (int l = 0; l < FFR3_NL && !oom; l++)
+        if (a->HL[l] && mbla_csc_copy(a->HL[l], &b->HL[l], st)) oom = 1;
     if (oom) {
         model_ffr3_free(b);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -106,7 +109,7 @@ static mblx_id cmul(mblx_graph *g, double c, mblx_id x) { return c == 0 ? mblx_c
 #define QA(u) FFR3_QA(u)
 #define QB(u) FFR3_QB(u)
 #define CU(p, r, j) FFR3_CU(Cu, nf, p, r, j)
-#define NVAL 14 /* a row's matrices: M_ab (9), K, C, Mc, H1, Hx */
+#define NVAL (14 + FFR3_NL) /* a row's matrices: M_ab (9), K, C, Mc, H1, Hx, HL */
 
 /* The quantities of one body's rows shared by their parts (model_ffr3_formulate_inv): the frame's
  * (orientation, angular velocity and acceleration, their derivatives by the frame's unknowns) and
@@ -131,6 +134,24 @@ typedef struct body3 {
     mblx_id *hs;                /* scratch for the geometric stiffness sums (2 nf + 2) */
 } body3;
 
+/* load l of a modal body's geometric stiffness (ffr3.h's HL) and its derivative by frame unknown y */
+static mblx_id hl_load(const ffr3_frame *f, int l) { return l < 3 ? f->AtG[l] : l < 6 ? f->al[l - 3] : f->W[FFR3_LW(l - 6)]; }
+static mblx_id hl_dload(const ffr3_frame *f, int l, int y)
+{
+    return l < 3 ? f->dAtG[l][y] : l < 6 ? f->dal[l - 3][y] : f->dW[FFR3_LW(l - 6)][y];
+}
+
+/* (HL_l qf)_i (hq, FFR3_NL; zero nodes where HL_l is absent) from the row's entries val[14 + l] over list */
+static void hl_rows(const body3 *x, const int *list, int nl, mblx_id *hq)
+{
+    for (int l = 0; l < FFR3_NL; l++) {
+        size_t n = 0;
+        for (int e = 0; e < nl && x->sp->HL[l]; e++)
+            if (x->val[14 + l][list[e]] != 0) x->hs[n++] = mblx_scale(x->g, x->val[14 + l][list[e]], x->q[x->fi[list[e]]]);
+        hq[l] = n ? mblx_sum(x->g, n, x->hs) : x->zero;
+    }
+}
+
 /* The elastic rows: the inertia coupling with the frame and the elastic coordinates, stiffness and
  * damping, and their entries in the frame's and the elastic columns. */
 static void elastic_rows3(const body3 *x)
@@ -147,7 +168,8 @@ static void elastic_rows3(const body3 *x)
     mblx_id *(*R)[9] = x->R;
     double **val = x->val;
     int *mark = x->mark, *list = x->list;
-    const mblx_id *al = x->f->al, *AtG = x->f->AtG, *W = x->f->W, *Cq = x->f->Cq, *Cv = x->f->Cv;
+    const ffr3_frame *F3 = x->f;
+    const mblx_id *al = F3->al, *AtG = F3->AtG, *W = F3->W, *Cq = F3->Cq, *Cv = F3->Cv;
     const int *fcol = x->fcol;
     const mblx_id(*dAtG)[15] = x->f->dAtG, (*dal)[15] = x->f->dal, (*dw2)[15] = x->f->dw2, (*dW)[15] = x->f->dW;
     /* ---- the elastic rows ---- */
@@ -173,7 +195,7 @@ static void elastic_rows3(const body3 *x)
         int nl = 0;
         for (int k = 0; k < NVAL; k++) {
             const mbla_csc *X = k < 9 ? sp->M[AB(PB(k), PA(k))] : k == 9 ? sp->K : k == 10 ? C : k == 11 ? sp->Mc
-                                                                             : k == 12 ? sp->H1 : sp->Hx;
+                                                                             : k == 12 ? sp->H1 : k == 13 ? sp->Hx : sp->HL[k - 14];
             if (!X) continue;
             for (int p = X->p[i]; p < X->p[i + 1]; p++) {
                 int j = X->i[p];
@@ -205,6 +227,10 @@ static void elastic_rows3(const body3 *x)
         mblx_id nhq = nh ? mblx_neg(g, mblx_sum(g, nh, Th)) : x->zero, nxq = nx ? mblx_neg(g, mblx_sum(g, nx, Tx)) : x->zero;
         if (nh) t[n++] = mblx_mul(g, AtG[0], nhq);
         if (nx) t[n++] = mblx_mul(g, W[0], nxq);
+        mblx_id hq[FFR3_NL]; /* a modal body's KG = sum_l L_l HL_l (ffr3.h) */
+        hl_rows(x, list, nl, hq);
+        for (int l = 0; l < FFR3_NL; l++)
+            if (!is_zero(g, hq[l])) t[n++] = mblx_mul(g, hl_load(x->f, l), hq[l]);
         Fs[row] = mblx_add(g, Fs[row], sumz(g, n, t, scr));
         /* frame columns */
         for (int x = 0; x < 15; x++) {
@@ -218,13 +244,15 @@ static void elastic_rows3(const body3 *x)
             t[n++] = cmul(g, tw[i], dal[0][x]);
             if (nh) t[n++] = mblx_mul(g, dAtG[0][x], nhq);
             if (nx) t[n++] = mblx_mul(g, dW[0][x], nxq);
+            for (int l = 0; l < FFR3_NL; l++)
+                if (!is_zero(g, hq[l])) t[n++] = mblx_mul(g, hl_dload(F3, l, x), hq[l]);
             push(B, row, fcol[x], sumz(g, n, t, scr));
         }
         /* elastic columns */
         for (int l = 0; l < nl; l++) {
             int j = list[l];
             size_t nq = 0, nv = 0;
-            mblx_id *tq = t, *tv = t + 16;
+            mblx_id *tq = t, *tv = t + 32;
             for (int k = 0; k < 9; k++)
                 if (val[k][j] != 0) {
                     tq[nq++] = mblx_scale(g, val[k][j], Cq[k]);
@@ -233,6 +261,8 @@ static void elastic_rows3(const body3 *x)
             if (val[9][j] != 0) tq[nq++] = mblx_const(g, val[9][j]);
             if (val[12][j] != 0) tq[nq++] = mblx_scale(g, -val[12][j], AtG[0]);
             if (val[13][j] != 0) tq[nq++] = mblx_scale(g, -val[13][j], W[0]);
+            for (int h = 0; h < FFR3_NL; h++)
+                if (val[14 + h][j] != 0) tq[nq++] = mblx_scale(g, val[14 + h][j], hl_load(F3, h));
             if (val[10][j] != 0) tv[nv++] = mblx_const(g, val[10][j]);
             push(B, row, jq + fi[j], sumz(g, nq, tq, scr));
             push(B, row, jv + fi[j], sumz(g, nv, tv, scr));

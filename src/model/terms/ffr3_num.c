@@ -39,7 +39,8 @@ enum {
     O_DATG = 33, O_DAL = O_DATG + 3 * FFR3_NFS, O_DW2 = O_DAL + 3 * FFR3_NFS, O_DW = O_DW2 + 3 * FFR3_NFS,
     O_FR = O_DW + 9 * FFR3_NFS, O_DFR = O_FR + 7, O_PH = O_DFR + 7 * FFR3_NFS, NOUT = O_PH + 7 * NZ
 };
-#define NUV 14 /* per union entry: M_ab(i, j) (9), K, C, Mc and, with the geometric stiffness, H1, Hx */
+#define NUV (14 + FFR3_NL) /* per union entry: M_ab(i, j) (9), K, C, Mc and, with the geometric stiffness, H1, Hx
+                           * (a beam's) and HL (a modal body's) */
 
 struct mbl_ffr3_num {
     char *name;
@@ -55,8 +56,9 @@ struct mbl_ffr3_num {
     int *up, *ui;         /* the union pattern of row i of M_ab (9), K, C, Mc, H1, Hx */
     double *uv;           /* nuv per entry */
     int nuv;              /* NUV with the geometric stiffness, else 12 */
-    unsigned short *rmask; /* per i: bit k when row i of M_ab(k) has a nonzero, bits 9, 10: of H1, Hx */
+    unsigned *rmask;      /* per i: bit k when row i of M_ab(k) has a nonzero, bits 9, 10: of H1, Hx, 11 + l: HL_l */
     int geo;              /* H1 or Hx present (the geometric stiffness, ffr3.h) */
+    int hl;               /* an HL_l present (a modal body's geometric stiffness) */
     int *upos;            /* 3 per union entry: md->jac index of (row fi, q / v / a of fj), -1: none */
     int *epos;            /* 15 per elastic row: its frame columns */
     int *fpos;            /* 21 per elastic j: frame row r (7) x (q, v, a) of fj */
@@ -134,7 +136,8 @@ static int build_union(mbl_ffr3_num *b, mbl_status *st)
     for (int k = 0; k < 9; k++) X[k] = b->sp.M[AB(PB(k), PA(k))];
     X[9] = b->sp.K, X[10] = b->C, X[11] = b->sp.Mc, X[12] = b->sp.H1, X[13] = b->sp.Hx;
     b->geo = b->sp.H1 || b->sp.Hx;
-    int nuv = b->nuv = b->geo ? NUV : NUV - 2;
+    for (int l = 0; l < FFR3_NL; l++) b->hl |= (X[14 + l] = b->sp.HL[l]) != NULL;
+    int nuv = b->nuv = b->hl ? NUV : b->geo ? 14 : 12;
     size_t cap = 0;
     for (int k = 0; k < nuv; k++)
         if (X[k]) cap += (size_t)mbla_csc_nnz(X[k]);
@@ -161,8 +164,8 @@ static int build_union(mbl_ffr3_num *b, mbl_status *st)
         }
         b->up[i + 1] = nz;
         for (int u = e0; u < nz; u++)
-            for (int k = 0; k < (b->geo ? 11 : 9); k++)
-                if (b->uv[(size_t)nuv * u + (k < 9 ? k : k + 3)] != 0) b->rmask[i] |= (unsigned short)(1u << k);
+            for (int k = 0; k < (b->hl ? 11 + FFR3_NL : b->geo ? 11 : 9); k++)
+                if (b->uv[(size_t)nuv * u + (k < 9 ? k : k + 3)] != 0) b->rmask[i] |= 1u << k;
     }
     mbl_free(mark);
     int *ui = mbl_realloc_array(b->ui, (size_t)nz + 1, sizeof *ui);
@@ -182,6 +185,13 @@ static int push0(mbl_model *md, mblx_id zero, int want, int row, int col, int *p
 }
 
 #define ONZ(o) (b->onz[o] != 0)
+/* the small tape's output of load l of a modal body's geometric stiffness (ffr3.h's HL), and of
+ * its derivative by frame unknown x */
+static int lo_out(int l) { return l < 3 ? O_ATG + l : l < 6 ? O_AL + l - 3 : O_W + FFR3_LW(l - 6); }
+static int ld_out(int l, int x)
+{
+    return (l < 3 ? O_DATG + l * FFR3_NFS : l < 6 ? O_DAL + (l - 3) * FFR3_NFS : O_DW + FFR3_LW(l - 6) * FFR3_NFS) + x;
+}
 #define RNZ(k, j) ((b->rmask[j] >> (k)) & 1u)
 
 /* the entries of elastic row i (its frame and elastic columns): wherever ffr3.c's elastic_rows3
@@ -206,6 +216,7 @@ static int pattern_elastic(mbl_model *md, mbl_ffr3_num *b, const int *fcol, int 
         for (int k = 0; k < 9; k++)
             want |= (RNZ(k, i) || CU(PB(k), PA(k), i) != 0) && ONZ(O_DW + k * FFR3_NFS + x);
         want |= (RNZ(9, i) && ONZ(O_DATG + x)) || (RNZ(10, i) && ONZ(O_DW + x)); /* -(G_)_x H1 - W_xx Hx */
+        for (int l = 0; l < FFR3_NL && b->hl; l++) want |= RNZ(11 + l, i) && ONZ(ld_out(l, x)); /* sum L_l HL_l */
         e |= push0(md, zero, want, row, fcol[x], &b->epos[FFR3_NFS * (size_t)i + x]);
     }
     for (int u = b->up[i]; u < b->up[i + 1] && !e; u++) {
@@ -213,6 +224,7 @@ static int pattern_elastic(mbl_model *md, mbl_ffr3_num *b, const int *fcol, int 
         int col = b->qidx[7 + b->ui[u]], wq = val[9] != 0, wv = val[10] != 0;
         for (int k = 0; k < 9; k++) wq |= val[k] != 0 && ONZ(O_CQ + k), wv |= val[k] != 0 && ONZ(O_CV + k);
         if (b->geo) wq |= (val[12] != 0 && ONZ(O_ATG)) || (val[13] != 0 && ONZ(O_W));
+        for (int l = 0; l < FFR3_NL && b->hl; l++) wq |= val[14 + l] != 0 && ONZ(lo_out(l));
         e |= push0(md, zero, wq, row, jq + col, &b->upos[3 * (size_t)u]);
         e |= push0(md, zero, wv, row, jv + col, &b->upos[3 * (size_t)u + 1]);
         e |= push0(md, zero, val[11] != 0, row, ja + col, &b->upos[3 * (size_t)u + 2]);
@@ -347,7 +359,7 @@ typedef struct pt3 {
 } pt3;
 
 /* R[x][k] = (M_ab(k) x)_i for x = qf, qf', qf'' (nx of them), the elastic forces K qf + C qf' +
- * Mc qf'' at row i (*kf) and, when hx is not NULL, (H1 qf)_i, (Hx qf)_i in hx */
+ * Mc qf'' at row i (*kf) and, when hx is not NULL, (H1 qf)_i, (Hx qf)_i, (HL_l qf)_i in hx (2 + FFR3_NL) */
 static void rows_at(const pt3 *P, int i, int nx, double R[3][9], double *kf, double *hx)
 {
     const mbl_ffr3_num *b = P->b;
@@ -373,6 +385,13 @@ static void rows_at(const pt3 *P, int i, int nx, double R[3][9], double *kf, dou
         h1 += val[12] * qj, h2 += val[13] * qj;
     }
     hx[0] = h1, hx[1] = h2;
+    if (!b->hl) return;
+    for (int l = 0; l < FFR3_NL; l++) hx[2 + l] = 0;
+    for (int u = b->up[i]; u < b->up[i + 1]; u++) {
+        const double *val = b->uv + (size_t)b->nuv * u;
+        double qj = QV(fi[b->ui[u]]);
+        for (int l = 0; l < FFR3_NL; l++) hx[2 + l] += val[14 + l] * qj;
+    }
 }
 
 /* the body sums z (NZ; ffr3.c's body_sums3) */
@@ -430,6 +449,7 @@ static void elastic_row(const pt3 *P, int i, double R[3][9], double kf, const do
             if (PB(k) != 0) r += cn[k] * o[O_W + k];
         for (int k = 0; k < 9; k++) r += o[O_CQ + k] * R[0][k] + o[O_CV + k] * R[1][k];
         r -= o[O_ATG] * hx[0] + o[O_W] * hx[1]; /* the geometric stiffness -(G_)_x H1 - W_xx Hx (ffr3.h) */
+        for (int l = 0; l < FFR3_NL && b->hl; l++) r += o[lo_out(l)] * hx[2 + l]; /* sum L_l HL_l */
         F[b->qidx[7 + i]] += r;
     }
     if (!J) return;
@@ -446,6 +466,7 @@ static void elastic_row(const pt3 *P, int i, double R[3][9], double kf, const do
                  o[O_DW2 + c * FFR3_NFS + x] * Z[c];
         for (int k = 0; k < 9; k++) d += o[O_DW + k * FFR3_NFS + x] * N[k];
         d -= o[O_DATG + x] * hx[0] + o[O_DW + x] * hx[1];
+        for (int l = 0; l < FFR3_NL && b->hl; l++) d += o[ld_out(l, x)] * hx[2 + l];
         J[ep[x]] += d;
     }
     for (int u = b->up[i]; u < b->up[i + 1]; u++) {
@@ -453,6 +474,7 @@ static void elastic_row(const pt3 *P, int i, double R[3][9], double kf, const do
         const int *upos = b->upos + 3 * (size_t)u;
         double dq = val[9] - (b->geo ? val[12] * o[O_ATG] + val[13] * o[O_W] : 0.0), dv = val[10];
         for (int k = 0; k < 9; k++) dq += val[k] * o[O_CQ + k], dv += val[k] * o[O_CV + k];
+        for (int l = 0; l < FFR3_NL && b->hl; l++) dq += val[14 + l] * o[lo_out(l)];
         ADD(upos[0], dq);
         ADD(upos[1], dv);
         ADD(upos[2], val[11]);
@@ -527,7 +549,7 @@ static int num_eval(const mbl_model *md, const mbl_ffr3_num *b, const double *sy
         for (int r = 0; r < 7; r++)
             for (int x = 0; x < FFR3_NFS; x++) ADD(b->rpos[r][x], o[O_DFR + r * FFR3_NFS + x]);
     for (int i = 0; i < nf; i++) {
-        double R[3][9], kf, hx[2];
+        double R[3][9], kf, hx[2 + FFR3_NL];
         rows_at(&P, i, J ? 3 : 2, R, &kf, hx);
         elastic_row(&P, i, R, kf, hx, o, F, J);
         if (J) frame_cols(&P, i, R, o, J);
