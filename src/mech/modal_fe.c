@@ -16,7 +16,8 @@
  *     markers:
  *       a: {set: END_A}                 (the set's nodes tied rigidly to their centroid)
  *       b: {set: END_B, at: [1, 0, 0]}  (... or to a point, in the part's coordinates)
- *       c: {node: 17}                   (one node: its translations, and rotations where it has them)
+ *       c: {nodes: [4, 5, 9]}           (a list of node numbers, as a set; for Nastran parts)
+ *       d: {node: 17}                   (one node: its translations, and rotations where it has them)
  *
  * Paths are relative to the model file. The markers are the reduction's interfaces: one at least,
  * and together they must hold the part (a node set, or three nodes not on a line). */
@@ -89,7 +90,27 @@ static int read_opts(mech *M, const yaml_node_t *fe, const char *what, fe_reduce
     return 0;
 }
 
-/* the markers as the interfaces: {set: NAME[, at: [x, y, z]]} or {node: ID} */
+/* a spider's nodes given as a list of the part's node numbers */
+static int node_list(mech *M, const yaml_node_t *ln, const char *w, const char *name, const fe_part *p, fe_iface *f)
+{
+    if (ln->type != YAML_SEQUENCE_NODE || ln->data.sequence.items.top == ln->data.sequence.items.start)
+        return err_at(M, ln, "%s: marker '%s': 'nodes' is a list of the part's node numbers", w, name);
+    int n = (int)(ln->data.sequence.items.top - ln->data.sequence.items.start);
+    int *idx = mbl_alloc_array((size_t)n, sizeof *idx);
+    if (!idx || !mech_keep(M, (char *)idx)) return mech_oom(M);
+    for (int j = 0; j < n; j++) {
+        yaml_node_t *e = yaml_document_get_node(M->doc, ln->data.sequence.items.start[j]);
+        double id;
+        int rc = e && mech_is_scalar(e) ? scalar_num(M, e, "nodes", &id) : err_at(M, ln, "%s: marker '%s': 'nodes' holds numbers", w, name);
+        if (rc) return rc;
+        idx[j] = id == floor(id) && fabs(id) < 2e9 ? fe_part_node(p, (int)id) : -1;
+        if (idx[j] < 0) return err_at(M, e, "%s: marker '%s': the part (%s) has no node %g", w, name, p->file, id);
+    }
+    f->nnodes = n, f->nodes = idx;
+    return 0;
+}
+
+/* the markers as the interfaces: {set: NAME | nodes: [ID, ...][, at: [x, y, z]]} or {node: ID} */
 static int read_ifaces(mech *M, const yaml_node_t *body, const yaml_node_t *mks, const char *what, const fe_part *p,
                        fe_iface **out, int *nout, const char ***names)
 {
@@ -104,13 +125,15 @@ static int read_ifaces(mech *M, const yaml_node_t *body, const yaml_node_t *mks,
     for (int i = 0; i < n; i++) {
         yaml_node_pair_t *pr = mks->data.mapping.pairs.start + i;
         yaml_node_t *key = yaml_document_get_node(M->doc, pr->key), *val = yaml_document_get_node(M->doc, pr->value);
-        static const char *ok[] = {"set", "at", "node", NULL};
+        static const char *ok[] = {"set", "nodes", "at", "node", NULL};
         int rc = mech_want_map(M, val, w);
         if (!rc) rc = mech_check_keys(M, val, ok, w);
         if (rc) return rc;
-        yaml_node_t *sn = mech_get(M, val, "set"), *an = mech_get(M, val, "at"), *nn = mech_get(M, val, "node");
+        yaml_node_t *sn = mech_get(M, val, "set"), *ln = mech_get(M, val, "nodes"), *an = mech_get(M, val, "at"),
+                    *nn = mech_get(M, val, "node");
         nm[i] = mech_sc(key), f[i].name = nm[i];
-        if (!sn == !nn) return err_at(M, val, "%s: marker '%s': give 'set: NAME' (a node set of the part) or 'node: ID', one of them", w, nm[i]);
+        if ((sn != NULL) + (ln != NULL) + (nn != NULL) != 1)
+            return err_at(M, val, "%s: marker '%s': give 'set: NAME' (a node set of the part), 'nodes: [ID, ...]' or 'node: ID', one of them", w, nm[i]);
         if (nn) {
             double id;
             if (an) return err_at(M, an, "%s: marker '%s': 'at' belongs to a set (a node is where it is)", w, nm[i]);
@@ -119,11 +142,15 @@ static int read_ifaces(mech *M, const yaml_node_t *body, const yaml_node_t *mks,
             if (f[i].node < 0) return err_at(M, nn, "%s: marker '%s': the part (%s) has no node %g", w, nm[i], p->file, id);
             continue;
         }
-        if (!mech_is_scalar(sn)) return err_at(M, sn, "%s: marker '%s': 'set' is the name of a node set", w, nm[i]);
-        int s = fe_part_set(p, mech_sc(sn));
-        if (s < 0) return err_at(M, sn, "%s: marker '%s': the part (%s) has no node set '%s'", w, nm[i], p->file, mech_sc(sn));
-        f[i].node = -1, f[i].nnodes = p->set_ptr[s + 1] - p->set_ptr[s], f[i].nodes = p->set_node + p->set_ptr[s];
-        if (f[i].nnodes < 1) return err_at(M, sn, "%s: marker '%s': the node set '%s' is empty", w, nm[i], mech_sc(sn));
+        f[i].node = -1;
+        if (ln && (rc = node_list(M, ln, w, nm[i], p, &f[i]))) return rc;
+        if (sn) {
+            if (!mech_is_scalar(sn)) return err_at(M, sn, "%s: marker '%s': 'set' is the name of a node set", w, nm[i]);
+            int s = fe_part_set(p, mech_sc(sn));
+            if (s < 0) return err_at(M, sn, "%s: marker '%s': the part (%s) has no node set '%s'", w, nm[i], p->file, mech_sc(sn));
+            f[i].nnodes = p->set_ptr[s + 1] - p->set_ptr[s], f[i].nodes = p->set_node + p->set_ptr[s];
+            if (f[i].nnodes < 1) return err_at(M, sn, "%s: marker '%s': the node set '%s' is empty", w, nm[i], mech_sc(sn));
+        }
         if (an) {
             if ((rc = mech_eval_vec(M, an, 3, "at", f[i].at))) return rc;
         } else { /* the centroid of the set's nodes */

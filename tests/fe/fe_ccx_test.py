@@ -280,6 +280,35 @@ def invariants(mblin, d):
     check(np.abs(M[6:, 6:] - np.eye(k)).max() <= INV_RTOL, f"invariants: the modal mass of the {k} modes is the identity")
 
 
+def nastran(mblin, d):
+    """6. the same part from a Nastran punch file (DMIG in free field, GRID entries in a bulk file,
+    written from ccx's files by tests/fe/write_dmig.py), the spider by its node list: the same body"""
+    nodes = os.path.join(d, "nodes.txt")
+    with open(os.path.join(d, "link_mesh.inp")) as f, open(nodes, "w") as g:
+        on = False
+        for line in f:
+            if line.startswith("*"):
+                on = line.upper().startswith("*NODE")
+            elif on:
+                g.write(line)
+    os.makedirs(os.path.join(d, "nas"))
+    run([sys.executable, os.path.join(HERE, "write_dmig.py"), os.path.join(d, "link"), nodes, os.path.join(d, "nas")], d)
+    ends = []
+    with open(os.path.join(d, "link_mesh.inp")) as f:
+        on = False
+        for line in f:
+            if line.startswith("*"):
+                on = line.replace(" ", "").upper().startswith("*NSET,NSET=END_A")
+            elif on:
+                ends += [int(t) for t in line.split(",") if t.strip()]
+    fc = freqs(linearize(mblin, d, "cal.yaml", free_body(12, SPIDER_A)))
+    fe = "{nastran: {punch: nas/free.pch, stiffness: KAAX, mass: MAAX, grids: nas/free_bulk.dat}, modes: 12}"
+    text = free_body(12, f"      a: {{nodes: {ends}}}").replace("{calculix: link, modes: 12}", fe)
+    fn = freqs(linearize(mblin, d, "nas.yaml", text))
+    e = max(rel(a, b) for a, b in zip(fn, fc))
+    check(len(fn) == len(fc) and e <= EXACT_RTOL, f"Nastran: the part's DMIG punch file gives the CalculiX body's {len(fc)} frequencies: {e:.1e} <= {EXACT_RTOL:g}")
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -298,6 +327,7 @@ def main():
         make_part(d, COARSE)
         ex = every_mode(mblin, d)
         few_modes(mblin, d, ex)
+        nastran(mblin, d)
     with tempfile.TemporaryDirectory() as d:
         make_part(d, [])
         pendulum(mblin, d)
