@@ -168,6 +168,32 @@ static void check_orthonormal(const fe_part *p, const fe_basis *b, double tol)
     free(M), free(K), free(Mr), free(Kr);
 }
 
+/* fe_reduce keeping `modes` fixed-interface modes into b: 0, or its failure (checked) */
+static int reduce_ok(const fe_part *p, const fe_iface *ifc, int niface, int modes, fe_basis *b)
+{
+    fe_reduce_opts o = {modes, 0, -1};
+    mbl_status st;
+    int r = fe_reduce(p, ifc, niface, &o, b, &st);
+    CHECK_MSG(r == 0, "%s", st.msg);
+    return r;
+}
+
+/* every fixed-interface mode kept (b): the free-free w^2 are the reference's above its six rigid
+ * ones, the fixed-interface w^2 those of the part without the interfaces' rows, to 1e-8 */
+static void check_exact(const fe_part *p, const fe_iface *ifc, int niface, const fe_basis *b, int nfree, int nclamped)
+{
+    double *w = malloc(sizeof(double) * p->ndof), *wc = malloc(sizeof(double) * p->ndof);
+    CHECK_EQ_INT(reference(p, ifc, niface, 0, w), nfree);
+    CHECK_EQ_INT(b->k, nfree - 6);
+    for (int j = 0; j < 6; j++) CHECK(fabs(w[j]) < 1e-9 * w[nfree - 1]);
+    for (int j = 0; j < b->k && j + 6 < nfree; j++) CHECK_REL(b->w2[j], w[j + 6], 1e-8);
+    CHECK_EQ_INT(reference(p, ifc, niface, 1, wc), nclamped);
+    CHECK_EQ_INT(b->nfixed, nclamped);
+    for (int j = 0; j < b->nfixed && j < nclamped; j++) CHECK_REL(b->wfixed[j], wc[j], 1e-8);
+    check_orthonormal(p, b, 1e-10);
+    free(w), free(wc);
+}
+
 /* ---- all modes kept: the reduction is exact ---- */
 
 TEST(all_modes_nodes)
@@ -175,28 +201,14 @@ TEST(all_modes_nodes)
     fe_part p;
     truss(3, 2, 2, &p); /* 12 nodes, 36 rows */
     fe_iface ifc[3] = {{"A", 0, 0, NULL, {0}}, {"B", 5, 0, NULL, {0}}, {"C", 8, 0, NULL, {0}}};
-    fe_reduce_opts o = {27, 0, -1};
     fe_basis b;
-    mbl_status st;
-    int r = fe_reduce(&p, ifc, 3, &o, &b, &st);
-    CHECK_MSG(r == 0, "%s", st.msg);
-    if (r) {
+    if (reduce_ok(&p, ifc, 3, 27, &b)) { /* 36 - 9 interior rows */
         part_free_local(&p);
         return;
     }
-    CHECK_EQ_INT(b.nfixed, 27);
     CHECK_EQ_INT(b.nconstr, 9);
     CHECK_EQ_INT(b.nrigid, 6);
-    CHECK_EQ_INT(b.k, 30);
-    double w[36], wc[36];
-    int m = reference(&p, ifc, 3, 0, w);
-    CHECK_EQ_INT(m, 36);
-    for (int j = 0; j < 6; j++) CHECK(fabs(w[j]) < 1e-9 * w[35]);
-    for (int j = 0; j < 30; j++) CHECK_REL(b.w2[j], w[j + 6], 1e-8);
-    int mc = reference(&p, ifc, 3, 1, wc); /* clamped: the rows of A, B, C removed */
-    CHECK_EQ_INT(mc, 27);
-    for (int j = 0; j < 27; j++) CHECK_REL(b.wfixed[j], wc[j], 1e-8);
-    check_orthonormal(&p, &b, 1e-10);
+    check_exact(&p, ifc, 3, &b, 36, 27); /* clamped: the rows of A, B, C removed */
     /* a node marker moves as its node: T's translation rows are Phi's rows, its rotation rows zero */
     double terr = 0;
     for (int j = 0; j < b.k; j++)
@@ -217,24 +229,12 @@ TEST(all_modes_spider)
     int set[4];
     int ns = face(4, 2, 2, 0, set);
     fe_iface ifc[2] = {{"root", -1, ns, set, {0.1, 0.35, 0.4}}, {"tip", 15, 0, NULL, {0}}};
-    fe_reduce_opts o = {33, 0, -1}; /* 48 - 12 - 3 interior rows */
     fe_basis b;
-    mbl_status st;
-    int r = fe_reduce(&p, ifc, 2, &o, &b, &st);
-    CHECK_MSG(r == 0, "%s", st.msg);
-    if (r) {
+    if (reduce_ok(&p, ifc, 2, 33, &b)) { /* 48 - 12 - 3 interior rows */
         part_free_local(&p);
         return;
     }
-    CHECK_EQ_INT(b.k, 33 + 9 - 6);
-    double w[48], wc[48];
-    int m = reference(&p, ifc, 2, 0, w);
-    CHECK_EQ_INT(m, 42);
-    for (int j = 0; j < b.k; j++) CHECK_REL(b.w2[j], w[j + 6], 1e-8);
-    int mc = reference(&p, ifc, 2, 1, wc);
-    CHECK_EQ_INT(mc, 33);
-    for (int j = 0; j < 33; j++) CHECK_REL(b.wfixed[j], wc[j], 1e-8);
-    check_orthonormal(&p, &b, 1e-10);
+    check_exact(&p, ifc, 2, &b, 42, 33); /* clamped: the set's rows and the tip's removed */
     /* the spider's nodes move rigidly with its marker: Phi_i = T_u + T_th x (x_i - at) */
     double err = 0, scale = 0;
     for (int j = 0; j < b.k; j++)
@@ -278,12 +278,8 @@ TEST(few_modes)
     const double bound[5] = {1.0, 0.25, 0.05, 0.01, 0.006}; /* measured: see the top */
     double prev = INFINITY;
     for (int c = 0; c < 5; c++) {
-        fe_reduce_opts o = {modes[c], 0, -1};
         fe_basis b;
-        mbl_status st;
-        int r = fe_reduce(&p, ifc, 2, &o, &b, &st);
-        CHECK_MSG(r == 0, "%s", st.msg);
-        if (r) continue;
+        if (reduce_ok(&p, ifc, 2, modes[c], &b)) continue;
         CHECK_EQ_INT(b.k, modes[c] + 12 - 6);
         for (int j = 0; j < modes[c]; j++) CHECK_REL(b.wfixed[j], wc[j], 1e-8); /* ARPACK's */
         double err = 0;
@@ -328,18 +324,15 @@ TEST(invariants_truss)
     int sa[9], sb[9];
     fe_iface ifc[2];
     two_spiders(&p, sa, sb, ifc);
-    fe_reduce_opts o = {8, 0, -1};
     fe_basis b;
     fe_invariants v;
     mbl_status st;
-    int r = fe_reduce(&p, ifc, 2, &o, &b, &st);
-    CHECK_MSG(r == 0, "%s", st.msg);
-    if (r) {
+    if (reduce_ok(&p, ifc, 2, 8, &b)) {
         part_free_local(&p);
         return;
     }
     const double origin[3] = {0.5, -0.2, 0.3};
-    r = fe_invariants_of(&p, &b, origin, &v, &st);
+    int r = fe_invariants_of(&p, &b, origin, &v, &st);
     CHECK_MSG(r == 0, "%s", st.msg);
     if (r) {
         fe_basis_free(&b);
