@@ -158,8 +158,12 @@ int fe_cb_factor(fe_cb *c, mbl_status *st)
 static int solve_modes(const fe_cb *c, int k, double *w, double *V, mbl_status *st)
 {
     int ni = c->ni;
-    if (2 * k + 1 < ni && FE_DENSE_ROWS < ni)
-        return mbla_eigs_sym_chol(NULL, c->Mii, 0.0, c->chol, k, NULL, w, V, ni, NULL, st);
+    if (2 * k + 1 < ni && FE_DENSE_ROWS < ni) {
+        mbla_eigs_opts eo;
+        mbla_eigs_opts_default(&eo);
+        eo.tol = FE_EIGS_TOL;
+        return mbla_eigs_sym_chol(NULL, c->Mii, 0.0, c->chol, k, &eo, w, V, ni, NULL, st);
+    }
     double *Kd = mbl_alloc_array((size_t)ni * ni, sizeof *Kd), *Md = mbl_alloc_array((size_t)ni * ni, sizeof *Md);
     double *wa = mbl_alloc_array((size_t)ni, sizeof *wa), *Z = mbl_alloc_array((size_t)ni * ni, sizeof *Z);
     int r = !Kd || !Md || !wa || !Z ? mbl_error(st, MBL_ENOMEM, "fe_reduce: out of memory (%d interior rows)", ni) : 0;
