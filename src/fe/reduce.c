@@ -189,7 +189,10 @@ int fe_cb_fixed(fe_cb *c, mbl_status *st)
         c->Vfix = mbl_alloc_array((size_t)ni * k, sizeof *c->Vfix);
         if (!c->wfix || !c->Vfix) return mbl_error(st, MBL_ENOMEM, "fe_reduce: out of memory (%d modes)", k);
         int r = solve_modes(c, k, c->wfix, c->Vfix, st);
-        if (r) return mbl_error_prefix(st, "fe_reduce: the fixed-interface modes: ");
+        if (r) {
+            mbl_error_prefix(st, "fe_reduce: the fixed-interface modes: ");
+            return r; /* (the prefix returns st's code, none without st) */
+        }
         count = k;
         if (w2cut > 0)
             for (count = 0; count < k && c->wfix[count] <= w2cut;) count++;

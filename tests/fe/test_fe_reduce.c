@@ -528,6 +528,39 @@ TEST(refusals)
     }
 }
 
+/* every allocation of the reduction and of the invariants failing in turn: MBL_ENOMEM, nothing leaked
+ * (the sanitized build's leak checker), then success */
+TEST(allocation_failures)
+{
+    fe_part p;
+    int sa[9], sb[9];
+    fe_iface ifc[2];
+    two_spiders(&p, sa, sb, ifc);
+    fe_reduce_opts o = {4, 0, -1};
+    fe_basis b;
+    fe_invariants v;
+    const double origin[3] = {0, 0, 0};
+    int r = -1, bad = 0;
+    long n;
+    for (n = 0; n < 100000 && r; n++) {
+        mbl_alloc_fail_after(n);
+        r = fe_reduce(&p, ifc, 2, &o, &b, NULL);
+        mbl_alloc_fail_after(-1);
+        bad += r && r != MBL_ENOMEM;
+    }
+    CHECK(r == 0 && n > 1 && bad == 0);
+    for (r = -1, n = 0; n < 100000 && r; n++) {
+        mbl_alloc_fail_after(n);
+        r = fe_invariants_of(&p, &b, origin, &v, NULL);
+        mbl_alloc_fail_after(-1);
+        bad += r && r != MBL_ENOMEM;
+    }
+    CHECK(r == 0 && n > 1 && bad == 0);
+    fe_invariants_free(&v);
+    fe_basis_free(&b);
+    part_free_local(&p);
+}
+
 int main(void)
 {
     RUN(all_modes_nodes);
@@ -536,5 +569,6 @@ int main(void)
     RUN(invariants_truss);
     RUN(invariants_bar);
     RUN(refusals);
+    RUN(allocation_failures);
     return test_summary("fe_reduce");
 }
