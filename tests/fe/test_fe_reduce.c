@@ -15,7 +15,7 @@
  * every w^2 lies above the exact one (Rayleigh-Ritz) and that
  * each step lowers the error. */
 #include "fe/fe.h"
-#include "test.h"
+#include "la/la_test_util.h"
 
 #include <string.h>
 
@@ -529,7 +529,7 @@ TEST(refusals)
 }
 
 /* every allocation of the reduction and of the invariants failing in turn: MBL_ENOMEM, nothing leaked
- * (the sanitized build's leak checker), then success */
+ * (the sanitized build's leak checker), then success (ALLOC_FAIL_LOOP of tests/la) */
 TEST(allocation_failures)
 {
     fe_part p;
@@ -540,23 +540,8 @@ TEST(allocation_failures)
     fe_basis b;
     fe_invariants v;
     const double origin[3] = {0, 0, 0};
-    int r = -1, bad = 0;
-    long n;
-    for (n = 0; n < 100000 && r; n++) {
-        mbl_alloc_fail_after(n);
-        r = fe_reduce(&p, ifc, 2, &o, &b, NULL);
-        mbl_alloc_fail_after(-1);
-        bad += r && r != MBL_ENOMEM;
-    }
-    CHECK(r == 0 && n > 1 && bad == 0);
-    for (r = -1, n = 0; n < 100000 && r; n++) {
-        mbl_alloc_fail_after(n);
-        r = fe_invariants_of(&p, &b, origin, &v, NULL);
-        mbl_alloc_fail_after(-1);
-        bad += r && r != MBL_ENOMEM;
-    }
-    CHECK(r == 0 && n > 1 && bad == 0);
-    fe_invariants_free(&v);
+    ALLOC_FAIL_LOOP(fe_reduce(&p, ifc, 2, &o, &b, NULL), (void)0);
+    ALLOC_FAIL_LOOP(fe_invariants_of(&p, &b, origin, &v, NULL), fe_invariants_free(&v));
     fe_basis_free(&b);
     part_free_local(&p);
 }
