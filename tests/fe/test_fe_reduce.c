@@ -479,6 +479,61 @@ TEST(invariants_bar)
     part_free_local(&p);
 }
 
+/* the bar with rotation rows too (rows 6..11: RX, RY, RZ of node 1, then of node 2), a rotary mass J
+ * on each and a mass c between node 1's UY and RZ: the translation field's integrals leave them out
+ * (the same as the bar's without them), Mc = Phi^T M Phi takes them in */
+static void add_rotations(fe_part *p, double J, double c)
+{
+    int n = 12;
+    p->ndof = n;
+    p->dof_node = mbl_realloc_array(p->dof_node, (size_t)n, sizeof(int));
+    p->dof_dir = mbl_realloc_array(p->dof_dir, (size_t)n, 1);
+    int ti[40], tj[40], nz = 0;
+    double tx[40];
+    for (int j = 0; j < 6; j++)
+        for (int q = p->M->p[j]; q < p->M->p[j + 1]; q++) ti[nz] = p->M->i[q], tj[nz] = j, tx[nz++] = p->M->x[q];
+    for (int r = 6; r < 12; r++) {
+        p->dof_node[r] = (r - 6) / 3, p->dof_dir[r] = (signed char)(FE_RX + (r - 6) % 3);
+        ti[nz] = tj[nz] = r, tx[nz++] = J;
+    }
+    ti[nz] = 1, tj[nz] = 8, tx[nz++] = c, ti[nz] = 8, tj[nz] = 1, tx[nz++] = c;
+    mbla_csc_free(p->M), mbla_csc_free(p->K);
+    mbla_csc_from_triplets(n, n, nz, ti, tj, tx, NULL, &p->M, NULL);
+    mbla_csc_copy(p->M, &p->K, NULL);
+}
+
+TEST(invariants_rotations)
+{
+    const double L = 1.7, mu = 2.5, J = 0.3, c = 0.05, o[3] = {0.1, 0.2, -0.3};
+    fe_part p;
+    bar(&p, 0.3, -0.4, 0.25, L, mu, 0);
+    double Phi6[18] = {0}, Phi12[36] = {0};
+    Phi6[3] = Phi12[3] = 1;             /* mode 0: node 2 UX, and node 2 RZ 0.7 */
+    Phi12[11] = 0.7;
+    Phi6[6 + 1] = Phi12[12 + 1] = 1;    /* mode 1: node 1 UY, and node 1 RZ 0.5 */
+    Phi12[12 + 8] = 0.5;
+    Phi6[12 + 5] = Phi12[24 + 5] = 1;   /* mode 2: node 2 UZ */
+    fe_basis b6 = {0}, b12 = {0};
+    b6.n = 6, b12.n = 12, b6.k = b12.k = 3, b6.Phi = Phi6, b12.Phi = Phi12;
+    fe_invariants v, w;
+    mbl_status st;
+    CHECK_MSG(fe_invariants_of(&p, &b6, o, &v, &st) == 0, "%s", st.msg);
+    add_rotations(&p, J, c);
+    int r = fe_invariants_of(&p, &b12, o, &w, &st);
+    CHECK_MSG(r == 0, "%s", st.msg);
+    if (!r) {
+        CHECK(w.m == v.m && !memcmp(w.s0, v.s0, sizeof v.s0) && !memcmp(w.Q0, v.Q0, sizeof v.Q0));
+        CHECK(!memcmp(w.Sb, v.Sb, 9 * sizeof(double)) && !memcmp(w.Cu, v.Cu, 27 * sizeof(double)));
+        CHECK(!memcmp(w.Mab, v.Mab, 81 * sizeof(double)));
+        CHECK_REL(w.Mc[0], mu * L / 3 + J * 0.49, 1e-14);
+        CHECK_REL(w.Mc[4], mu * L / 3 + J * 0.25 + 2 * c * 0.5, 1e-14);
+        CHECK(w.Mc[1] == 0 && w.Mc[3] == 0);
+        fe_invariants_free(&w);
+    }
+    fe_invariants_free(&v);
+    part_free_local(&p);
+}
+
 /* ---- refusals ---- */
 
 static void refuse(const fe_part *p, const fe_iface *ifc, int niface, int modes, double cut, const char *want)
@@ -553,6 +608,7 @@ int main(void)
     RUN(few_modes);
     RUN(invariants_truss);
     RUN(invariants_bar);
+    RUN(invariants_rotations);
     RUN(refusals);
     RUN(allocation_failures);
     return test_summary("fe_reduce");
