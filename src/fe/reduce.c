@@ -158,8 +158,12 @@ int fe_cb_factor(fe_cb *c, mbl_status *st)
 static int solve_modes(const fe_cb *c, int k, double *w, double *V, mbl_status *st)
 {
     int ni = c->ni;
-    if (2 * k + 1 < ni && FE_DENSE_ROWS < ni)
-        return mbla_eigs_sym_chol(NULL, c->Mii, 0.0, c->chol, k, NULL, w, V, ni, NULL, st);
+    if (2 * k + 1 < ni && FE_DENSE_ROWS < ni) {
+        mbla_eigs_opts eo;
+        mbla_eigs_opts_default(&eo);
+        eo.tol = FE_EIGS_TOL;
+        return mbla_eigs_sym_chol(NULL, c->Mii, 0.0, c->chol, k, &eo, w, V, ni, NULL, st);
+    }
     double *Kd = mbl_alloc_array((size_t)ni * ni, sizeof *Kd), *Md = mbl_alloc_array((size_t)ni * ni, sizeof *Md);
     double *wa = mbl_alloc_array((size_t)ni, sizeof *wa), *Z = mbl_alloc_array((size_t)ni * ni, sizeof *Z);
     int r = !Kd || !Md || !wa || !Z ? mbl_error(st, MBL_ENOMEM, "fe_reduce: out of memory (%d interior rows)", ni) : 0;
@@ -185,7 +189,10 @@ int fe_cb_fixed(fe_cb *c, mbl_status *st)
         c->Vfix = mbl_alloc_array((size_t)ni * k, sizeof *c->Vfix);
         if (!c->wfix || !c->Vfix) return mbl_error(st, MBL_ENOMEM, "fe_reduce: out of memory (%d modes)", k);
         int r = solve_modes(c, k, c->wfix, c->Vfix, st);
-        if (r) return mbl_error_prefix(st, "fe_reduce: the fixed-interface modes: ");
+        if (r) {
+            mbl_error_prefix(st, "fe_reduce: the fixed-interface modes: ");
+            return r; /* (the prefix returns st's code, none without st) */
+        }
         count = k;
         if (w2cut > 0)
             for (count = 0; count < k && c->wfix[count] <= w2cut;) count++;

@@ -13,6 +13,11 @@
  * dense symmetric-definite driver (ARPACK's Krylov space would be the whole space). */
 #define FE_DENSE_ROWS 20
 
+/* ARPACK's relative accuracy of the fixed-interface Ritz values (mbla_eigs_opts' tol): far below the
+ * reduction's own error, and the machine precision (tol 0) took 1.7 times as long on a lattice of
+ * 30,720 rows (docs/benchmarks.md). */
+#define FE_EIGS_TOL 1e-12
+
 typedef struct fe_cb {
     const fe_part *p;
     const fe_iface *ifc;

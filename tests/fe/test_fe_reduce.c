@@ -15,7 +15,7 @@
  * every w^2 lies above the exact one (Rayleigh-Ritz) and that
  * each step lowers the error. */
 #include "fe/fe.h"
-#include "test.h"
+#include "la/la_test_util.h"
 
 #include <string.h>
 
@@ -168,6 +168,32 @@ static void check_orthonormal(const fe_part *p, const fe_basis *b, double tol)
     free(M), free(K), free(Mr), free(Kr);
 }
 
+/* fe_reduce keeping `modes` fixed-interface modes into b: 0, or its failure (checked) */
+static int reduce_ok(const fe_part *p, const fe_iface *ifc, int niface, int modes, fe_basis *b)
+{
+    fe_reduce_opts o = {modes, 0, -1};
+    mbl_status st;
+    int r = fe_reduce(p, ifc, niface, &o, b, &st);
+    CHECK_MSG(r == 0, "%s", st.msg);
+    return r;
+}
+
+/* every fixed-interface mode kept (b): the free-free w^2 are the reference's above its six rigid
+ * ones, the fixed-interface w^2 those of the part without the interfaces' rows, to 1e-8 */
+static void check_exact(const fe_part *p, const fe_iface *ifc, int niface, const fe_basis *b, int nfree, int nclamped)
+{
+    double *w = malloc(sizeof(double) * p->ndof), *wc = malloc(sizeof(double) * p->ndof);
+    CHECK_EQ_INT(reference(p, ifc, niface, 0, w), nfree);
+    CHECK_EQ_INT(b->k, nfree - 6);
+    for (int j = 0; j < 6; j++) CHECK(fabs(w[j]) < 1e-9 * w[nfree - 1]);
+    for (int j = 0; j < b->k && j + 6 < nfree; j++) CHECK_REL(b->w2[j], w[j + 6], 1e-8);
+    CHECK_EQ_INT(reference(p, ifc, niface, 1, wc), nclamped);
+    CHECK_EQ_INT(b->nfixed, nclamped);
+    for (int j = 0; j < b->nfixed && j < nclamped; j++) CHECK_REL(b->wfixed[j], wc[j], 1e-8);
+    check_orthonormal(p, b, 1e-10);
+    free(w), free(wc);
+}
+
 /* ---- all modes kept: the reduction is exact ---- */
 
 TEST(all_modes_nodes)
@@ -175,28 +201,14 @@ TEST(all_modes_nodes)
     fe_part p;
     truss(3, 2, 2, &p); /* 12 nodes, 36 rows */
     fe_iface ifc[3] = {{"A", 0, 0, NULL, {0}}, {"B", 5, 0, NULL, {0}}, {"C", 8, 0, NULL, {0}}};
-    fe_reduce_opts o = {27, 0, -1};
     fe_basis b;
-    mbl_status st;
-    int r = fe_reduce(&p, ifc, 3, &o, &b, &st);
-    CHECK_MSG(r == 0, "%s", st.msg);
-    if (r) {
+    if (reduce_ok(&p, ifc, 3, 27, &b)) { /* 36 - 9 interior rows */
         part_free_local(&p);
         return;
     }
-    CHECK_EQ_INT(b.nfixed, 27);
     CHECK_EQ_INT(b.nconstr, 9);
     CHECK_EQ_INT(b.nrigid, 6);
-    CHECK_EQ_INT(b.k, 30);
-    double w[36], wc[36];
-    int m = reference(&p, ifc, 3, 0, w);
-    CHECK_EQ_INT(m, 36);
-    for (int j = 0; j < 6; j++) CHECK(fabs(w[j]) < 1e-9 * w[35]);
-    for (int j = 0; j < 30; j++) CHECK_REL(b.w2[j], w[j + 6], 1e-8);
-    int mc = reference(&p, ifc, 3, 1, wc); /* clamped: the rows of A, B, C removed */
-    CHECK_EQ_INT(mc, 27);
-    for (int j = 0; j < 27; j++) CHECK_REL(b.wfixed[j], wc[j], 1e-8);
-    check_orthonormal(&p, &b, 1e-10);
+    check_exact(&p, ifc, 3, &b, 36, 27); /* clamped: the rows of A, B, C removed */
     /* a node marker moves as its node: T's translation rows are Phi's rows, its rotation rows zero */
     double terr = 0;
     for (int j = 0; j < b.k; j++)
@@ -217,24 +229,12 @@ TEST(all_modes_spider)
     int set[4];
     int ns = face(4, 2, 2, 0, set);
     fe_iface ifc[2] = {{"root", -1, ns, set, {0.1, 0.35, 0.4}}, {"tip", 15, 0, NULL, {0}}};
-    fe_reduce_opts o = {33, 0, -1}; /* 48 - 12 - 3 interior rows */
     fe_basis b;
-    mbl_status st;
-    int r = fe_reduce(&p, ifc, 2, &o, &b, &st);
-    CHECK_MSG(r == 0, "%s", st.msg);
-    if (r) {
+    if (reduce_ok(&p, ifc, 2, 33, &b)) { /* 48 - 12 - 3 interior rows */
         part_free_local(&p);
         return;
     }
-    CHECK_EQ_INT(b.k, 33 + 9 - 6);
-    double w[48], wc[48];
-    int m = reference(&p, ifc, 2, 0, w);
-    CHECK_EQ_INT(m, 42);
-    for (int j = 0; j < b.k; j++) CHECK_REL(b.w2[j], w[j + 6], 1e-8);
-    int mc = reference(&p, ifc, 2, 1, wc);
-    CHECK_EQ_INT(mc, 33);
-    for (int j = 0; j < 33; j++) CHECK_REL(b.wfixed[j], wc[j], 1e-8);
-    check_orthonormal(&p, &b, 1e-10);
+    check_exact(&p, ifc, 2, &b, 42, 33); /* clamped: the set's rows and the tip's removed */
     /* the spider's nodes move rigidly with its marker: Phi_i = T_u + T_th x (x_i - at) */
     double err = 0, scale = 0;
     for (int j = 0; j < b.k; j++)
@@ -278,12 +278,8 @@ TEST(few_modes)
     const double bound[5] = {1.0, 0.25, 0.05, 0.01, 0.006}; /* measured: see the top */
     double prev = INFINITY;
     for (int c = 0; c < 5; c++) {
-        fe_reduce_opts o = {modes[c], 0, -1};
         fe_basis b;
-        mbl_status st;
-        int r = fe_reduce(&p, ifc, 2, &o, &b, &st);
-        CHECK_MSG(r == 0, "%s", st.msg);
-        if (r) continue;
+        if (reduce_ok(&p, ifc, 2, modes[c], &b)) continue;
         CHECK_EQ_INT(b.k, modes[c] + 12 - 6);
         for (int j = 0; j < modes[c]; j++) CHECK_REL(b.wfixed[j], wc[j], 1e-8); /* ARPACK's */
         double err = 0;
@@ -328,18 +324,15 @@ TEST(invariants_truss)
     int sa[9], sb[9];
     fe_iface ifc[2];
     two_spiders(&p, sa, sb, ifc);
-    fe_reduce_opts o = {8, 0, -1};
     fe_basis b;
     fe_invariants v;
     mbl_status st;
-    int r = fe_reduce(&p, ifc, 2, &o, &b, &st);
-    CHECK_MSG(r == 0, "%s", st.msg);
-    if (r) {
+    if (reduce_ok(&p, ifc, 2, 8, &b)) {
         part_free_local(&p);
         return;
     }
     const double origin[3] = {0.5, -0.2, 0.3};
-    r = fe_invariants_of(&p, &b, origin, &v, &st);
+    int r = fe_invariants_of(&p, &b, origin, &v, &st);
     CHECK_MSG(r == 0, "%s", st.msg);
     if (r) {
         fe_basis_free(&b);
@@ -486,6 +479,61 @@ TEST(invariants_bar)
     part_free_local(&p);
 }
 
+/* the bar with rotation rows too (rows 6..11: RX, RY, RZ of node 1, then of node 2), a rotary mass J
+ * on each and a mass c between node 1's UY and RZ: the translation field's integrals leave them out
+ * (the same as the bar's without them), Mc = Phi^T M Phi takes them in */
+static void add_rotations(fe_part *p, double J, double c)
+{
+    int n = 12;
+    p->ndof = n;
+    p->dof_node = mbl_realloc_array(p->dof_node, (size_t)n, sizeof(int));
+    p->dof_dir = mbl_realloc_array(p->dof_dir, (size_t)n, 1);
+    int ti[40], tj[40], nz = 0;
+    double tx[40];
+    for (int j = 0; j < 6; j++)
+        for (int q = p->M->p[j]; q < p->M->p[j + 1]; q++) ti[nz] = p->M->i[q], tj[nz] = j, tx[nz++] = p->M->x[q];
+    for (int r = 6; r < 12; r++) {
+        p->dof_node[r] = (r - 6) / 3, p->dof_dir[r] = (signed char)(FE_RX + (r - 6) % 3);
+        ti[nz] = tj[nz] = r, tx[nz++] = J;
+    }
+    ti[nz] = 1, tj[nz] = 8, tx[nz++] = c, ti[nz] = 8, tj[nz] = 1, tx[nz++] = c;
+    mbla_csc_free(p->M), mbla_csc_free(p->K);
+    mbla_csc_from_triplets(n, n, nz, ti, tj, tx, NULL, &p->M, NULL);
+    mbla_csc_copy(p->M, &p->K, NULL);
+}
+
+TEST(invariants_rotations)
+{
+    const double L = 1.7, mu = 2.5, J = 0.3, c = 0.05, o[3] = {0.1, 0.2, -0.3};
+    fe_part p;
+    bar(&p, 0.3, -0.4, 0.25, L, mu, 0);
+    double Phi6[18] = {0}, Phi12[36] = {0};
+    Phi6[3] = Phi12[3] = 1;             /* mode 0: node 2 UX, and node 2 RZ 0.7 */
+    Phi12[11] = 0.7;
+    Phi6[6 + 1] = Phi12[12 + 1] = 1;    /* mode 1: node 1 UY, and node 1 RZ 0.5 */
+    Phi12[12 + 8] = 0.5;
+    Phi6[12 + 5] = Phi12[24 + 5] = 1;   /* mode 2: node 2 UZ */
+    fe_basis b6 = {0}, b12 = {0};
+    b6.n = 6, b12.n = 12, b6.k = b12.k = 3, b6.Phi = Phi6, b12.Phi = Phi12;
+    fe_invariants v, w;
+    mbl_status st;
+    CHECK_MSG(fe_invariants_of(&p, &b6, o, &v, &st) == 0, "%s", st.msg);
+    add_rotations(&p, J, c);
+    int r = fe_invariants_of(&p, &b12, o, &w, &st);
+    CHECK_MSG(r == 0, "%s", st.msg);
+    if (!r) {
+        CHECK(w.m == v.m && !memcmp(w.s0, v.s0, sizeof v.s0) && !memcmp(w.Q0, v.Q0, sizeof v.Q0));
+        CHECK(!memcmp(w.Sb, v.Sb, 9 * sizeof(double)) && !memcmp(w.Cu, v.Cu, 27 * sizeof(double)));
+        CHECK(!memcmp(w.Mab, v.Mab, 81 * sizeof(double)));
+        CHECK_REL(w.Mc[0], mu * L / 3 + J * 0.49, 1e-14);
+        CHECK_REL(w.Mc[4], mu * L / 3 + J * 0.25 + 2 * c * 0.5, 1e-14);
+        CHECK(w.Mc[1] == 0 && w.Mc[3] == 0);
+        fe_invariants_free(&w);
+    }
+    fe_invariants_free(&v);
+    part_free_local(&p);
+}
+
 /* ---- refusals ---- */
 
 static void refuse(const fe_part *p, const fe_iface *ifc, int niface, int modes, double cut, const char *want)
@@ -535,6 +583,24 @@ TEST(refusals)
     }
 }
 
+/* every allocation of the reduction and of the invariants failing in turn: MBL_ENOMEM, nothing leaked
+ * (the sanitized build's leak checker), then success (ALLOC_FAIL_LOOP of tests/la) */
+TEST(allocation_failures)
+{
+    fe_part p;
+    int sa[9], sb[9];
+    fe_iface ifc[2];
+    two_spiders(&p, sa, sb, ifc);
+    fe_reduce_opts o = {4, 0, -1};
+    fe_basis b;
+    fe_invariants v;
+    const double origin[3] = {0, 0, 0};
+    ALLOC_FAIL_LOOP(fe_reduce(&p, ifc, 2, &o, &b, NULL), (void)0);
+    ALLOC_FAIL_LOOP(fe_invariants_of(&p, &b, origin, &v, NULL), fe_invariants_free(&v));
+    fe_basis_free(&b);
+    part_free_local(&p);
+}
+
 int main(void)
 {
     RUN(all_modes_nodes);
@@ -542,6 +608,8 @@ int main(void)
     RUN(few_modes);
     RUN(invariants_truss);
     RUN(invariants_bar);
+    RUN(invariants_rotations);
     RUN(refusals);
+    RUN(allocation_failures);
     return test_summary("fe_reduce");
 }
