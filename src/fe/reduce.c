@@ -39,9 +39,6 @@ static int check_opts(const fe_reduce_opts *o, mbl_status *st)
         return mbl_error(st, MBL_EMODEL, "fe_reduce: the cut-off frequency is not finite");
     if (o->modes < 0 && !(o->cutoff_hz > 0))
         return mbl_error(st, MBL_EMODEL, "fe_reduce: neither modes nor a cut-off frequency given");
-    if (isnan(o->rigid_tol) || isinf(o->rigid_tol) || o->rigid_tol >= 1)
-        return mbl_error(st, MBL_EMODEL, "fe_reduce: rigid_tol = %g outside [0, 1) (negative: the default %g)",
-                         o->rigid_tol, FE_RIGID_TOL);
     return 0;
 }
 
@@ -93,7 +90,6 @@ int fe_cb_eliminate(fe_cb *c, const fe_part *p, const fe_iface *ifc, int niface,
     int r = check_opts(o, st);
     if (r) return r;
     c->p = p, c->ifc = ifc, c->niface = niface, c->o = *o;
-    if (c->o.rigid_tol < 0) c->o.rigid_tol = FE_RIGID_TOL;
     if ((r = fe_elim_build(p, ifc, niface, &c->e, st))) return r;
     if ((r = check_finite(p, p->K, "K", st)) || (r = check_finite(p, p->M, "M", st))) return r;
     int nsp = 0;
@@ -247,21 +243,100 @@ static int project(const mbla_csc *A, const double *T, int nr, int m, double *Y,
     return 0;
 }
 
-/* the rigid-body modes: w^2 <= rigid_tol * max(largest w^2, the first fixed-interface one) */
-static int count_rigid(const fe_cb *c, const double *w, int m, int *nrigid, mbl_status *st)
+/* The rigid-body motions on the rows of v (nr x 6, column-major): a translation e_a or a rotation
+ * e_a x x about the part's origin at each node row (a rotation row: the rotation itself), a spider's
+ * rows those of its point `at`. Exact, not carried by the constraint modes (which hold them only to
+ * K_ii's condition times eps): the modes are made M-orthogonal to these. */
+static void rigid_motions(const fe_cb *c, double *Rv)
 {
-    double ref = w[m - 1];
-    if (c->nfixed > 0 && c->wfix[0] > ref) ref = c->wfix[0];
-    int n0 = 0;
-    while (n0 < m && w[n0] <= c->o.rigid_tol * ref) n0++;
-    if (n0 > 6)
-        return mbl_error(st, MBL_EMODEL, "fe_reduce: %d rigid-body modes (w^2 <= %g times %g), more than 6: the part "
-                         "is not connected, or moves without straining", n0, c->o.rigid_tol, ref);
-    if (n0 == m)
-        return mbl_error(st, MBL_EMODEL, "fe_reduce: no elastic mode left (%d fixed-interface modes, %d interface "
-                         "rows, all rigid): keep more modes", c->nfixed, c->e.nb);
-    *nrigid = n0;
-    return 0;
+    int nr = c->e.nr, s0 = nr, sp = 0;
+    for (int i = 0; i < c->niface; i++) s0 -= c->ifc[i].node < 0 ? 6 : 0;
+    memset(Rv, 0, (size_t)nr * 6 * sizeof *Rv);
+    for (int q = 0; q < nr; q++) {
+        int d = c->e.vdir[q];
+        const double *x = NULL;
+        if (c->e.vnode[q] >= 0) {
+            x = c->p->xyz + 3 * (size_t)c->e.vnode[q];
+        } else { /* spider (q - s0) / 6 in the interfaces' order */
+            int want = (q - s0) / 6;
+            sp = 0;
+            for (int i = 0; i < c->niface && !x; i++)
+                if (c->ifc[i].node < 0 && sp++ == want) x = c->ifc[i].at;
+        }
+        for (int a = 0; a < 3 && x; a++) {
+            int b1 = (a + 1) % 3, b2 = (a + 2) % 3; /* e_a x x = x[b1] e_b2 - x[b2] e_b1 */
+            if (d < 3) {
+                Rv[q + (size_t)nr * a] = d == a;
+                Rv[q + (size_t)nr * (3 + a)] = d == b2 ? x[b1] : d == b1 ? -x[b2] : 0;
+            } else {
+                Rv[q + (size_t)nr * (3 + a)] = d - 3 == a;
+            }
+        }
+    }
+}
+
+/* The elastic modes of the reduced pair (Kt, Mt), m x m: N, an orthonormal basis of the
+ * complement of Mt Rr (the motions M-orthogonal to the rigid ones: their QR), then
+ * (N^T Mt N) y = mu (N^T Kt N) y by dsygvd, N^T Kt N positive definite unless the part moves
+ * without straining beyond its six rigid-body motions; w^2 = 1 / mu. A mode with
+ * mu <= FE_MASSLESS_TOL mu_max is a direction without mass (a quadratic tetrahedron's consistent
+ * mass has three: an infinite frequency) and is dropped. C (m x 6, overwritten): T^T M R, R the
+ * rigid-body motions (rigid_motions). Out: Z (m x k) with Z^T Mt Z = I,
+ * Z^T Kt Z = diag(w), w ascending; nrigid = 6. The rigid motions are removed exactly, not by a
+ * threshold on w^2 that would have to sit between rounding and the lowest elastic mode (the
+ * near-massless modes of a quadratic mesh reach w^2 ~ 1e16, eps times that above the lowest). */
+static int elastic_modes(const fe_cb *c, int m, const double *Kt, const double *Mt, double *C, double *Z, double *w,
+                         int *kout, int *nrigid, mbl_status *st)
+{
+    double *Q = mbl_alloc_array((size_t)m * m, sizeof *Q), *Y = mbl_alloc_array((size_t)m * m, sizeof *Y);
+    double *Kc = mbl_alloc_array((size_t)m * m, sizeof *Kc), *Mc = mbl_alloc_array((size_t)m * m, sizeof *Mc);
+    double *mu = mbl_alloc_array((size_t)m, sizeof *mu);
+    int jpvt[6], rank = 0, r = 0;
+    if (!Q || !Y || !Kc || !Mc || !mu) {
+        r = mbl_error(st, MBL_ENOMEM, "fe_reduce: out of memory (%d x %d reduced pair)", m, m);
+        goto done;
+    }
+    if ((r = mbla_qrcp(m, 6, C, m, -1, jpvt, &rank, Q, m, m, NULL, 1, st))) goto done;
+    if (rank != 6) {
+        r = mbl_error(st, MBL_EMODEL, "fe_reduce: the interfaces carry %d of the part's 6 rigid-body motions: "
+                      "they do not hold it", rank);
+        goto done;
+    }
+    int nc = m - 6;
+    const double *N = Q + (size_t)m * 6;
+    if (nc < 1) {
+        r = mbl_error(st, MBL_EMODEL, "fe_reduce: no elastic mode left (%d fixed-interface modes, %d interface rows, "
+                      "6 rigid-body motions): keep more modes", c->nfixed, c->e.nb);
+        goto done;
+    }
+    /* Kc = N^T Kt N, Mc = N^T Mt N */
+    if ((r = mbla_gemm('N', 'N', m, nc, m, 1.0, Kt, m, N, m, 0.0, Y, m, st)) ||
+        (r = mbla_gemm('T', 'N', nc, nc, m, 1.0, N, m, Y, m, 0.0, Kc, nc, st)) ||
+        (r = mbla_gemm('N', 'N', m, nc, m, 1.0, Mt, m, N, m, 0.0, Y, m, st)) ||
+        (r = mbla_gemm('T', 'N', nc, nc, m, 1.0, N, m, Y, m, 0.0, Mc, nc, st)))
+        goto done;
+    if ((r = mbla_sygvd(nc, Mc, nc, Kc, nc, mu, Y, nc, st))) {
+        if (r == MBL_ESINGULAR)
+            r = mbl_error(st, MBL_EMODEL, "fe_reduce: the part moves without straining beyond its six rigid-body "
+                          "motions (it is not connected, or a mechanism)");
+        else
+            mbl_error_prefix(st, "fe_reduce: the reduced pair: ");
+        goto done;
+    }
+    /* mu ascending: the elastic modes from the largest mu (the lowest w^2) down to the massless ones */
+    double top = mu[nc - 1];
+    int k = 0;
+    while (k < nc && mu[nc - 1 - k] > FE_MASSLESS_TOL * top) k++;
+    for (int j = 0; j < k; j++) {
+        int t = nc - 1 - j;
+        double s = 1 / sqrt(mu[t]);
+        w[j] = 1 / mu[t];
+        if ((r = mbla_gemv('N', m, nc, s, N, m, Y + (size_t)nc * t, 0.0, Z + (size_t)m * j, st))) goto done;
+    }
+    *kout = k, *nrigid = 6;
+done:
+    mbl_free(Q), mbl_free(Y), mbl_free(Kc), mbl_free(Mc), mbl_free(mu);
+    return r;
 }
 
 /* the basis on the part's rows and the markers' T and X from the modes V on v's rows (nr x k) */
@@ -300,14 +375,22 @@ int fe_cb_basis(fe_cb *c, fe_basis *b, mbl_status *st)
         goto done;
     }
     if ((r = project(K, T, nr, m, Y, Kt, st)) || (r = project(M, T, nr, m, Y, Mt, st))) goto done;
-    if ((r = mbla_sygvd(m, Kt, m, Mt, m, w, Z, m, st))) {
-        mbl_error_prefix(st, "fe_reduce: the reduced pair (T^T K T, T^T M T): ");
+    int k = 0;
+    /* C = T^T M R (m x 6), R the rigid motions (nr x 6) */
+    double *C = mbl_alloc_array((size_t)m * 6 + (size_t)nr * 12, sizeof *C);
+    double *R = C ? C + (size_t)m * 6 : NULL, *MR = C ? R + (size_t)nr * 6 : NULL;
+    if (!C) {
+        r = mbl_error(st, MBL_ENOMEM, "fe_reduce: out of memory");
         goto done;
     }
-    if ((r = count_rigid(c, w, m, &nrigid, st))) goto done;
-    int k = m - nrigid;
-    /* the elastic modes on v's rows: V = T Z(:, nrigid:) into Y */
-    if ((r = mbla_gemm('N', 'N', nr, k, m, 1.0, T, nr, Z + (size_t)m * nrigid, m, 0.0, Y, nr, st))) goto done;
+    rigid_motions(c, R);
+    for (int j = 0; j < 6; j++) mbla_csc_gemv(M, 1.0, R + (size_t)nr * j, 0.0, MR + (size_t)nr * j, NULL);
+    r = mbla_gemm('T', 'N', m, 6, nr, 1.0, T, nr, MR, nr, 0.0, C, m, st);
+    if (!r) r = elastic_modes(c, m, Kt, Mt, C, Z, w, &k, &nrigid, st);
+    mbl_free(C);
+    if (r) goto done;
+    /* the elastic modes on v's rows: V = T Z into Y */
+    if ((r = mbla_gemm('N', 'N', nr, k, m, 1.0, T, nr, Z, m, 0.0, Y, nr, st))) goto done;
     mbl_free(T), T = NULL;
     if ((r = fill_basis(c, Y, k, b, st))) goto done;
     b->nrigid = nrigid;
@@ -316,7 +399,7 @@ int fe_cb_basis(fe_cb *c, fe_basis *b, mbl_status *st)
         r = mbl_error(st, MBL_ENOMEM, "fe_reduce: out of memory");
         goto done;
     }
-    memcpy(b->w2, w + nrigid, (size_t)k * sizeof *b->w2);
+    memcpy(b->w2, w, (size_t)k * sizeof *b->w2);
 done:
     mbl_free(T), mbl_free(Y), mbl_free(Kt), mbl_free(Mt), mbl_free(w), mbl_free(Z);
     if (r) fe_basis_free(b);

@@ -72,7 +72,7 @@ static int read_part(mech *M, const yaml_node_t *fe, const char *what, fe_part *
 /* the reduction's options: modes, cutoff (at least one) */
 static int read_opts(mech *M, const yaml_node_t *fe, const char *what, fe_reduce_opts *o)
 {
-    o->modes = -1, o->cutoff_hz = 0, o->rigid_tol = -1;
+    o->modes = -1, o->cutoff_hz = 0;
     yaml_node_t *mn = mech_get(M, fe, "modes"), *cn = mech_get(M, fe, "cutoff");
     if (!mn && !cn) return err_at(M, fe, "%s: fe: give 'modes' (fixed-interface modes kept) or 'cutoff' (Hz), or both", what);
     double v;

@@ -171,7 +171,7 @@ static void check_orthonormal(const fe_part *p, const fe_basis *b, double tol)
 /* fe_reduce keeping `modes` fixed-interface modes into b: 0, or its failure (checked) */
 static int reduce_ok(const fe_part *p, const fe_iface *ifc, int niface, int modes, fe_basis *b)
 {
-    fe_reduce_opts o = {modes, 0, -1};
+    fe_reduce_opts o = {modes, 0};
     mbl_status st;
     int r = fe_reduce(p, ifc, niface, &o, b, &st);
     CHECK_MSG(r == 0, "%s", st.msg);
@@ -297,7 +297,7 @@ TEST(few_modes)
     }
     /* a cut-off between the 5th and 6th clamped modes keeps five; with modes = 3 as well, three */
     double f = 0.5 * (sqrt(wc[4]) + sqrt(wc[5])) / 6.283185307179586;
-    fe_reduce_opts oc = {-1, f, -1}, ob = {3, f, -1};
+    fe_reduce_opts oc = {-1, f}, ob = {3, f};
     fe_basis b;
     mbl_status st;
     CHECK_MSG(fe_reduce(&p, ifc, 2, &oc, &b, &st) == 0, "%s", st.msg);
@@ -538,7 +538,7 @@ TEST(invariants_rotations)
 
 static void refuse(const fe_part *p, const fe_iface *ifc, int niface, int modes, double cut, const char *want)
 {
-    fe_reduce_opts o = {modes, cut, -1};
+    fe_reduce_opts o = {modes, cut};
     fe_basis b;
     mbl_status st;
     int r = fe_reduce(p, ifc, niface, &o, &b, &st);
@@ -591,7 +591,7 @@ TEST(allocation_failures)
     int sa[9], sb[9];
     fe_iface ifc[2];
     two_spiders(&p, sa, sb, ifc);
-    fe_reduce_opts o = {4, 0, -1};
+    fe_reduce_opts o = {4, 0};
     fe_basis b;
     fe_invariants v;
     const double origin[3] = {0, 0, 0};
