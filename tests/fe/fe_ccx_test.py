@@ -24,7 +24,8 @@ obtained without mblin:
   5. the invariants: the rigid-body block of mblin's mass matrix of the free link (m, the first
      moment s0, the inertia about the part's origin) against direct integration over ccx's full
      mass matrix (numpy), and the modes' coupling to the frame (Sb, int rho u0 x S) zero, to INV_RTOL.
-  6. the same part written as a Nastran punch file (tests/fe/write_dmig.py) gives the same body.
+  6. the same part written as a Nastran punch file (tests/fe/write_dmig.py) gives the same body;
+  7. examples/fe/link_pendulum.yaml against the rigid double pendulum of the same masses.
 Skips (77) without gmsh, ccx or numpy/scipy.
 """
 import json
@@ -45,6 +46,7 @@ CCX_RTOL = 1e-7     # ... against ccx's own eigensolver (4.2e-8 from its matrice
 FEW_RTOL = 1e-5     # the lowest clamped pair with 20 fixed-interface modes (8.7e-7 measured)
 PEND_RTOL = 2e-3    # the pendulum's swing: the solid's mass and inertia against the beam's
 BEAM_RTOL = 1e-2    # the first bending pair: beam theory and the solid mesh
+EXAMPLE_RTOL = 1e-3 # the example's swings against the rigid double pendulum
 INV_RTOL = 1e-10    # invariants against the direct integration (relative to the largest entry)
 COARSE = ["-setnumber", "lc", "0.05", "-setnumber", "order", "1"]  # linear tetrahedra, 165 rows: every mode kept in a second
 
@@ -312,6 +314,55 @@ def nastran(mblin, d):
     check(len(fn) == len(fc) and e <= EXACT_RTOL, f"Nastran: the part's DMIG punch file gives the CalculiX body's {len(fc)} frequencies: {e:.1e} <= {EXACT_RTOL:g}")
 
 
+def example(mblin, d):
+    """7. examples/fe/link_pendulum.yaml (the link pinned at END_A, a rigid bob pinned at END_B)
+    against the rigid double pendulum of the link's mass and inertia by direct integration: the
+    two swings, lowered by the link's bending ((f / 239 Hz)^2: 3e-4 at most) within EXAMPLE_RTOL"""
+    import numpy as np
+    shutil.copy(os.path.join(EXAMPLE, "link_pendulum.yaml"), d)
+    f = freqs(json.loads(run([mblin, "linearize", "link_pendulum.yaml", "--json"], d)))
+    m1, s0, J = direct_invariants(d)
+    g, mb, rb, L = 9.81, 0.3, 0.02, 0.5
+    Mm = np.array([[J[2, 2] + mb * L * L, mb * L * rb], [mb * L * rb, mb * rb * rb + 0.4 * mb * rb * rb]])
+    Km = np.diag([g * (s0[0] + mb * L), g * mb * rb])
+    ref = np.sqrt(np.sort(np.linalg.eigvals(np.linalg.solve(Mm, Km)).real)) / (2 * math.pi)
+    e = max(rel(a, b) for a, b in zip(f[:2], ref))
+    check(e <= EXAMPLE_RTOL, f"example link_pendulum.yaml: the swings {f[0]:.6f}, {f[1]:.6f} Hz against the rigid double "
+          f"pendulum's {ref[0]:.6f}, {ref[1]:.6f}: {e:.1e} <= {EXAMPLE_RTOL:g}")
+
+
+BAD = [  # (the body's fe: and markers: lines, what the one-line message must hold)
+    ("    fe: {calculix: link, nastran: {punch: x}, modes: 4}\n    markers: {a: {set: END_A}}", "one of them"),
+    ("    fe: {calculix: link}\n    markers: {a: {set: END_A}}", "give 'modes'"),
+    ("    fe: {calculix: link, modes: 2.5}\n    markers: {a: {set: END_A}}", "'modes' must be a whole number"),
+    ("    fe: {calculix: link, cutoff: 0}\n    markers: {a: {set: END_A}}", "'cutoff' must be a positive frequency"),
+    ("    fe: {calculix: link, modes: 4, units: mm}\n    markers: {a: {set: END_A}}", "units"),
+    ("    fe: {calculix: link, modes: 4}", "needs markers"),
+    ("    fe: {calculix: link, modes: 4}\n    markers: {a: {set: NOPE}}", "no node set 'NOPE'"),
+    ("    fe: {calculix: link, modes: 4}\n    markers: {a: {node: 999999}}", "no node 999999"),
+    ("    fe: {calculix: link, modes: 4}\n    markers: {a: {node: 1, set: END_A}}", "one of them"),
+    ("    fe: {calculix: link, modes: 4}\n    markers: {a: {node: 1, at: [0, 0, 0]}}", "'at' belongs to a set"),
+    ("    fe: {calculix: link, modes: 4}\n    markers: {a: {node: 1}}", "interface"),
+    ("    fe: {calculix: link, modes: 4}\n    markers: {a: {set: END_A}, b: {set: END_A}}", "two interfaces"),
+    ("    fe: {calculix: nolink, modes: 4}\n    markers: {a: {set: END_A}}", "nolink"),
+    ("    fe: {calculix: link, modes: 4}\n    invariants: {mass: 1}\n    markers: {a: {set: END_A}}", "not both"),
+    ("    fe: {calculix: link, modes: 4}\n    geometric_stiffness: {ax: g.mtx}\n    markers: {a: {set: END_A}}",
+     "geometric stiffness"),
+]
+
+
+def refusals(mblin, d):
+    """8. bad input: a nonzero exit and one line naming the model file's line and the element"""
+    for body, want in BAD:
+        path = os.path.join(d, "bad.yaml")
+        with open(path, "w") as f:
+            f.write("model: mechanism\nspace: spatial\nname: bad\nbodies:\n  link:\n    type: modal\n" + body + "\n")
+        p = subprocess.run([mblin, "linearize", path], cwd=d, capture_output=True, text=True)
+        msg = p.stderr.strip()
+        check(p.returncode != 0 and "\n" not in msg and msg.startswith(f"mblin: {path}:") and want in msg,
+              f"refused ({want}): {msg[len('mblin: ') + len(path):][:160]}")
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -331,10 +382,12 @@ def main():
         ex = every_mode(mblin, d)
         few_modes(mblin, d, ex)
         nastran(mblin, d)
+        refusals(mblin, d)
     with tempfile.TemporaryDirectory() as d:
         make_part(d, [])
         pendulum(mblin, d)
         invariants(mblin, d)
+        example(mblin, d)
     return 1 if fails else 0
 
 
