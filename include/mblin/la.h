@@ -625,6 +625,17 @@ MBL_API int mbla_eigs_sinv(const mbla_csc *A, const mbla_csc *E, double sigma_re
 MBL_API int mbla_eigs_sym_sinv(const mbla_csc *K, const mbla_csc *B, double sigma, int k, const mbla_eigs_opts *opts,
                        double *w, double *V, int ldv, int *nconv, mbl_status *st);
 
+/* mbla_eigs_sym_sinv for a positive definite K - sigma B (sigma below the lowest eigenvalue, e.g. 0
+ * for a positive definite K and B semi-definite), factored by CHOLMOD (supernodal L L^T) instead of
+ * KLU: the same Lanczos iteration, start vector and results. On a 3-D lattice of 1.0e5 rows (the
+ * 27-point pattern of hexahedra, bench/bench_fe_reduce.c) the solves with KLU's LU took most of
+ * the time of 20 modes (docs/benchmarks.md). F: the caller's factor of the n x n matrix
+ * K - sigma B (mbla_chol_new; reused, K then not read and may be NULL), or NULL: K - sigma B is
+ * formed and factored here. opts->klu is not used. Needs MBLIN_WITH_GPL (MBL_ELIB otherwise).
+ * Errors: as mbla_eigs_sym_sinv; MBL_ESINGULAR: K - sigma B is not positive definite. */
+MBL_API int mbla_eigs_sym_chol(const mbla_csc *K, const mbla_csc *B, double sigma, mbla_chol *F, int k,
+                       const mbla_eigs_opts *opts, double *w, double *V, int ldv, int *nconv, mbl_status *st);
+
 /* Refine k computed eigenpairs (lambda_t, x_t) of the pencil A x = lambda E x in place by Newton's
  * method on (A - lambda E) x = 0, x^H x = 1 (a Rayleigh-quotient-like iteration: A - lambda E is
  * factored by the complex KLU at the starting lambda and the bordered system solved by two solves;

@@ -74,16 +74,17 @@ typedef struct fe_reduce_opts {
     int modes;              /* fixed-interface normal modes kept (-1: by cutoff only) */
     double cutoff_hz;       /* fixed-interface modes below this frequency (<= 0: by count only);
                              * both given: the fewer */
-    double rigid_tol;       /* an orthonormalised mode with w^2 <= rigid_tol * (largest w^2 kept, at
-                             * least the first fixed-interface one) is a rigid-body mode and is
-                             * dropped (<0: FE_RIGID_TOL) */
 } fe_reduce_opts;
-#define FE_RIGID_TOL 1e-8
+/* The rigid-body motions are removed exactly (the modes are M-orthogonal to them); of the rest, a
+ * mode whose 1/w^2 is below FE_MASSLESS_TOL times the largest (the lowest mode's) is a direction
+ * without mass (an infinite frequency: a quadratic tetrahedron's consistent mass has three) and is
+ * dropped. */
+#define FE_MASSLESS_TOL 1e-12
 
 typedef struct fe_basis {
     int n, k;               /* the part's rows (ndof); elastic modes kept */
     int nfixed, nconstr;    /* fixed-interface modes and constraint modes before orthonormalising */
-    int nrigid;             /* rigid-body modes dropped (0..6) */
+    int nrigid;             /* rigid-body motions projected out (6) */
     double *Phi;            /* n x k, column-major: the modes over the part's rows, Phi^T M Phi = I */
     double *w2;             /* k: Phi^T K Phi's diagonal, ascending (the squared circular frequencies
                              * of the part held at nothing, its frame free) */
@@ -97,9 +98,9 @@ typedef struct fe_basis {
 
 void fe_basis_free(fe_basis *b);
 /* Craig-Bampton from K and M: the interface rows (spiders eliminated first by their rigid
- * constraint), fixed-interface modes of (K_ii, M_ii) by ARPACK (mbla_eigs_sym_sinv), constraint
- * modes -K_ii^-1 K_ib by CHOLMOD (mbla_chol), the reduced pair orthonormalised (LAPACK), the
- * rigid-body modes dropped. Errors name the interface or the option (an interface that does not
+ * constraint), fixed-interface modes of (K_ii, M_ii) by ARPACK (mbla_eigs_sym_chol), constraint
+ * modes -K_ii^-1 K_ib by CHOLMOD (mbla_chol), the rigid-body motions projected out and the rest
+ * orthonormalised (LAPACK). Errors name the interface or the option (an interface that does not
  * hold the part: K_ii singular; a node without mass; more modes than interior rows). */
 int fe_reduce(const fe_part *p, const fe_iface *ifc, int niface, const fe_reduce_opts *o, fe_basis *b,
               mbl_status *st);

@@ -415,44 +415,47 @@ done:
 
 /* ---- symmetric pencils: Lanczos shift-invert ------------------------------------------------ */
 
-int mbla_eigs_sym_sinv(const mbla_csc *K, const mbla_csc *B, double sigma, int k, const mbla_eigs_opts *opts,
-                       double *w, double *V, int ldv, int *nconv, mbl_status *st)
+/* The solve y = (K - sigma B)^-1 y of a symmetric shift-invert call: KLU's LU or CHOLMOD's L L^T. */
+typedef struct {
+    mbla_klu *klu;
+    mbla_chol *chol;
+} sym_solver;
+
+static int sym_solve(const sym_solver *f, double *y, int n, mbl_status *st)
 {
-    const char *fn = "mbla_eigs_sym_sinv";
-    if (nconv) *nconv = 0;
-    int r = la_csc_arg(K, fn, "K", st);
+    return f->klu ? mbla_klu_solve(f->klu, 1, y, n, st) : mbla_chol_solve(f->chol, 1, y, n, st);
+}
+
+/* The arguments of mbla_eigs_sym_sinv and mbla_eigs_sym_chol (K NULL: not needed), the options and ncv. */
+static int sym_check(const char *fn, const mbla_csc *K, const mbla_csc *B, double sigma, int k,
+                     const mbla_eigs_opts *opts, const double *w, const double *V, int ldv, mbla_eigs_opts *o, int *ncv,
+                     mbl_status *st)
+{
+    int r = K ? la_csc_arg(K, fn, "K", st) : 0;
     if (r) return r;
     if ((r = la_csc_arg(B, fn, "B", st))) return r;
-    int n = K->n;
-    if (K->m != n || B->m != n || B->n != n)
-        return mbl_error(st, MBL_EDIM, "%s: K is %d x %d, B is %d x %d (square, same order)", fn, K->m, K->n,
-                         B->m, B->n);
+    int n = B->n;
+    if (B->m != n || (K && (K->m != n || K->n != n)))
+        return mbl_error(st, MBL_EDIM, "%s: K is %d x %d, B is %d x %d (square, same order)", fn, K ? K->m : n,
+                         K ? K->n : n, B->m, B->n);
     if (k < 1 || k > n - 1)
         return mbl_error(st, MBL_EDIM, "%s: k = %d outside [1, n - 1] (n = %d)", fn, k, n);
     if (!w) return mbl_error(st, MBL_EARG, "%s: w is NULL", fn);
     if (V && ldv < la_max1(n)) return mbl_error(st, MBL_EDIM, "%s: ldv %d < n = %d", fn, ldv, n);
     if (!isfinite(sigma)) return mbl_error(st, MBL_EARG, "%s: shift is not finite", fn);
-    mbla_eigs_opts o;
-    int ncv = 0;
-    if ((r = krylov_opts(fn, opts, k, n, 1, &o, &ncv, st))) return r;
+    return krylov_opts(fn, opts, k, n, 1, o, ncv, st);
+}
 
-    mbla_csc *C = NULL;
-    mbla_klu *klu = NULL;
+/* ARPACK's Lanczos in shift-invert mode 3 on the factored K - sigma B (f) */
+static int sym_lanczos(const char *fn, const mbla_csc *B, double sigma, const sym_solver *f, int k,
+                       const mbla_eigs_opts *o, int ncv, double *w, double *V, int ldv, int *nconv, mbl_status *st)
+{
+    int n = B->n, r;
     double *resid = NULL, *Vl = NULL, *workd = NULL, *workl = NULL, *d = NULL, *Z = NULL, *tmp = NULL;
     int *select = NULL;
     ritz *rz = NULL;
-    if ((r = mbla_csc_add(1.0, K, -sigma, B, &C, st))) goto done;
-    r = mbla_klu_new(C, &o.klu, &klu, st);
-    if (r) {
-        if (r == MBL_ESINGULAR)
-            mbl_error_prefix(st, "%s: K - sigma B is singular at sigma = %g (an eigenvalue?)", fn, sigma);
-        goto done;
-    }
     long long lw = (long long)ncv * ncv + 8LL * ncv;
-    if (lw > INT_MAX) {
-        r = mbl_error(st, MBL_ENOMEM, "%s: ncv = %d too large for ARPACK's int workspace", fn, ncv);
-        goto done;
-    }
+    if (lw > INT_MAX) return mbl_error(st, MBL_ENOMEM, "%s: ncv = %d too large for ARPACK's int workspace", fn, ncv);
     int lworkl = (int)lw;
     resid = mbl_alloc_array((size_t)n, sizeof *resid);
     Vl = la_alloc_dmat(n, ncv);
@@ -471,22 +474,22 @@ int mbla_eigs_sym_sinv(const mbla_csc *K, const mbla_csc *B, double sigma, int k
     unsigned seed = MBLA_EIGS_SEED;
     for (int i = 0; i < n; i++) tmp[i] = lcg(&seed);
     mbla_csc_gemv(B, 1.0, tmp, 0.0, resid, NULL);
-    if ((r = mbla_klu_solve(klu, 1, resid, n, st))) goto done;
+    if ((r = sym_solve(f, resid, n, st))) goto done;
 
     int iparam[11] = {0}, ipntr[11] = {0};
     iparam[0] = 1;         /* exact shifts */
-    iparam[2] = o.maxiter;
+    iparam[2] = o->maxiter;
     iparam[6] = 3;         /* shift-invert mode, B-inner product */
     int ido = 0, info = 1, nop = 0; /* info = 1: use resid as start vector */
     for (;;) {
-        dsaupd_c(&ido, "G", n, "LM", k, o.tol, resid, ncv, Vl, n, iparam, ipntr, workd, workl, lworkl, &info);
+        dsaupd_c(&ido, "G", n, "LM", k, o->tol, resid, ncv, Vl, n, iparam, ipntr, workd, workl, lworkl, &info);
         double *x = workd + (ipntr[0] - 1), *y = workd + (ipntr[1] - 1);
         if (ido == -1) { /* y = (K - sigma B)^-1 B x */
             mbla_csc_gemv(B, 1.0, x, 0.0, y, NULL);
-            if ((r = mbla_klu_solve(klu, 1, y, n, st))) goto done;
+            if ((r = sym_solve(f, y, n, st))) goto done;
         } else if (ido == 1) { /* y = (K - sigma B)^-1 (B x), B x given */
             memcpy(y, workd + (ipntr[2] - 1), (size_t)n * sizeof *y);
-            if ((r = mbla_klu_solve(klu, 1, y, n, st))) goto done;
+            if ((r = sym_solve(f, y, n, st))) goto done;
         } else if (ido == 2) { /* y = B x */
             mbla_csc_gemv(B, 1.0, x, 0.0, y, NULL);
         } else if (ido == 99) {
@@ -499,7 +502,7 @@ int mbla_eigs_sym_sinv(const mbla_csc *K, const mbla_csc *B, double sigma, int k
     }
     if (nconv) *nconv = iparam[4];
     if ((r = aupd_status(st, fn, "dsaupd", info, iparam[4], k, iparam[2]))) goto done;
-    dseupd_c(V ? 1 : 0, "A", select, d, V ? Z : Vl, n, sigma, "G", n, "LM", k, o.tol, resid, ncv, Vl, n, iparam,
+    dseupd_c(V ? 1 : 0, "A", select, d, V ? Z : Vl, n, sigma, "G", n, "LM", k, o->tol, resid, ncv, Vl, n, iparam,
              ipntr, workd, workl, lworkl, &info);
     if (info != 0) {
         r = info == -14 ? mbl_error(st, MBL_ENOCONV, "%s: ARPACK found no eigenvalue to sufficient accuracy", fn)
@@ -524,9 +527,62 @@ int mbla_eigs_sym_sinv(const mbla_csc *K, const mbla_csc *B, double sigma, int k
     }
     r = 0;
 done:
-    mbla_klu_free(klu);
-    mbla_csc_free(C);
     mbl_free(resid), mbl_free(Vl), mbl_free(workd), mbl_free(workl), mbl_free(d), mbl_free(Z), mbl_free(tmp);
     mbl_free(select), mbl_free(rz);
+    return r;
+}
+
+int mbla_eigs_sym_sinv(const mbla_csc *K, const mbla_csc *B, double sigma, int k, const mbla_eigs_opts *opts,
+                       double *w, double *V, int ldv, int *nconv, mbl_status *st)
+{
+    const char *fn = "mbla_eigs_sym_sinv";
+    if (nconv) *nconv = 0;
+    mbla_eigs_opts o;
+    int ncv = 0;
+    int r = la_csc_arg(K, fn, "K", st);
+    if (!r) r = sym_check(fn, K, B, sigma, k, opts, w, V, ldv, &o, &ncv, st);
+    if (r) return r;
+    mbla_csc *C = NULL;
+    sym_solver f = {NULL, NULL};
+    if ((r = mbla_csc_add(1.0, K, -sigma, B, &C, st))) goto done;
+    r = mbla_klu_new(C, &o.klu, &f.klu, st);
+    if (r) {
+        if (r == MBL_ESINGULAR)
+            mbl_error_prefix(st, "%s: K - sigma B is singular at sigma = %g (an eigenvalue?)", fn, sigma);
+        goto done;
+    }
+    r = sym_lanczos(fn, B, sigma, &f, k, &o, ncv, w, V, ldv, nconv, st);
+done:
+    mbla_klu_free(f.klu);
+    mbla_csc_free(C);
+    return r;
+}
+
+int mbla_eigs_sym_chol(const mbla_csc *K, const mbla_csc *B, double sigma, mbla_chol *F, int k,
+                       const mbla_eigs_opts *opts, double *w, double *V, int ldv, int *nconv, mbl_status *st)
+{
+    const char *fn = "mbla_eigs_sym_chol";
+    if (nconv) *nconv = 0;
+    if (!F && !K) return mbl_error(st, MBL_EARG, "%s: neither K nor a factor", fn);
+    mbla_eigs_opts o;
+    int ncv = 0;
+    int r = sym_check(fn, F ? NULL : K, B, sigma, k, opts, w, V, ldv, &o, &ncv, st);
+    if (r) return r;
+    mbla_csc *C = NULL;
+    sym_solver f = {NULL, F};
+    if (!F) {
+        if ((r = mbla_csc_add(1.0, K, -sigma, B, &C, st))) goto done;
+        r = mbla_chol_new(C, 'L', &f.chol, st);
+        if (r) {
+            if (r == MBL_ESINGULAR)
+                mbl_error_prefix(st, "%s: K - sigma B is not positive definite at sigma = %g (a shift above the lowest "
+                                 "eigenvalue?)", fn, sigma);
+            goto done;
+        }
+    }
+    r = sym_lanczos(fn, B, sigma, &f, k, &o, ncv, w, V, ldv, nconv, st);
+done:
+    if (!F) mbla_chol_free(f.chol);
+    mbla_csc_free(C);
     return r;
 }

@@ -37,6 +37,24 @@ static int num(mech *M, const yaml_node_t *val, const char *key, const char *wha
     return mech_beam_number_t(M, val, key, what, req, out, NULL);
 }
 
+void mech_flex_rot_xyz(mech *M, const char *const th[3], const char *Rn[9])
+{
+    const char *cx = mech_fmt(M, "cos(%s)", th[0]), *sx = mech_fmt(M, "sin(%s)", th[0]);
+    const char *cy = mech_fmt(M, "cos(%s)", th[1]), *sy = mech_fmt(M, "sin(%s)", th[1]);
+    const char *cz = mech_fmt(M, "cos(%s)", th[2]), *sz = mech_fmt(M, "sin(%s)", th[2]);
+    /* Rn = Rx Ry Rz, row-major */
+    const char *R[9] = {mech_fmt(M, "%s*%s", cy, cz),
+                        mech_fmt(M, "(-%s*%s)", cy, sz),
+                        sy,
+                        mech_fmt(M, "(%s*%s + %s*%s*%s)", cx, sz, sx, sy, cz),
+                        mech_fmt(M, "(%s*%s - %s*%s*%s)", cx, cz, sx, sy, sz),
+                        mech_fmt(M, "(-%s*%s)", sx, cy),
+                        mech_fmt(M, "(%s*%s - %s*%s*%s)", sx, sz, cx, sy, cz),
+                        mech_fmt(M, "(%s*%s + %s*%s*%s)", sx, cz, cx, sy, sz),
+                        mech_fmt(M, "%s*%s", cx, cy)};
+    memcpy(Rn, R, sizeof R);
+}
+
 static int beam3_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double L, const char *Lt,
                          const char *const *qf)
 {
@@ -69,19 +87,8 @@ static int beam3_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double
             u[0] = mech_fmt(M, "((%s)*%d/%d + %s - %s)", Lt, node, ne, d[0], shn);
         }
         for (int k = 0; k < 3; k++) K->s[k] = u[k];
-        const char *cx = mech_fmt(M, "cos(%s)", d[3]), *sx = mech_fmt(M, "sin(%s)", d[3]);
-        const char *cy = mech_fmt(M, "cos(%s)", d[4]), *sy = mech_fmt(M, "sin(%s)", d[4]);
-        const char *cz = mech_fmt(M, "cos(%s)", d[5]), *sz = mech_fmt(M, "sin(%s)", d[5]);
-        /* Rn = Rx Ry Rz, row-major */
-        const char *Rn[9] = {mech_fmt(M, "%s*%s", cy, cz),
-                             mech_fmt(M, "(-%s*%s)", cy, sz),
-                             sy,
-                             mech_fmt(M, "(%s*%s + %s*%s*%s)", cx, sz, sx, sy, cz),
-                             mech_fmt(M, "(%s*%s - %s*%s*%s)", cx, cz, sx, sy, sz),
-                             mech_fmt(M, "(-%s*%s)", sx, cy),
-                             mech_fmt(M, "(%s*%s - %s*%s*%s)", sx, sz, cx, sy, cz),
-                             mech_fmt(M, "(%s*%s + %s*%s*%s)", sx, cz, cx, sy, sz),
-                             mech_fmt(M, "%s*%s", cx, cy)};
+        const char *Rn[9];
+        mech_flex_rot_xyz(M, d + 3, Rn);
         rc = mech_flex_marker_frame(M, K, B, NULL, u, Rn);
     }
     return rc;
@@ -143,63 +150,10 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     yaml_node_t *dnode[2] = {NULL, NULL};
     if ((rc = mech_beam_damping(M, val, what, ab, dt, dnode))) return rc;
     double alpha = ab[0], beta = ab[1];
-    /* the frame's orientation: a rotation by 'angle' about 'axis' (Rodrigues), x along the beam */
-    double R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, e0[4];
-    yaml_node_t *axn = mech_get(M, val, "axis"), *ann = mech_get(M, val, "angle");
-    if (!axn != !ann) return err_at(M, axn ? axn : ann, "%s: give 'axis' and 'angle' together", what);
-    if (axn) {
-        double k[3], a;
-        const char *at;
-        int was = M->track_numeric;
-        M->track_numeric = 1; /* numbers of the equations: no derivative by their parameters */
-        if ((rc = mech_eval_vec(M, axn, 3, "axis", k)) || (rc = mech_text_of(M, ann, "angle", &at)) ||
-            (rc = mech_eval_text(M, at, ann, "angle", &a))) {
-            M->track_numeric = was;
-            return rc;
-        }
-        M->track_numeric = was;
-        double nk = sqrt(vec3_dot(k, k));
-        if (!(nk > 0)) return err_at(M, axn, "%s: the rotation axis is zero", what);
-        for (int i = 0; i < 3; i++) k[i] /= nk;
-        double c = cos(a), s = sin(a), K[9] = {0, k[2], -k[1], -k[2], 0, k[0], k[1], -k[0], 0}; /* column-major */
-        for (int j = 0; j < 3; j++)
-            for (int i = 0; i < 3; i++) {
-                double KK = 0;
-                for (int l = 0; l < 3; l++) KK += K[i + 3 * l] * K[l + 3 * j];
-                R[i + 3 * j] = (i == j) + s * K[i + 3 * j] + (1 - c) * KK;
-            }
-    }
-    mech_euler_params(R, e0);
-    const char *p0[3] = {"0", "0", "0"};
-    yaml_node_t *pn = mech_get(M, val, "position");
-    if (pn && (rc = mech_vec_of(M, pn, 3, "position", p0))) return rc;
-
-    body *B = mech_new_body(M, name, key);
-    if (!B) return mech_oom(M);
-    int bi = M->nb - 1;
-    B->kind = KIND_SPATIAL;
-    memcpy(B->R0, R, sizeof R);
-    memcpy(B->q0, e0, sizeof e0);
-    B->oset = -1;
-    for (int k = 0; k < 6; k++) B->I[k] = "0";
-    static const char *cn[3] = {"x", "y", "z"};
-    for (int k = 0; k < 3 && !rc; k++) {
-        B->p0[k] = p0[k];
-        B->r[k] = mech_fmt(M, "%s_%s", name, cn[k]);
-        rc = mech_push_at(M, &M->src->coordinates, B->r[k], p0[k], pn ? pn : key);
-    }
-    for (int k = 0; k < 4 && !rc; k++) {
-        B->e[k] = mech_fmt(M, "%s_e%d", name, k);
-        rc = mech_push_at(M, &M->src->coordinates, B->e[k], mech_num(M, e0[k]), axn ? axn : key);
-    }
-    if (!rc) rc = beam3_velocity(M, B, val, e0);
-    if (rc) return rc;
+    int bi;
+    if ((rc = mech_flex_frame3(M, key, val, what, &bi))) return rc;
+    body *B = &M->b[bi];
     char **e = B->e;
-    rc = mech_euler_texts(M, B, 1, 1); /* normalization, B->A, B->w as a rigid body's */
-    if (rc) return rc;
-    /* inertia and gravity: the structured term (model/ffr3.c) */
-    B->mass = "0";
-    for (int k = 0; k < 3; k++) B->cm[k] = "0";
 
     /* elastic coordinates, the frame tangent at node 1 */
     const char **qf = mbl_calloc((size_t)nf + 4, sizeof *qf);
@@ -252,6 +206,67 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     M->b[bi].gle = geo ? mech_fmt(M, "((%s)/%d)", Lt, ne) : NULL;
     if ((rc = mech_beam_strain_validity(M, &M->b[bi], qf[4 + 6 * ne], Lt))) return rc;
     return beam3_markers(M, bi, mech_get(M, val, "markers"), ne, L, Lt, qf + 4);
+}
+
+int mech_flex_frame3(mech *M, const yaml_node_t *key, const yaml_node_t *val, const char *what, int *bi)
+{
+    /* the frame's orientation: a rotation by 'angle' about 'axis' (Rodrigues) */
+    const char *name = mech_sc(key);
+    int rc = 0;
+    double R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, e0[4];
+    yaml_node_t *axn = mech_get(M, val, "axis"), *ann = mech_get(M, val, "angle");
+    if (!axn != !ann) return err_at(M, axn ? axn : ann, "%s: give 'axis' and 'angle' together", what);
+    if (axn) {
+        double k[3], a;
+        const char *at;
+        int was = M->track_numeric;
+        M->track_numeric = 1; /* numbers of the equations: no derivative by their parameters */
+        if ((rc = mech_eval_vec(M, axn, 3, "axis", k)) || (rc = mech_text_of(M, ann, "angle", &at)) ||
+            (rc = mech_eval_text(M, at, ann, "angle", &a))) {
+            M->track_numeric = was;
+            return rc;
+        }
+        M->track_numeric = was;
+        double nk = sqrt(vec3_dot(k, k));
+        if (!(nk > 0)) return err_at(M, axn, "%s: the rotation axis is zero", what);
+        for (int i = 0; i < 3; i++) k[i] /= nk;
+        double c = cos(a), s = sin(a), K[9] = {0, k[2], -k[1], -k[2], 0, k[0], k[1], -k[0], 0}; /* column-major */
+        for (int j = 0; j < 3; j++)
+            for (int i = 0; i < 3; i++) {
+                double KK = 0;
+                for (int l = 0; l < 3; l++) KK += K[i + 3 * l] * K[l + 3 * j];
+                R[i + 3 * j] = (i == j) + s * K[i + 3 * j] + (1 - c) * KK;
+            }
+    }
+    mech_euler_params(R, e0);
+    const char *p0[3] = {"0", "0", "0"};
+    yaml_node_t *pn = mech_get(M, val, "position");
+    if (pn && (rc = mech_vec_of(M, pn, 3, "position", p0))) return rc;
+
+    body *B = mech_new_body(M, name, key);
+    if (!B) return mech_oom(M);
+    *bi = M->nb - 1;
+    B->kind = KIND_SPATIAL;
+    memcpy(B->R0, R, sizeof R);
+    memcpy(B->q0, e0, sizeof e0);
+    B->oset = -1;
+    for (int k = 0; k < 6; k++) B->I[k] = "0";
+    static const char *cn[3] = {"x", "y", "z"};
+    for (int k = 0; k < 3 && !rc; k++) {
+        B->p0[k] = p0[k];
+        B->r[k] = mech_fmt(M, "%s_%s", name, cn[k]);
+        rc = mech_push_at(M, &M->src->coordinates, B->r[k], p0[k], pn ? pn : key);
+    }
+    for (int k = 0; k < 4 && !rc; k++) {
+        B->e[k] = mech_fmt(M, "%s_e%d", name, k);
+        rc = mech_push_at(M, &M->src->coordinates, B->e[k], mech_num(M, e0[k]), axn ? axn : key);
+    }
+    if (!rc) rc = beam3_velocity(M, B, val, e0);
+    if (rc) return rc;
+    /* inertia and gravity: the structured term (model/ffr3.c) */
+    B->mass = "0";
+    for (int k = 0; k < 3; k++) B->cm[k] = "0";
+    return mech_euler_texts(M, B, 1, 1); /* normalization, B->A, B->w as a rigid body's */
 }
 
 /* c * the element blocks E (ne blocks 12 x 12, column-major, at dof 6 e) assembled */
@@ -341,12 +356,12 @@ int mech_beam3_invariants(const mbl_beam_section *sec, double L, int ne, mbl_ffr
         }
     }
     sp->nf = nf;
-    sp->Sb = mbl_calloc((size_t)3 * nf, sizeof *sp->Sb), sp->cx = mbl_calloc((size_t)3 * nf, sizeof *sp->cx);
+    sp->Sb = mbl_calloc((size_t)3 * nf, sizeof *sp->Sb), sp->Cu = mbl_calloc((size_t)9 * nf, sizeof *sp->Cu);
     sp->tw = mbl_calloc((size_t)nf, sizeof *sp->tw);
     sp->nnode = ne + 1;
     sp->X0 = mbl_calloc((size_t)3 * (ne + 1), sizeof *sp->X0);
     sp->ndof = mbl_alloc_array((size_t)6 * (ne + 1), sizeof *sp->ndof);
-    if (!sp->Sb || !sp->cx || !sp->tw || !sp->X0 || !sp->ndof) {
+    if (!sp->Sb || !sp->Cu || !sp->tw || !sp->X0 || !sp->ndof) {
         model_ffr3_free(sp);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
@@ -356,7 +371,7 @@ int mech_beam3_invariants(const mbl_beam_section *sec, double L, int ne, mbl_ffr
             sp->tw[dof] += twe[i];
             for (int a = 0; a < 3; a++) {
                 sp->Sb[a * nf + dof] += Sbe[a][i];
-                sp->cx[a * nf + dof] += cxe[a][i] + el * le * Sbe[a][i];
+                sp->Cu[a * nf + dof] += cxe[a][i] + el * le * Sbe[a][i];
             }
         }
     for (int i = 0; i <= ne; i++) {

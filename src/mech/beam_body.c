@@ -482,6 +482,10 @@ void mech_flex_apply(mech *M, int m, char *const f[3], char *const tq[3], const 
 {
     marker *K = &M->mk[m];
     body *B = &M->b[K->body];
+    if (B->qf3 && K->shape) { /* a spatial modal body (modal_body3.c) */
+        mech_modal3_apply(M, K, B, f, tq, sg);
+        return;
+    }
     if (B->qf3) { /* a spatial beam (beam3.c): node translations take A^T f, rotations A^T tq */
         if (!K->node) return;
         int base = 6 * (K->node - 1);

@@ -565,7 +565,8 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     if (M->relative && mech_is_scalar(ft) && (!strcmp(mech_sc(ft), "beam") || !strcmp(mech_sc(ft), "modal")))
         return err_at(M, ft, "%s: flexible bodies need coordinates: absolute (not yet in relative coordinates)", what);
     if (mech_is_scalar(ft) && !strcmp(mech_sc(ft), "beam")) return mech_read_beam(M, key, val);
-    if (mech_is_scalar(ft) && !strcmp(mech_sc(ft), "modal")) return mech_read_modal(M, key, val);
+    if (mech_is_scalar(ft) && !strcmp(mech_sc(ft), "modal"))
+        return M->planar ? mech_read_modal(M, key, val) : mech_read_modal3(M, key, val);
     static const char *okp[] = {"type", "mass", "inertia", "cm", "position", "angle", "velocity", "angular_velocity",
                                 "markers", NULL};
     static const char *oks[] = {"type", "mass", "inertia", "cm", "position", "axis", "angle", "euler", "zaxis",

@@ -59,7 +59,8 @@ typedef struct marker {
     int turn_kind;     /* as body.turn */
     int oset;          /* the --set its orientation (or its body's) came from, or -1 */
     int node;          /* on a beam: 1 + the index of its node (beam_body.c), else 0 */
-    double *shape;     /* on a modal body: 3 x nm (u, v, phi per modal coordinate, column-major), else NULL */
+    double *shape;     /* on a modal body: 3 x nm (u, v, phi per modal coordinate, column-major), on a
+                        * spatial one 6 x nm (translation, small rotation), else NULL */
     double *gk[2];     /* on a modal body: its geometric stiffness per unit force along the frame's x, y (nm x nm), or NULL */
     const char *s[3];  /* position in body axes (texts) */
     const char *ang;   /* planar: angle relative to the body (text) */
@@ -361,6 +362,39 @@ struct mbl_ffr_body *mech_flex_new(mech *M, body *B, int nf, const char *const *
 int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val);
 int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val);
 int mech_read_modal(mech *M, const yaml_node_t *key, const yaml_node_t *val);
+/* the path of a file named in the model: relative to the model file's directory (as given for a
+ * model without a file, or an absolute path) */
+char *mech_rel_path(mech *M, const char *name);
+/* a real Matrix Market file (the name in node n, relative to the model file) into a dense
+ * column-major array: rows x cols checked, or taken from the file where *rows or *cols is 0
+ * (modal_body.c; errors name what, the file and its line) */
+int mech_read_mtx(mech *M, const yaml_node_t *n, const char *what, int *rows, int *cols, double **out);
+/* the geometric stiffness file of map's key (nm x nm, symmetric to MODAL_GEO_SYM_TOL) into *out
+ * (column-major; NULL when the key is absent) (modal_body.c) */
+int mech_modal_geo_file(mech *M, const yaml_node_t *map, const char *key, const char *what, int nm, double **out);
+/* the floating frame of a spatial flexible body (beam3.c): the body bi named by key with
+ * coordinates <b>_x, _y, _z and Euler parameters <b>_e0.._e3 from 'position', 'axis', 'angle',
+ * 'velocity', 'angular_velocity' of val, its rotation texts as a rigid body's, no rigid inertia */
+int mech_flex_frame3(mech *M, const yaml_node_t *key, const yaml_node_t *val, const char *what, int *bi);
+/* the axes Rx(th0) Ry(th1) Rz(th2) (row-major texts) of small rotation texts th (beam3.c) */
+void mech_flex_rot_xyz(mech *M, const char *const th[3], const char *Rn[9]);
+/* ---- modal_body3.c: spatial modal bodies (model/ffr3.h) ---- */
+struct fe_invariants;
+struct fe_basis;
+/* `type: modal` in a spatial mechanism: the hand-written `invariants:` block and markers' files */
+int mech_read_modal3(mech *M, const yaml_node_t *key, const yaml_node_t *val);
+/* the same for a part an FE code wrote (modal_fe.c): the `fe:` node fe reduced by src/fe */
+int mech_read_modal_fe(mech *M, const yaml_node_t *key, const yaml_node_t *val, const yaml_node_t *fe);
+/* The spatial modal body named by key from the invariants inv of its k modes and the basis b (its
+ * b->niface markers named marker_names, at b->X moved by b->T eta): the frame from val's
+ * 'position', 'axis', 'angle', 'velocity', 'angular_velocity', damping from val's 'damping'
+ * {alpha, beta} (alpha Mc + beta K); the modal coordinates <b>_eta1..<b>_eta<k>. The arrays are
+ * copied. */
+int mech_modal3_build(mech *M, const yaml_node_t *key, const yaml_node_t *val, const struct fe_invariants *inv,
+                      const struct fe_basis *b, const char *const *marker_names);
+/* a force f and torque tq (global texts, may be NULL) at marker K of a spatial modal body: their
+ * generalized forces on the modal coordinates (T_trans^T A^T f + T_rot^T A^T tq) into B->Fq */
+void mech_modal3_apply(mech *M, const marker *K, body *B, char *const f[3], char *const tq[3], const char *sg);
 /* gravity g (texts) on flexible body B: its structured term carries it */
 int mech_flex_gravity(mech *M, body *B, const char *const g[3], const yaml_node_t *at);
 /* the parameter factors of a beam's invariants (model/ffr.h mbl_ffr_factor): kind, class, the

@@ -47,10 +47,9 @@
  * K_G is; rounding in its projection onto the modes stays far below). */
 #define MODAL_GEO_SYM_TOL 1e-9
 
-/* the path of `name` relative to the model file's directory */
-static char *rel_path(mech *M, const char *name)
+char *mech_rel_path(mech *M, const char *name)
 {
-    if (name[0] == '/') return mech_fmt(M, "%s", name);
+    if (name[0] == '/' || !M->file) return mech_fmt(M, "%s", name);
     const char *slash = strrchr(M->file, '/');
     if (!slash) return mech_fmt(M, "%s", name);
     return mech_fmt(M, "%.*s/%s", (int)(slash - M->file), M->file, name);
@@ -190,12 +189,12 @@ static int mtx_check(mech *M, const yaml_node_t *n, const char *what, const char
 
 /* Read a real Matrix Market file into a dense column-major array (rows x cols checked, or taken
  * from the file when *rows or *cols is 0). */
-static int read_mtx(mech *M, const yaml_node_t *n, const char *what, int *rows, int *cols, double **out)
+int mech_read_mtx(mech *M, const yaml_node_t *n, const char *what, int *rows, int *cols, double **out)
 {
     *out = NULL;
     if (!mech_is_scalar(n) || !n->data.scalar.length) return err_at(M, n, "%s must be a file name (Matrix Market)", what);
 #ifdef MBLIN_WITH_GPL
-    const char *path = rel_path(M, mech_sc(n));
+    const char *path = mech_rel_path(M, mech_sc(n));
     if (M->oom) return mech_oom(M);
     int rc = mtx_check(M, n, what, path, rows, cols);
     if (rc) return rc;
@@ -257,7 +256,7 @@ static int mtx_key(mech *M, const yaml_node_t *val, const char *key, const char 
     char w[240];
     snprintf(w, sizeof w, "%s: %s", what, key);
     int r = rows, c = cols;
-    return read_mtx(M, n, w, &r, &c, out);
+    return mech_read_mtx(M, n, w, &r, &c, out);
 }
 
 /* the number given by key; its text and place are kept as a factor of the invariants (fa, may be
@@ -277,14 +276,14 @@ static int num_key(mech *M, const yaml_node_t *val, const char *key, const char 
 }
 
 /* a geometric stiffness file (nm x nm, symmetric) read into *out (column-major) */
-static int geo_file(mech *M, const yaml_node_t *map, const char *key, const char *what, int nm, double **out)
+int mech_modal_geo_file(mech *M, const yaml_node_t *map, const char *key, const char *what, int nm, double **out)
 {
     *out = NULL;
     yaml_node_t *n = mech_get(M, map, key);
     if (!n) return 0;
     char w[240];
     snprintf(w, sizeof w, "%s: geometric_stiffness: %s", what, key);
-    int r = nm, c = nm, rc = read_mtx(M, n, w, &r, &c, out);
+    int r = nm, c = nm, rc = mech_read_mtx(M, n, w, &r, &c, out);
     double big = 0, asym = 0;
     for (int i = 0; !rc && i < nm; i++)
         for (int j = 0; j < nm; j++) {
@@ -310,7 +309,7 @@ static int marker_geo(mech *M, const body *B, marker *K, const yaml_node_t *gs, 
     if (!rc) rc = mech_check_keys(M, gs, okg, w);
     for (int d = 0; d < 2 && !rc; d++) {
         double *G = NULL;
-        if ((rc = geo_file(M, gs, okg[d], what, nm, &G)) || !G) continue;
+        if ((rc = mech_modal_geo_file(M, gs, okg[d], what, nm, &G)) || !G) continue;
         sbuf t = {0};
         mech_sb_add(M, &t, "", "0");
         for (int i = 0; i < nm; i++)
@@ -349,7 +348,7 @@ static int modal_markers(mech *M, int bi, const yaml_node_t *mks, int nm)
         int r = 3, c = nm;
         char w[240];
         snprintf(w, sizeof w, "%s: shapes", what);
-        if ((rc = read_mtx(M, sh, w, &r, &c, &S))) return rc;
+        if ((rc = mech_read_mtx(M, sh, w, &r, &c, &S))) return rc;
         if (!mech_keep(M, (char *)S)) return mech_oom(M);
         marker *K;
         if ((rc = mech_new_marker(M, name, bi, key, &K))) return rc;
@@ -396,7 +395,7 @@ static int body_geo(mech *M, const yaml_node_t *val, const char *what, int nm, m
     const double sign[4] = {-1, -1, 1, 1};
     for (int k = 0; k < 4 && !rc; k++) {
         double *G = NULL;
-        if ((rc = geo_file(M, gs, okg[k], what, nm, &G)) || !G) continue;
+        if ((rc = mech_modal_geo_file(M, gs, okg[k], what, nm, &G)) || !G) continue;
         for (size_t t = 0; t < (size_t)nm * nm; t++) G[t] *= sign[k];
         rc = dense_to_csc(nm, G, dst[k], M->st);
         mbl_free(G);
@@ -447,7 +446,7 @@ int mech_read_modal(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     int nm = 0, one = 1, two = 2, nc = 0;
     if (!mech_get(M, val, "mass_matrix")) return err_at(M, val, "%s: missing 'mass_matrix' (a Matrix Market file)", what);
     /* the order of mass_matrix is the number of modal coordinates */
-    rc = read_mtx(M, mech_get(M, val, "mass_matrix"), "mass_matrix", &nm, &nc, &Mf);
+    rc = mech_read_mtx(M, mech_get(M, val, "mass_matrix"), "mass_matrix", &nm, &nc, &Mf);
     if (!rc && nm != nc) rc = err_at(M, mech_get(M, val, "mass_matrix"), "%s: mass_matrix is %d x %d, not square", what, nm, nc);
     if (!rc && nm < 1) rc = err_at(M, mech_get(M, val, "mass_matrix"), "%s: mass_matrix is empty", what);
     if (!rc) rc = mtx_key(M, val, "stiffness", what, nm, nm, &Kf);

@@ -9,6 +9,8 @@ list(APPEND MBLIN_SOURCES
   src/mech/beam_body.c
   src/mech/beam3.c
   src/mech/modal_body.c
+  src/mech/modal_body3.c
+  src/mech/modal_fe.c
   src/mech/relative.c
   src/mech/relative_kinematics.c
   src/mech/relative_forces.c

@@ -6,10 +6,13 @@
  * Coordinates: the frame's origin R (3), its Euler parameters e (4; A(e) the rotation, body-frame
  * angular velocity w = 2 G(e) e', acceleration al = 2 G(e) e'', G = [-e1 e0 e3 -e2; -e2 -e3 e0 e1;
  * -e3 e2 -e1 e0]) and nf elastic coordinates qf. A point of the centre line is at R + A u,
- * u = u0 + S qf, u0 = (X, 0, 0). The invariants (rho A the mass per length):
- *   m, s0 = int rho u0, Q0_ab = int rho u0_a u0_b, Sb = int rho S (3 x nf), cx_a = int rho X S_a,
+ * u = u0 + S qf, u0 the undeformed place (a beam's (X, 0, 0); a modal body's any). The invariants
+ * (rho the mass per length of a beam, per volume of a modal body's part):
+ *   m, s0 = int rho u0, Q0_ab = int rho u0_a u0_b, Sb = int rho S (3 x nf), Cu_pr = int rho u0_p S_r
+ *   (9 x nf, row 3 p + r; a beam's rows 3..8 are 0),
  *   M_ab = int rho S_a^T S_b (9 sparse nf x nf, M_ba = M_ab^T),
- * the sections' polar inertia IpL = int rho Ip and tw = int rho Ip t (t the twist's shape), the
+ * a beam's sections' polar inertia IpL = int rho Ip and tw = int rho Ip t (t the twist's shape; both 0
+ * for a modal body), the
  * assembled mass Mc (= M_xx + M_yy + M_zz + int rho Ip t t^T) and stiffness K (constant: small
  * strains). A beam also has the geometric-stiffness invariants H1 = int rho H(X) dX and
  * Hx = int rho X H(X) dX, H(X) = int_0^X (Sy'^T Sy' + Sz'^T Sz') (the slopes of both bending
@@ -27,7 +30,10 @@
  *       the stiffness at an equilibrium stays symmetric, so the symmetric sparse path applies)
  *   qf_i: Sb_i.G_ + al.int rho u x S_i + sum_ab (w_a w_b - d_ab |w|^2) int rho S_a,i u_b
  *         + 2 w.int rho u' x S_i + (Mc qf'')_i + tw_i al_x + ((K + KG) qf)_i + (C qf')_i
- * (C = alpha Mc + beta K). These are the Lagrange equations of the kinetic energy the text form of
+ * (C = alpha Mc + beta K). A modal body's geometric stiffness adds KG = sum_l L_l HL_l to the elastic
+ * rows' K, the loads L = ((G_)_x, _y, _z, al_x, al_y, al_z, W_xx, W_yy, W_zz, W_xy, W_xz, W_yz)
+ * (its FE code's stiffness per unit load; ffr3_nodes.h's FFR3_NL, FFR3_LW); like H1, Hx, only in
+ * the elastic rows. These are the Lagrange equations of the kinetic energy the text form of
  * the spatial beam wrote (up to a multiple of e in the e rows, which the normalization's multiplier
  * takes). Every row is linear in the invariants (the sensitivities use that). */
 #ifndef MBLIN_MODEL_FFR3_H
@@ -39,10 +45,11 @@ typedef struct mbl_ffr3 {
     int nf;                     /* elastic coordinates */
     double m, s0[3], Q0[6];     /* Q0: xx yy zz xy xz yz */
     double IpL;                 /* int rho Ip */
-    double *Sb, *cx, *tw;       /* 3 x nf (row-major), 3 x nf, nf */
+    double *Sb, *Cu, *tw;       /* 3 x nf (row-major), 9 x nf (row-major, row 3 p + r), nf (0: none) */
     mbla_csc *M[9];             /* int rho S_a^T S_b at 3 a + b */
     mbla_csc *Mc, *K;           /* nf x nf (may be NULL in a derivative: zero) */
     mbla_csc *H1, *Hx;          /* geometric stiffness per unit axial load (NULL: none) */
+    mbla_csc *HL[12];           /* a modal body's geometric stiffness per unit load (NULL: none; below) */
     int nnode;                  /* nodes for the mode shapes */
     double *X0;                 /* 3 x nnode: undeformed node positions in the body frame */
     int *ndof;                  /* 6 x nnode: the elastic coordinate of the node's ux, uy, uz, rx, ry, rz */

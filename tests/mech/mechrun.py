@@ -28,3 +28,25 @@ def linearize_json(mblin, text, *args):
     if p.returncode:
         return None, p.stderr.strip()
     return json.loads(p.stdout), ""
+
+
+class Checks:
+    """check(ok, msg): prints `ok   msg` or `FAIL msg` and counts the failures (check.fails)"""
+
+    def __init__(self):
+        self.fails = 0
+
+    def __call__(self, ok, msg):
+        print(("ok   " if ok else "FAIL ") + msg)
+        self.fails += not ok
+        return ok
+
+
+def write_mtx(path, X):
+    """a Matrix Market array file of the matrix X (rows of numbers, or a 2-D numpy array)"""
+    rows, cols = len(X), len(X[0])
+    with open(path, "w") as f:
+        f.write("%%%%MatrixMarket matrix array real general\n%d %d\n" % (rows, cols))
+        for j in range(cols):
+            for i in range(rows):
+                f.write("%.17g\n" % X[i][j])

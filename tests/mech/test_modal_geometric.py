@@ -35,6 +35,9 @@ import tempfile
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mechrun import write_mtx  # noqa: E402
+
 B = sys.argv[1]
 L, E, RHO, R, GRAV = 1.0, 2e9, 7850.0, 0.01, 9.81
 A, I = math.pi * R * R, math.pi * R ** 4 / 4
@@ -121,15 +124,6 @@ def modes():
     Phi = np.zeros((F["n"], M.shape[0]))
     Phi[KEEP, :] = np.linalg.solve(Lc.T, V)
     return Phi
-
-
-def write_mtx(path, X):
-    X = np.atleast_2d(X)
-    with open(path, "w") as f:
-        f.write("%%%%MatrixMarket matrix array real general\n%d %d\n" % X.shape)
-        for j in range(X.shape[1]):
-            for i in range(X.shape[0]):
-                f.write("%.17g\n" % X[i, j])
 
 
 def export(d, along):

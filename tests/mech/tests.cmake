@@ -91,3 +91,10 @@ if(PYTHON3)
   add_test(NAME test_steady_stiff_blade COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_steady_stiff_blade.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# spatial modal bodies (issue 67, item 1): two rigid halves on a spring as a modal body, free,
+# clamped, spun on a driven shaft and hanging as a pendulum, against closed forms; the rigid limit
+# against a rigid body (Matrix Market files: the build with CHOLMOD)
+if(MBLIN_PYTHON3_NUMPY AND MBLIN_WITH_GPL)
+  add_test(NAME test_modal3 COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_modal3.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mblin/mblin.h"
 #include "model/ffr.h"
@@ -113,7 +114,7 @@ static double fd_check(const mbl_model *mn, const double *sn, const double *Jn, 
     return worst;
 }
 
-static void compare(const char *what, const char *text, int npt)
+static void compare(const char *what, const char *text, int npt, int nbody)
 {
     mbl_model *me = FIXTURE_LOAD_FORM(model_ffr_set_numeric, 0, NULL, text, "beam3.yaml");
     mbl_model *mn = FIXTURE_LOAD_FORM(model_ffr_set_numeric, 1, NULL, text, "beam3.yaml");
@@ -121,7 +122,7 @@ static void compare(const char *what, const char *text, int npt)
         mbl_model_free(me), mbl_model_free(mn);
         return;
     }
-    CHECK_MSG(mn->nffr3n == 2 && me->nffr3n == 0, "%s: %d numeric bodies (expression form: %d)", what, mn->nffr3n,
+    CHECK_MSG(mn->nffr3n == nbody && me->nffr3n == 0, "%s: %d numeric bodies (expression form: %d)", what, mn->nffr3n,
               me->nffr3n);
     CHECK_MSG(mn->jac_ntape < mn->jac.nz, "%s: every entry still in the tape", what);
     int n = me->n, m = me->m, nz = mn->jac.nz;
@@ -176,7 +177,7 @@ TEST(damped_two_elements)
 {
     char *text = pendulum_text("2 ", 1, 0);
     CHECK(text != NULL);
-    if (text) compare("spatial pendulum n_p = 2, damped", text, 5);
+    if (text) compare("spatial pendulum n_p = 2, damped", text, 5, 2);
     free(text);
 }
 
@@ -184,7 +185,7 @@ TEST(geometric_two_elements)
 {
     char *text = pendulum_text("2 ", 1, 1);
     CHECK(text != NULL);
-    if (text) compare("spatial pendulum n_p = 2, damped, geometric stiffness", text, 5);
+    if (text) compare("spatial pendulum n_p = 2, damped, geometric stiffness", text, 5, 2);
     free(text);
 }
 
@@ -192,8 +193,110 @@ TEST(example_ten_elements)
 {
     char *text = pendulum_text("10", 0, 0);
     CHECK(text != NULL);
-    if (text) compare("spatial pendulum n_p = 10", text, 3);
+    if (text) compare("spatial pendulum n_p = 10", text, 3, 2);
     free(text);
+}
+
+/* a Matrix Market array file of the rows x cols column-major A in dir */
+static void put_mtx(const char *dir, const char *name, int rows, int cols, const double *A)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fprintf(f, "%%%%MatrixMarket matrix array real general\n%d %d\n", rows, cols);
+    for (size_t t = 0; t < (size_t)rows * cols; t++) fprintf(f, "%.17g\n", A[t]);
+    fclose(f);
+}
+
+/* A spatial modal body (issue 67) of k = 3 modes whose invariants are sums over six point masses at
+ * general places u0 (every row of Cu and every block M_ab nonzero), two markers moving with general
+ * translations and small rotations, damped, fixed to a rigid hub that spins on a revolute joint,
+ * under gravity, with a force and a torque at a marker, and geometric stiffness per unit load of all
+ * twelve loads (random symmetric matrices): the numeric form against the expression form and every
+ * Jacobian entry against central differences, as for the beams. */
+TEST(modal_body)
+{
+    enum { NP = 6, NK = 3 };
+    char dir[] = "/tmp/mblin_ffr3_modalXXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    unsigned seed = 67;
+    double mp[NP], u0[NP][3], S[NP][3][NK], m = 0, s0[3] = {0}, Q[3][3] = {{0}};
+    double Sb[3 * NK] = {0}, Cu[9 * NK] = {0}, Mab[9 * NK * NK] = {0}, Mc[NK * NK] = {0}, K[NK * NK] = {0}, T[2][6 * NK];
+    for (int i = 0; i < NP; i++) {
+        mp[i] = 1 + 0.5 * test_urand(&seed), m += mp[i];
+        for (int a = 0; a < 3; a++) {
+            u0[i][a] = 0.3 * test_urand(&seed) + (a == 0 ? 0.4 : 0);
+            for (int j = 0; j < NK; j++) S[i][a][j] = test_urand(&seed);
+        }
+    }
+    /* the definitions (src/fe/fe.h's fe_invariants): Sb 3 x k, Cu 9 x k (file: column-major),
+     * Mab 9 k x k (block 3 a + b at rows (3 a + b) k), Mc = M_xx + M_yy + M_zz */
+    for (int i = 0; i < NP; i++)
+        for (int a = 0; a < 3; a++) {
+            s0[a] += mp[i] * u0[i][a];
+            for (int b = 0; b < 3; b++) Q[a][b] += mp[i] * u0[i][a] * u0[i][b];
+            for (int j = 0; j < NK; j++) {
+                Sb[a + 3 * j] += mp[i] * S[i][a][j];
+                for (int b = 0; b < 3; b++) {
+                    Cu[3 * a + b + 9 * j] += mp[i] * u0[i][a] * S[i][b][j];
+                    for (int l = 0; l < NK; l++) Mab[(3 * a + b) * NK + j + 9 * NK * l] += mp[i] * S[i][a][j] * S[i][b][l];
+                }
+            }
+        }
+    for (int j = 0; j < NK; j++)
+        for (int l = 0; l < NK; l++) {
+            for (int a = 0; a < 3; a++) Mc[j + NK * l] += Mab[(3 * a + a) * NK + j + 9 * NK * l];
+            K[j + NK * l] = j == l ? 400.0 * (j + 1) : 30.0 / (1 + j + l);
+        }
+    for (int mk = 0; mk < 2; mk++)
+        for (int t = 0; t < 6 * NK; t++) T[mk][t] = test_urand(&seed) * (t % 6 < 3 ? 1 : 0.5);
+    put_mtx(dir, "Sb.mtx", 3, NK, Sb), put_mtx(dir, "Cu.mtx", 9, NK, Cu), put_mtx(dir, "Mab.mtx", 9 * NK, NK, Mab);
+    put_mtx(dir, "Mc.mtx", NK, NK, Mc), put_mtx(dir, "K.mtx", NK, NK, K);
+    put_mtx(dir, "m1.mtx", 6, NK, T[0]), put_mtx(dir, "m2.mtx", 6, NK, T[1]);
+    static const char *geo[12] = {"ax", "ay", "az", "alx", "aly", "alz", "wxx", "wyy", "wzz", "wxy", "wxz", "wyz"};
+    char geotext[2048] = "    geometric_stiffness:\n";
+    for (int l = 0; l < 12; l++) {
+        double Gm[NK * NK];
+        for (int j = 0; j < NK; j++)
+            for (int i = 0; i <= j; i++) Gm[i + NK * j] = Gm[j + NK * i] = 5 * test_urand(&seed);
+        char nm[32];
+        snprintf(nm, sizeof nm, "G%s.mtx", geo[l]);
+        put_mtx(dir, nm, NK, NK, Gm);
+        size_t len = strlen(geotext);
+        snprintf(geotext + len, sizeof geotext - len, "      %s: %s/%s\n", geo[l], dir, nm);
+    }
+    char *text = malloc(16384);
+    CHECK(text != NULL);
+    if (!text) return;
+    snprintf(text, 16384,
+             "model: mechanism\nname: a spatial modal body on a spinning hub\nspace: spatial\n"
+             "ground:\n  markers: {o: {}}\n"
+             "bodies:\n"
+             "  hub:\n    mass: 2\n    inertia: [0.1, 0.1, 0.2]\n    angular_velocity: [0, 0, 10]\n"
+             "    markers: {axle: {}, seat: {position: [0.2, 0, 0]}}\n"
+             "  part:\n    type: modal\n    position: [0.2, 0, 0]\n    axis: [0, 0, 1]\n    angle: 0.3\n"
+             "    angular_velocity: [0, 0, 10]\n    damping: {alpha: 0.05, beta: 2e-4}\n%s"
+             "    invariants:\n      mass: %.17g\n      s0: [%.17g, %.17g, %.17g]\n"
+             "      Q0: [%.17g, %.17g, %.17g, %.17g, %.17g, %.17g]\n"
+             "      Sb: %s/Sb.mtx\n      Cu: %s/Cu.mtx\n      Mab: %s/Mab.mtx\n      Mc: %s/Mc.mtx\n      K: %s/K.mtx\n"
+             "    markers:\n      m1: {position: [0, 0, 0], shapes: %s/m1.mtx}\n"
+             "      m2: {position: [0.5, 0.1, -0.1], shapes: %s/m2.mtx}\n"
+             "joints:\n  shaft: {type: revolute, i: axle, j: o}\n  clamp: {type: fixed, i: m1, j: seat}\n"
+             "forces:\n  weight: {type: gravity, g: [0, -9.81, -3]}\n"
+             "  push: {type: force, i: m2, force: [1, 2, 3], torque: [0.5, -0.2, 0.1]}\n",
+             geotext, m, s0[0], s0[1], s0[2], Q[0][0], Q[1][1], Q[2][2], Q[0][1], Q[0][2], Q[1][2], dir, dir, dir, dir, dir, dir, dir);
+    compare("spatial modal body on a spinning hub, k = 3, geometric stiffness", text, 5, 1);
+    free(text);
+    const char *files[] = {"Sb.mtx", "Cu.mtx", "Mab.mtx", "Mc.mtx", "K.mtx", "m1.mtx", "m2.mtx"};
+    for (int f = 0; f < 7 + 12; f++) {
+        char path[512];
+        if (f < 7) snprintf(path, sizeof path, "%s/%s", dir, files[f]);
+        else snprintf(path, sizeof path, "%s/G%s.mtx", dir, geo[f - 7]);
+        remove(path);
+    }
+    rmdir(dir);
 }
 
 int main(void)
@@ -201,5 +304,6 @@ int main(void)
     RUN(damped_two_elements);
     RUN(geometric_two_elements);
     RUN(example_ten_elements);
+    RUN(modal_body);
     return test_summary("ffr3_num");
 }

@@ -23,10 +23,11 @@
 void model_ffr3_free(mbl_ffr3 *sp)
 {
     if (!sp) return;
-    mbl_free(sp->Sb), mbl_free(sp->cx), mbl_free(sp->tw);
+    mbl_free(sp->Sb), mbl_free(sp->Cu), mbl_free(sp->tw);
     for (int k = 0; k < 9; k++) mbla_csc_free(sp->M[k]);
     mbla_csc_free(sp->Mc), mbla_csc_free(sp->K);
     mbla_csc_free(sp->H1), mbla_csc_free(sp->Hx);
+    for (int l = 0; l < FFR3_NL; l++) mbla_csc_free(sp->HL[l]);
     mbl_free(sp->X0), mbl_free(sp->ndof);
     memset(sp, 0, sizeof *sp);
 }
@@ -47,13 +48,15 @@ int model_ffr3_copy(const mbl_ffr3 *a, mbl_ffr3 *b, mbl_status *st)
     b->nf = a->nf, b->m = a->m, b->IpL = a->IpL;
     memcpy(b->s0, a->s0, sizeof b->s0), memcpy(b->Q0, a->Q0, sizeof b->Q0);
     size_t nf = (size_t)a->nf;
-    int oom = dup_d(&b->Sb, a->Sb, 3 * nf) | dup_d(&b->cx, a->cx, 3 * nf) | dup_d(&b->tw, a->tw, nf);
+    int oom = dup_d(&b->Sb, a->Sb, 3 * nf) | dup_d(&b->Cu, a->Cu, 9 * nf) | dup_d(&b->tw, a->tw, nf);
     for (int k = 0; k < 9 && !oom; k++)
         if (a->M[k] && mbla_csc_copy(a->M[k], &b->M[k], st)) oom = 1;
     if (!oom && a->Mc && mbla_csc_copy(a->Mc, &b->Mc, st)) oom = 1;
     if (!oom && a->K && mbla_csc_copy(a->K, &b->K, st)) oom = 1;
     if (!oom && a->H1 && mbla_csc_copy(a->H1, &b->H1, st)) oom = 1;
     if (!oom && a->Hx && mbla_csc_copy(a->Hx, &b->Hx, st)) oom = 1;
+    for (int l = 0; l < FFR3_NL && !oom; l++)
+        if (a->HL[l] && mbla_csc_copy(a->HL[l], &b->HL[l], st)) oom = 1;
     if (oom) {
         model_ffr3_free(b);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -105,7 +108,8 @@ static mblx_id cmul(mblx_graph *g, double c, mblx_id x) { return c == 0 ? mblx_c
 #define PB(k) FFR3_PB(k)
 #define QA(u) FFR3_QA(u)
 #define QB(u) FFR3_QB(u)
-#define NVAL 14 /* a row's matrices: M_ab (9), K, C, Mc, H1, Hx */
+#define CU(p, r, j) FFR3_CU(Cu, nf, p, r, j)
+#define NVAL (14 + FFR3_NL) /* a row's matrices: M_ab (9), K, C, Mc, H1, Hx, HL */
 
 /* The quantities of one body's rows shared by their parts (model_ffr3_formulate_inv): the frame's
  * (orientation, angular velocity and acceleration, their derivatives by the frame's unknowns) and
@@ -130,6 +134,24 @@ typedef struct body3 {
     mblx_id *hs;                /* scratch for the geometric stiffness sums (2 nf + 2) */
 } body3;
 
+/* load l of a modal body's geometric stiffness (ffr3.h's HL) and its derivative by frame unknown y */
+static mblx_id hl_load(const ffr3_frame *f, int l) { return l < 3 ? f->AtG[l] : l < 6 ? f->al[l - 3] : f->W[FFR3_LW(l - 6)]; }
+static mblx_id hl_dload(const ffr3_frame *f, int l, int y)
+{
+    return l < 3 ? f->dAtG[l][y] : l < 6 ? f->dal[l - 3][y] : f->dW[FFR3_LW(l - 6)][y];
+}
+
+/* (HL_l qf)_i (hq, FFR3_NL; zero nodes where HL_l is absent) from the row's entries val[14 + l] over list */
+static void hl_rows(const body3 *x, const int *list, int nl, mblx_id *hq)
+{
+    for (int l = 0; l < FFR3_NL; l++) {
+        size_t n = 0;
+        for (int e = 0; e < nl && x->sp->HL[l]; e++)
+            if (x->val[14 + l][list[e]] != 0) x->hs[n++] = mblx_scale(x->g, x->val[14 + l][list[e]], x->q[x->fi[list[e]]]);
+        hq[l] = n ? mblx_sum(x->g, n, x->hs) : x->zero;
+    }
+}
+
 /* The elastic rows: the inertia coupling with the frame and the elastic coordinates, stiffness and
  * damping, and their entries in the frame's and the elastic columns. */
 static void elastic_rows3(const body3 *x)
@@ -146,28 +168,34 @@ static void elastic_rows3(const body3 *x)
     mblx_id *(*R)[9] = x->R;
     double **val = x->val;
     int *mark = x->mark, *list = x->list;
-    const mblx_id *al = x->f->al, *AtG = x->f->AtG, *W = x->f->W, *Cq = x->f->Cq, *Cv = x->f->Cv;
+    const ffr3_frame *F3 = x->f;
+    const mblx_id *al = F3->al, *AtG = F3->AtG, *W = F3->W, *Cq = F3->Cq, *Cv = F3->Cv;
     const int *fcol = x->fcol;
     const mblx_id(*dAtG)[15] = x->f->dAtG, (*dal)[15] = x->f->dal, (*dw2)[15] = x->f->dw2, (*dW)[15] = x->f->dW;
     /* ---- the elastic rows ---- */
-    const double *Sb = sp->Sb, *cx = sp->cx, *tw = sp->tw;
+    const double *Sb = sp->Sb, *Cu = sp->Cu, *tw = sp->tw;
     for (int i = 0; i < nf && !B->err; i++) {
         int row = fi[i];
-        /* Y_k = c_k + (P_k q)_i (c = (0, -cx_z, cx_y)), N_ab = d_bx cx_a + (M_ab q)_i, Z_k = (P_k q')_i */
+        /* Y_k = c_k + (P_k q)_i (c_k = int rho (u0 x S_i)_k = Cu_pr - Cu_rp, k p r cyclic: a beam's
+         * (0, -cx_z, cx_y)), N_ab = Cu_ba + (M_ab q)_i, Z_k = (P_k q')_i */
         mblx_id Y[3], N[9], Z[3];
-        Y[0] = mblx_sub(g, R[0][AB(2, 1)][i], R[0][AB(1, 2)][i]);
-        Y[1] = mblx_add(g, mblx_const(g, -cx[2 * nf + i]), mblx_sub(g, R[0][AB(0, 2)][i], R[0][AB(2, 0)][i]));
-        Y[2] = mblx_add(g, mblx_const(g, cx[nf + i]), mblx_sub(g, R[0][AB(1, 0)][i], R[0][AB(0, 1)][i]));
+        double c3[3];
+        for (int k = 0; k < 3; k++) {
+            int p = (k + 1) % 3, r = (k + 2) % 3;
+            c3[k] = CU(p, r, i) - CU(r, p, i);
+            Y[k] = mblx_sub(g, R[0][AB(r, p)][i], R[0][AB(p, r)][i]);
+            if (c3[k] != 0) Y[k] = mblx_add(g, mblx_const(g, c3[k]), Y[k]);
+        }
         Z[0] = mblx_sub(g, R[1][AB(2, 1)][i], R[1][AB(1, 2)][i]);
         Z[1] = mblx_sub(g, R[1][AB(0, 2)][i], R[1][AB(2, 0)][i]);
         Z[2] = mblx_sub(g, R[1][AB(1, 0)][i], R[1][AB(0, 1)][i]);
         for (int k = 0; k < 9; k++)
-            N[k] = PB(k) == 0 && cx[PA(k) * nf + i] != 0 ? mblx_add(g, mblx_const(g, cx[PA(k) * nf + i]), R[0][k][i]) : R[0][k][i];
+            N[k] = CU(PB(k), PA(k), i) != 0 ? mblx_add(g, mblx_const(g, CU(PB(k), PA(k), i)), R[0][k][i]) : R[0][k][i];
         /* the row's entries of M_ab (column i of M_ba), K, C, Mc and the geometric H1, Hx (symmetric) */
         int nl = 0;
         for (int k = 0; k < NVAL; k++) {
             const mbla_csc *X = k < 9 ? sp->M[AB(PB(k), PA(k))] : k == 9 ? sp->K : k == 10 ? C : k == 11 ? sp->Mc
-                                                                             : k == 12 ? sp->H1 : sp->Hx;
+                                                                             : k == 12 ? sp->H1 : k == 13 ? sp->Hx : sp->HL[k - 14];
             if (!X) continue;
             for (int p = X->p[i]; p < X->p[i + 1]; p++) {
                 int j = X->i[p];
@@ -177,9 +205,9 @@ static void elastic_rows3(const body3 *x)
         }
         size_t n = 0;
         for (int c = 0; c < 3; c++) t[n++] = cmul(g, Sb[c * nf + i], AtG[c]);
-        t[n++] = mblx_mul(g, al[1], mblx_const(g, -cx[2 * nf + i]));
-        t[n++] = mblx_mul(g, al[2], mblx_const(g, cx[nf + i]));
-        for (int k = 0; k < 3; k++) t[n++] = cmul(g, cx[k * nf + i], W[AB(k, 0)]);
+        for (int k = 0; k < 3; k++)
+            if (c3[k] != 0) t[n++] = mblx_mul(g, al[k], mblx_const(g, c3[k]));
+        for (int k = 0; k < 9; k++) t[n++] = cmul(g, CU(PB(k), PA(k), i), W[k]);
         for (int k = 0; k < 9; k++) {
             t[n++] = mblx_mul(g, Cq[k], R[0][k][i]);
             if (!is_zero(g, Cv[k])) t[n++] = mblx_mul(g, Cv[k], R[1][k][i]);
@@ -199,6 +227,10 @@ static void elastic_rows3(const body3 *x)
         mblx_id nhq = nh ? mblx_neg(g, mblx_sum(g, nh, Th)) : x->zero, nxq = nx ? mblx_neg(g, mblx_sum(g, nx, Tx)) : x->zero;
         if (nh) t[n++] = mblx_mul(g, AtG[0], nhq);
         if (nx) t[n++] = mblx_mul(g, W[0], nxq);
+        mblx_id hq[FFR3_NL]; /* a modal body's KG = sum_l L_l HL_l (ffr3.h) */
+        hl_rows(x, list, nl, hq);
+        for (int l = 0; l < FFR3_NL; l++)
+            if (!is_zero(g, hq[l])) t[n++] = mblx_mul(g, hl_load(x->f, l), hq[l]);
         Fs[row] = mblx_add(g, Fs[row], sumz(g, n, t, scr));
         /* frame columns */
         for (int x = 0; x < 15; x++) {
@@ -212,13 +244,15 @@ static void elastic_rows3(const body3 *x)
             t[n++] = cmul(g, tw[i], dal[0][x]);
             if (nh) t[n++] = mblx_mul(g, dAtG[0][x], nhq);
             if (nx) t[n++] = mblx_mul(g, dW[0][x], nxq);
+            for (int l = 0; l < FFR3_NL; l++)
+                if (!is_zero(g, hq[l])) t[n++] = mblx_mul(g, hl_dload(F3, l, x), hq[l]);
             push(B, row, fcol[x], sumz(g, n, t, scr));
         }
         /* elastic columns */
         for (int l = 0; l < nl; l++) {
             int j = list[l];
             size_t nq = 0, nv = 0;
-            mblx_id *tq = t, *tv = t + 16;
+            mblx_id *tq = t, *tv = t + 32;
             for (int k = 0; k < 9; k++)
                 if (val[k][j] != 0) {
                     tq[nq++] = mblx_scale(g, val[k][j], Cq[k]);
@@ -227,6 +261,8 @@ static void elastic_rows3(const body3 *x)
             if (val[9][j] != 0) tq[nq++] = mblx_const(g, val[9][j]);
             if (val[12][j] != 0) tq[nq++] = mblx_scale(g, -val[12][j], AtG[0]);
             if (val[13][j] != 0) tq[nq++] = mblx_scale(g, -val[13][j], W[0]);
+            for (int h = 0; h < FFR3_NL; h++)
+                if (val[14 + h][j] != 0) tq[nq++] = mblx_scale(g, val[14 + h][j], hl_load(F3, h));
             if (val[10][j] != 0) tv[nv++] = mblx_const(g, val[10][j]);
             push(B, row, jq + fi[j], sumz(g, nq, tq, scr));
             push(B, row, jv + fi[j], sumz(g, nv, tv, scr));
@@ -248,7 +284,7 @@ static void body_sums3(const body3 *x, mblx_id *agg)
     mblx_id *t = x->t;
     mblx_id *(*R)[9] = x->R;
     mblx_id zero = x->zero;
-    const double *Sb = sp->Sb, *cx = sp->cx, *tw = sp->tw;
+    const double *Sb = sp->Sb, *Cu = sp->Cu, *tw = sp->tw;
     /* ---- the body sums ---- */
     {
         for (int c = 0; c < 3; c++) {
@@ -265,14 +301,14 @@ static void body_sums3(const body3 *x, mblx_id *agg)
             agg[Z_W1 + c] = n1 ? mblx_sum(g, n1, T1) : zero;
             agg[Z_W2 + c] = n2 ? mblx_sum(g, n2, T2) : zero;
         }
-        /* Q_ab = Q0 + d_ax cx_b.q + d_bx cx_a.q + q.(M_ab q); D_ab = d_ax cx_b.q' + q.(M_ab q');
-         * h_k = E_ab - E_ba (k, a, b cyclic), E_ab = d_ax cx_b.q'' + q.(M_ab q'') */
+        /* Q_ab = Q0 + (Cu_ab + Cu_ba).q + q.(M_ab q); D_ab = Cu_ab.q' + q.(M_ab q');
+         * h_k = E_ab - E_ba (k, a, b cyclic), E_ab = Cu_ab.q'' + q.(M_ab q'') */
         for (int u = 0; u < 6; u++) {
             int p = QA(u), r = QB(u);
             size_t n = 0;
             if (sp->Q0[u] != 0) t[n++] = mblx_const(g, sp->Q0[u]);
             for (int j = 0; j < nf; j++) {
-                double c = (p == 0 ? cx[r * nf + j] : 0) + (r == 0 ? cx[p * nf + j] : 0);
+                double c = CU(p, r, j) + CU(r, p, j);
                 mblx_id f = R[0][AB(p, r)][j];
                 if (c != 0) f = mblx_add(g, mblx_const(g, c), f);
                 if (!is_zero(g, f)) t[n++] = mblx_mul(g, q[fi[j]], f);
@@ -283,7 +319,7 @@ static void body_sums3(const body3 *x, mblx_id *agg)
             int p = PA(k), r = PB(k);
             size_t n = 0;
             for (int j = 0; j < nf; j++) {
-                if (p == 0 && cx[r * nf + j] != 0) t[n++] = mblx_scale(g, cx[r * nf + j], v[fi[j]]);
+                if (CU(p, r, j) != 0) t[n++] = mblx_scale(g, CU(p, r, j), v[fi[j]]);
                 if (!is_zero(g, R[1][k][j])) t[n++] = mblx_mul(g, q[fi[j]], R[1][k][j]);
             }
             agg[Z_D + k] = n ? mblx_sum(g, n, t) : zero;
@@ -292,7 +328,7 @@ static void body_sums3(const body3 *x, mblx_id *agg)
             int p = (k + 1) % 3, r = (k + 2) % 3;
             size_t n = 0;
             for (int j = 0; j < nf; j++) {
-                double c = (p == 0 ? cx[r * nf + j] : 0) - (r == 0 ? cx[p * nf + j] : 0);
+                double c = CU(p, r, j) - CU(r, p, j);
                 if (c != 0) t[n++] = mblx_scale(g, c, a[fi[j]]);
                 mblx_id f = mblx_sub(g, R[2][AB(p, r)][j], R[2][AB(r, p)][j]);
                 if (!is_zero(g, f)) t[n++] = mblx_mul(g, q[fi[j]], f);
@@ -322,7 +358,7 @@ static void frame_rows3(const body3 *x, const mblx_id *agg)
     mblx_id *(*R)[9] = x->R;
     const mblx_id *fsym = x->f->fsym;
     const int *fcol = x->fcol;
-    const double *Sb = sp->Sb, *cx = sp->cx, *tw = sp->tw;
+    const double *Sb = sp->Sb, *Cu = sp->Cu, *tw = sp->tw;
     mblx_id z[NZ];
     for (int k = 0; k < NZ; k++) {
         char nm[32];
@@ -358,7 +394,7 @@ static void frame_rows3(const body3 *x, const mblx_id *agg)
             for (int u = 0; u < 6; u++) {
                 int p = QA(u), rr = QB(u);
                 if (is_zero(g, ph[Z_Q + u])) continue;
-                double c = (p == 0 ? cx[rr * nf + j] : 0) + (rr == 0 ? cx[p * nf + j] : 0);
+                double c = CU(p, rr, j) + CU(rr, p, j);
                 mblx_id f = mblx_add(g, R[0][AB(p, rr)][j], R[0][AB(rr, p)][j]);
                 if (c != 0) f = mblx_add(g, mblx_const(g, c), f);
                 tq[nq++] = mblx_mul(g, ph[Z_Q + u], f);
@@ -368,14 +404,14 @@ static void frame_rows3(const body3 *x, const mblx_id *agg)
                 int p = PA(k), rr = PB(k);
                 tq[nq++] = mblx_mul(g, ph[Z_D + k], R[1][k][j]);
                 mblx_id f = R[0][AB(rr, p)][j];
-                if (p == 0 && cx[rr * nf + j] != 0) f = mblx_add(g, mblx_const(g, cx[rr * nf + j]), f);
+                if (CU(p, rr, j) != 0) f = mblx_add(g, mblx_const(g, CU(p, rr, j)), f);
                 tv[nv++] = mblx_mul(g, ph[Z_D + k], f);
             }
             for (int k = 0; k < 3; k++) {
                 if (is_zero(g, ph[Z_H + k])) continue;
                 int p = (k + 1) % 3, rr = (k + 2) % 3;
                 tq[nq++] = mblx_mul(g, ph[Z_H + k], mblx_sub(g, R[2][AB(p, rr)][j], R[2][AB(rr, p)][j]));
-                double c = (p == 0 ? cx[rr * nf + j] : 0) - (rr == 0 ? cx[p * nf + j] : 0);
+                double c = CU(p, rr, j) - CU(rr, p, j);
                 mblx_id f = mblx_sub(g, R[0][AB(rr, p)][j], R[0][AB(p, rr)][j]);
                 if (c != 0) f = mblx_add(g, mblx_const(g, c), f);
                 ta[na++] = mblx_mul(g, ph[Z_H + k], f);
@@ -701,20 +737,20 @@ int model_ffr3_dinv(const mbl_ffr_body *b, int k, mbl_ffr3 *dv, mbla_csc **dC, m
     memset(dv, 0, sizeof *dv);
     *dC = NULL;
     dv->nf = nf;
-    dv->Sb = mbl_calloc((size_t)3 * nf + 1, sizeof *dv->Sb), dv->cx = mbl_calloc((size_t)3 * nf + 1, sizeof *dv->cx);
+    dv->Sb = mbl_calloc((size_t)3 * nf + 1, sizeof *dv->Sb), dv->Cu = mbl_calloc((size_t)9 * nf + 1, sizeof *dv->Cu);
     dv->tw = mbl_calloc((size_t)nf + 1, sizeof *dv->tw);
-    if (!dv->Sb || !dv->cx || !dv->tw) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!dv->Sb || !dv->Cu || !dv->tw) return mbl_error(st, MBL_ENOMEM, "out of memory");
     int len = f->kind == MBL_FFR_FAC_LENGTH, mass = f->kind == MBL_FFR_FAC_MASS || len;
     int polar = f->kind == MBL_FFR_FAC_POLAR || len, stiff = f->kind == MBL_FFR_FAC_STIFF || len;
     if (mass) {
         dv->m = dsc(f, 1) * sp->m;
         for (int c = 0; c < 3; c++) dv->s0[c] = dsc(f, 2) * sp->s0[c];
         for (int c = 0; c < 6; c++) dv->Q0[c] = dsc(f, 3) * sp->Q0[c];
-        for (int c = 0; c < 3; c++)
+        for (int c = 0; c < 9; c++)
             for (int j = 0; j < nf; j++) {
                 double l = b->lexp[j];
-                dv->Sb[c * nf + j] = dsc(f, 1 + l) * sp->Sb[c * nf + j];
-                dv->cx[c * nf + j] = dsc(f, 2 + l) * sp->cx[c * nf + j];
+                if (c < 3) dv->Sb[c * nf + j] = dsc(f, 1 + l) * sp->Sb[c * nf + j];
+                dv->Cu[c * nf + j] = dsc(f, 2 + l) * sp->Cu[c * nf + j];
             }
         for (int c = 0; c < 9 && !rc; c++) rc = csc_d(sp->M[c], b, f, 0, 1, &dv->M[c], st);
         if (!rc) rc = csc_d(sp->H1, b, f, 0, 0, &dv->H1, st);

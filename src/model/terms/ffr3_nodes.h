@@ -13,6 +13,12 @@
 #define FFR3_PB(k) ((k) % 3)
 #define FFR3_QA(u) ((u) < 3 ? (u) : (u) == 5 ? 1 : 0)
 #define FFR3_QB(u) ((u) < 3 ? (u) : (u) == 3 ? 1 : 2)
+/* Cu's entry (p, r) at elastic coordinate j (ffr3.h: int rho u0_p S_r, row-major 9 x nf) */
+#define FFR3_CU(Cu, nf, p, r, j) ((Cu)[(size_t)FFR3_AB(p, r) * (size_t)(nf) + (size_t)(j)])
+/* the loads of a modal body's geometric stiffness (ffr3.h's HL): (G_) 0..2, al 3..5, then W's
+ * entries xx yy zz xy xz yz, W[FFR3_LW(l - 6)] */
+#define FFR3_NL 12
+#define FFR3_LW(u) ((u) < 3 ? 4 * (u) : (u) == 3 ? 1 : (u) == 4 ? 2 : 5)
 /* the body sums the frame rows use: s 0..2, w1 3..5, w2 6..8, Q 9..14 (xx yy zz xy xz yz), D 15..23
  * (3a + b), h 24..26, tw.qf' 27, tw.qf'' 28 */
 enum { Z_S = 0, Z_W1 = 3, Z_W2 = 6, Z_Q = 9, Z_D = 15, Z_H = 24, Z_T1 = 27, Z_T2 = 28, NZ = 29 };

@@ -30,6 +30,7 @@
 #define PB(k) FFR3_PB(k)
 #define QA(u) FFR3_QA(u)
 #define QB(u) FFR3_QB(u)
+#define CU(p, r, j) FFR3_CU(Cu, nf, p, r, j)
 
 /* the small tape's inputs (the small graph's symbols, in creation order) and outputs */
 enum { I_FS = 0, I_G = FFR3_NFS, I_Z = FFR3_NFS + 3, NIN = FFR3_NFS + 3 + NZ };
@@ -38,7 +39,8 @@ enum {
     O_DATG = 33, O_DAL = O_DATG + 3 * FFR3_NFS, O_DW2 = O_DAL + 3 * FFR3_NFS, O_DW = O_DW2 + 3 * FFR3_NFS,
     O_FR = O_DW + 9 * FFR3_NFS, O_DFR = O_FR + 7, O_PH = O_DFR + 7 * FFR3_NFS, NOUT = O_PH + 7 * NZ
 };
-#define NUV 14 /* per union entry: M_ab(i, j) (9), K, C, Mc and, with the geometric stiffness, H1, Hx */
+#define NUV (14 + FFR3_NL) /* per union entry: M_ab(i, j) (9), K, C, Mc and, with the geometric stiffness, H1, Hx
+                           * (a beam's) and HL (a modal body's) */
 
 struct mbl_ffr3_num {
     char *name;
@@ -54,8 +56,9 @@ struct mbl_ffr3_num {
     int *up, *ui;         /* the union pattern of row i of M_ab (9), K, C, Mc, H1, Hx */
     double *uv;           /* nuv per entry */
     int nuv;              /* NUV with the geometric stiffness, else 12 */
-    unsigned short *rmask; /* per i: bit k when row i of M_ab(k) has a nonzero, bits 9, 10: of H1, Hx */
+    unsigned *rmask;      /* per i: bit k when row i of M_ab(k) has a nonzero, bits 9, 10: of H1, Hx, 11 + l: HL_l */
     int geo;              /* H1 or Hx present (the geometric stiffness, ffr3.h) */
+    int hl;               /* an HL_l present (a modal body's geometric stiffness) */
     int *upos;            /* 3 per union entry: md->jac index of (row fi, q / v / a of fj), -1: none */
     int *epos;            /* 15 per elastic row: its frame columns */
     int *fpos;            /* 21 per elastic j: frame row r (7) x (q, v, a) of fj */
@@ -133,7 +136,8 @@ static int build_union(mbl_ffr3_num *b, mbl_status *st)
     for (int k = 0; k < 9; k++) X[k] = b->sp.M[AB(PB(k), PA(k))];
     X[9] = b->sp.K, X[10] = b->C, X[11] = b->sp.Mc, X[12] = b->sp.H1, X[13] = b->sp.Hx;
     b->geo = b->sp.H1 || b->sp.Hx;
-    int nuv = b->nuv = b->geo ? NUV : NUV - 2;
+    for (int l = 0; l < FFR3_NL; l++) b->hl |= (X[14 + l] = b->sp.HL[l]) != NULL;
+    int nuv = b->nuv = b->hl ? NUV : b->geo ? 14 : 12;
     size_t cap = 0;
     for (int k = 0; k < nuv; k++)
         if (X[k]) cap += (size_t)mbla_csc_nnz(X[k]);
@@ -160,8 +164,8 @@ static int build_union(mbl_ffr3_num *b, mbl_status *st)
         }
         b->up[i + 1] = nz;
         for (int u = e0; u < nz; u++)
-            for (int k = 0; k < (b->geo ? 11 : 9); k++)
-                if (b->uv[(size_t)nuv * u + (k < 9 ? k : k + 3)] != 0) b->rmask[i] |= (unsigned short)(1u << k);
+            for (int k = 0; k < (b->hl ? 11 + FFR3_NL : b->geo ? 11 : 9); k++)
+                if (b->uv[(size_t)nuv * u + (k < 9 ? k : k + 3)] != 0) b->rmask[i] |= 1u << k;
     }
     mbl_free(mark);
     int *ui = mbl_realloc_array(b->ui, (size_t)nz + 1, sizeof *ui);
@@ -181,6 +185,13 @@ static int push0(mbl_model *md, mblx_id zero, int want, int row, int col, int *p
 }
 
 #define ONZ(o) (b->onz[o] != 0)
+/* the small tape's output of load l of a modal body's geometric stiffness (ffr3.h's HL), and of
+ * its derivative by frame unknown x */
+static int lo_out(int l) { return l < 3 ? O_ATG + l : l < 6 ? O_AL + l - 3 : O_W + FFR3_LW(l - 6); }
+static int ld_out(int l, int x)
+{
+    return (l < 3 ? O_DATG + l * FFR3_NFS : l < 6 ? O_DAL + (l - 3) * FFR3_NFS : O_DW + FFR3_LW(l - 6) * FFR3_NFS) + x;
+}
 #define RNZ(k, j) ((b->rmask[j] >> (k)) & 1u)
 
 /* the entries of elastic row i (its frame and elastic columns): wherever ffr3.c's elastic_rows3
@@ -189,9 +200,12 @@ static int pattern_elastic(mbl_model *md, mbl_ffr3_num *b, const int *fcol, int 
 {
     int nf = b->nf, e = 0, row = b->qidx[7 + i];
     int ja = model_blk0(md, MBL_BLK_A), jv = model_blk0(md, MBL_BLK_V), jq = model_blk0(md, MBL_BLK_Q);
-    const double *Sb = b->sp.Sb, *cx = b->sp.cx, *tw = b->sp.tw;
-    int Ynz[3] = {RNZ(AB(2, 1), i) || RNZ(AB(1, 2), i), cx[2 * nf + i] != 0 || RNZ(AB(0, 2), i) || RNZ(AB(2, 0), i),
-                  cx[nf + i] != 0 || RNZ(AB(1, 0), i) || RNZ(AB(0, 1), i)};
+    const double *Sb = b->sp.Sb, *Cu = b->sp.Cu, *tw = b->sp.tw;
+    int Ynz[3];
+    for (int k = 0; k < 3; k++) {
+        int p = (k + 1) % 3, r = (k + 2) % 3;
+        Ynz[k] = CU(p, r, i) - CU(r, p, i) != 0 || RNZ(AB(r, p), i) || RNZ(AB(p, r), i);
+    }
     int Znz[3] = {RNZ(AB(2, 1), i) || RNZ(AB(1, 2), i), RNZ(AB(0, 2), i) || RNZ(AB(2, 0), i),
                   RNZ(AB(1, 0), i) || RNZ(AB(0, 1), i)};
     for (int x = 0; x < FFR3_NFS && !e; x++) {
@@ -200,8 +214,9 @@ static int pattern_elastic(mbl_model *md, mbl_ffr3_num *b, const int *fcol, int 
             want |= (Sb[c * nf + i] != 0 && ONZ(O_DATG + c * FFR3_NFS + x)) || (Ynz[c] && ONZ(O_DAL + c * FFR3_NFS + x)) ||
                     (Znz[c] && ONZ(O_DW2 + c * FFR3_NFS + x));
         for (int k = 0; k < 9; k++)
-            want |= (RNZ(k, i) || (PB(k) == 0 && cx[PA(k) * nf + i] != 0)) && ONZ(O_DW + k * FFR3_NFS + x);
+            want |= (RNZ(k, i) || CU(PB(k), PA(k), i) != 0) && ONZ(O_DW + k * FFR3_NFS + x);
         want |= (RNZ(9, i) && ONZ(O_DATG + x)) || (RNZ(10, i) && ONZ(O_DW + x)); /* -(G_)_x H1 - W_xx Hx */
+        for (int l = 0; l < FFR3_NL && b->hl; l++) want |= RNZ(11 + l, i) && ONZ(ld_out(l, x)); /* sum L_l HL_l */
         e |= push0(md, zero, want, row, fcol[x], &b->epos[FFR3_NFS * (size_t)i + x]);
     }
     for (int u = b->up[i]; u < b->up[i + 1] && !e; u++) {
@@ -209,6 +224,7 @@ static int pattern_elastic(mbl_model *md, mbl_ffr3_num *b, const int *fcol, int 
         int col = b->qidx[7 + b->ui[u]], wq = val[9] != 0, wv = val[10] != 0;
         for (int k = 0; k < 9; k++) wq |= val[k] != 0 && ONZ(O_CQ + k), wv |= val[k] != 0 && ONZ(O_CV + k);
         if (b->geo) wq |= (val[12] != 0 && ONZ(O_ATG)) || (val[13] != 0 && ONZ(O_W));
+        for (int l = 0; l < FFR3_NL && b->hl; l++) wq |= val[14 + l] != 0 && ONZ(lo_out(l));
         e |= push0(md, zero, wq, row, jq + col, &b->upos[3 * (size_t)u]);
         e |= push0(md, zero, wv, row, jv + col, &b->upos[3 * (size_t)u + 1]);
         e |= push0(md, zero, val[11] != 0, row, ja + col, &b->upos[3 * (size_t)u + 2]);
@@ -221,7 +237,7 @@ static int pattern_frame(mbl_model *md, mbl_ffr3_num *b, int r, int j, mblx_id z
 {
     int nf = b->nf, e = 0, col = b->qidx[7 + j], row = r < 3 ? b->qidx[r] : b->qidx[3 + r - 3];
     int ja = model_blk0(md, MBL_BLK_A), jv = model_blk0(md, MBL_BLK_V), jq = model_blk0(md, MBL_BLK_Q);
-    const double *Sb = b->sp.Sb, *cx = b->sp.cx, *tw = b->sp.tw;
+    const double *Sb = b->sp.Sb, *Cu = b->sp.Cu, *tw = b->sp.tw;
     const int ph = O_PH + r * NZ;
     int wq = 0, wv = tw[j] != 0 && ONZ(ph + Z_T1), wa = tw[j] != 0 && ONZ(ph + Z_T2);
     for (int c = 0; c < 3; c++) {
@@ -231,17 +247,17 @@ static int pattern_frame(mbl_model *md, mbl_ffr3_num *b, int r, int j, mblx_id z
     }
     for (int u = 0; u < 6; u++) {
         int p = QA(u), rr = QB(u);
-        double c = (p == 0 ? cx[rr * nf + j] : 0) + (rr == 0 ? cx[p * nf + j] : 0);
+        double c = CU(p, rr, j) + CU(rr, p, j);
         wq |= ONZ(ph + Z_Q + u) && (c != 0 || RNZ(AB(p, rr), j) || RNZ(AB(rr, p), j));
     }
     for (int k = 0; k < 9; k++) {
         int p = PA(k), rr = PB(k);
         wq |= ONZ(ph + Z_D + k) && RNZ(k, j);
-        wv |= ONZ(ph + Z_D + k) && (RNZ(AB(rr, p), j) || (p == 0 && cx[rr * nf + j] != 0));
+        wv |= ONZ(ph + Z_D + k) && (RNZ(AB(rr, p), j) || CU(p, rr, j) != 0);
     }
     for (int k = 0; k < 3; k++) {
         int p = (k + 1) % 3, rr = (k + 2) % 3;
-        double c = (p == 0 ? cx[rr * nf + j] : 0) - (rr == 0 ? cx[p * nf + j] : 0);
+        double c = CU(p, rr, j) - CU(rr, p, j);
         int rn = RNZ(AB(p, rr), j) || RNZ(AB(rr, p), j);
         wq |= ONZ(ph + Z_H + k) && rn;
         wa |= ONZ(ph + Z_H + k) && (rn || c != 0);
@@ -343,7 +359,7 @@ typedef struct pt3 {
 } pt3;
 
 /* R[x][k] = (M_ab(k) x)_i for x = qf, qf', qf'' (nx of them), the elastic forces K qf + C qf' +
- * Mc qf'' at row i (*kf) and, when hx is not NULL, (H1 qf)_i, (Hx qf)_i in hx */
+ * Mc qf'' at row i (*kf) and, when hx is not NULL, (H1 qf)_i, (Hx qf)_i, (HL_l qf)_i in hx (2 + FFR3_NL) */
 static void rows_at(const pt3 *P, int i, int nx, double R[3][9], double *kf, double *hx)
 {
     const mbl_ffr3_num *b = P->b;
@@ -369,6 +385,13 @@ static void rows_at(const pt3 *P, int i, int nx, double R[3][9], double *kf, dou
         h1 += val[12] * qj, h2 += val[13] * qj;
     }
     hx[0] = h1, hx[1] = h2;
+    if (!b->hl) return;
+    for (int l = 0; l < FFR3_NL; l++) hx[2 + l] = 0;
+    for (int u = b->up[i]; u < b->up[i + 1]; u++) {
+        const double *val = b->uv + (size_t)b->nuv * u;
+        double qj = QV(fi[b->ui[u]]);
+        for (int l = 0; l < FFR3_NL; l++) hx[2 + l] += val[14 + l] * qj;
+    }
 }
 
 /* the body sums z (NZ; ffr3.c's body_sums3) */
@@ -376,7 +399,7 @@ static void body_sums(const pt3 *P, double *z)
 {
     const mbl_ffr3_num *b = P->b;
     const mbl_ffr3 *sp = &b->sp;
-    const double *syms = P->syms, *Sb = sp->Sb, *cx = sp->cx, *tw = sp->tw;
+    const double *syms = P->syms, *Sb = sp->Sb, *Cu = sp->Cu, *tw = sp->tw;
     const int *su = P->su, *fi = b->qidx + 7;
     int nf = b->nf, ja = P->ja, jv = P->jv, jq = P->jq;
     memset(z, 0, NZ * sizeof *z);
@@ -391,16 +414,16 @@ static void body_sums(const pt3 *P, double *z)
         }
         for (int u = 0; u < 6; u++) {
             int p = QA(u), r = QB(u);
-            double c = (p == 0 ? cx[r * nf + j] : 0) + (r == 0 ? cx[p * nf + j] : 0);
+            double c = CU(p, r, j) + CU(r, p, j);
             z[Z_Q + u] += qj * (c + R[0][AB(p, r)]);
         }
         for (int k = 0; k < 9; k++) {
             int p = PA(k), r = PB(k);
-            z[Z_D + k] += (p == 0 ? cx[r * nf + j] * vj : 0) + qj * R[1][k];
+            z[Z_D + k] += CU(p, r, j) * vj + qj * R[1][k];
         }
         for (int k = 0; k < 3; k++) {
             int p = (k + 1) % 3, r = (k + 2) % 3;
-            double c = (p == 0 ? cx[r * nf + j] : 0) - (r == 0 ? cx[p * nf + j] : 0);
+            double c = CU(p, r, j) - CU(r, p, j);
             z[Z_H + k] += c * aj + qj * (R[2][AB(p, r)] - R[2][AB(r, p)]);
         }
         z[Z_T1] += tw[j] * vj, z[Z_T2] += tw[j] * aj;
@@ -413,21 +436,27 @@ static void elastic_row(const pt3 *P, int i, double R[3][9], double kf, const do
                         double *J)
 {
     const mbl_ffr3_num *b = P->b;
-    const double *Sb = b->sp.Sb, *cx = b->sp.cx, *tw = b->sp.tw;
+    const double *Sb = b->sp.Sb, *Cu = b->sp.Cu, *tw = b->sp.tw;
     int nf = b->nf;
-    double cxy = cx[nf + i], cxz = cx[2 * nf + i];
+    /* c_k = int rho (u0 x S_i)_k (k p r cyclic; a beam's (0, -cx_z, cx_y)), N's constants Cu_ba */
+    double c3[3] = {CU(1, 2, i) - CU(2, 1, i), CU(2, 0, i) - CU(0, 2, i), CU(0, 1, i) - CU(1, 0, i)}, cn[9];
+    for (int k = 0; k < 9; k++) cn[k] = CU(PB(k), PA(k), i);
     if (F) {
-        double r = kf + tw[i] * o[O_AL] - o[O_AL + 1] * cxz + o[O_AL + 2] * cxy;
-        for (int c = 0; c < 3; c++) r += Sb[c * nf + i] * o[O_ATG + c] + cx[c * nf + i] * o[O_W + AB(c, 0)];
+        /* (in the order of the beam's sums before Cu: its rows unchanged to the last bit) */
+        double r = kf + tw[i] * o[O_AL] + o[O_AL + 1] * c3[1] + o[O_AL + 2] * c3[2] + o[O_AL] * c3[0];
+        for (int c = 0; c < 3; c++) r += Sb[c * nf + i] * o[O_ATG + c] + cn[AB(c, 0)] * o[O_W + AB(c, 0)];
+        for (int k = 0; k < 9; k++)
+            if (PB(k) != 0) r += cn[k] * o[O_W + k];
         for (int k = 0; k < 9; k++) r += o[O_CQ + k] * R[0][k] + o[O_CV + k] * R[1][k];
         r -= o[O_ATG] * hx[0] + o[O_W] * hx[1]; /* the geometric stiffness -(G_)_x H1 - W_xx Hx (ffr3.h) */
+        for (int l = 0; l < FFR3_NL && b->hl; l++) r += o[lo_out(l)] * hx[2 + l]; /* sum L_l HL_l */
         F[b->qidx[7 + i]] += r;
     }
     if (!J) return;
-    double Y[3] = {R[0][AB(2, 1)] - R[0][AB(1, 2)], -cxz + R[0][AB(0, 2)] - R[0][AB(2, 0)], cxy + R[0][AB(1, 0)] - R[0][AB(0, 1)]};
+    double Y[3] = {c3[0] + R[0][AB(2, 1)] - R[0][AB(1, 2)], c3[1] + R[0][AB(0, 2)] - R[0][AB(2, 0)], c3[2] + R[0][AB(1, 0)] - R[0][AB(0, 1)]};
     double Z[3] = {R[1][AB(2, 1)] - R[1][AB(1, 2)], R[1][AB(0, 2)] - R[1][AB(2, 0)], R[1][AB(1, 0)] - R[1][AB(0, 1)]};
     double N[9];
-    for (int k = 0; k < 9; k++) N[k] = (PB(k) == 0 ? cx[PA(k) * nf + i] : 0) + R[0][k];
+    for (int k = 0; k < 9; k++) N[k] = cn[k] + R[0][k];
     const int *ep = b->epos + FFR3_NFS * (size_t)i;
     for (int x = 0; x < FFR3_NFS; x++) {
         if (ep[x] < 0) continue;
@@ -437,6 +466,7 @@ static void elastic_row(const pt3 *P, int i, double R[3][9], double kf, const do
                  o[O_DW2 + c * FFR3_NFS + x] * Z[c];
         for (int k = 0; k < 9; k++) d += o[O_DW + k * FFR3_NFS + x] * N[k];
         d -= o[O_DATG + x] * hx[0] + o[O_DW + x] * hx[1];
+        for (int l = 0; l < FFR3_NL && b->hl; l++) d += o[ld_out(l, x)] * hx[2 + l];
         J[ep[x]] += d;
     }
     for (int u = b->up[i]; u < b->up[i + 1]; u++) {
@@ -444,6 +474,7 @@ static void elastic_row(const pt3 *P, int i, double R[3][9], double kf, const do
         const int *upos = b->upos + 3 * (size_t)u;
         double dq = val[9] - (b->geo ? val[12] * o[O_ATG] + val[13] * o[O_W] : 0.0), dv = val[10];
         for (int k = 0; k < 9; k++) dq += val[k] * o[O_CQ + k], dv += val[k] * o[O_CV + k];
+        for (int l = 0; l < FFR3_NL && b->hl; l++) dq += val[14 + l] * o[lo_out(l)];
         ADD(upos[0], dq);
         ADD(upos[1], dv);
         ADD(upos[2], val[11]);
@@ -454,7 +485,7 @@ static void elastic_row(const pt3 *P, int i, double R[3][9], double kf, const do
 static void frame_cols(const pt3 *P, int j, double R[3][9], const double *o, double *J)
 {
     const mbl_ffr3_num *b = P->b;
-    const double *Sb = b->sp.Sb, *cx = b->sp.cx, *tw = b->sp.tw;
+    const double *Sb = b->sp.Sb, *Cu = b->sp.Cu, *tw = b->sp.tw;
     int nf = b->nf;
     for (int r = 0; r < 7; r++) {
         const double *ph = o + O_PH + r * NZ;
@@ -466,17 +497,17 @@ static void frame_cols(const pt3 *P, int j, double R[3][9], const double *o, dou
         }
         for (int u = 0; u < 6; u++) {
             int p = QA(u), rr = QB(u);
-            double c = (p == 0 ? cx[rr * nf + j] : 0) + (rr == 0 ? cx[p * nf + j] : 0);
+            double c = CU(p, rr, j) + CU(rr, p, j);
             dq += ph[Z_Q + u] * (c + R[0][AB(p, rr)] + R[0][AB(rr, p)]);
         }
         for (int k = 0; k < 9; k++) {
             int p = PA(k), rr = PB(k);
             dq += ph[Z_D + k] * R[1][k];
-            dv += ph[Z_D + k] * ((p == 0 ? cx[rr * nf + j] : 0) + R[0][AB(rr, p)]);
+            dv += ph[Z_D + k] * (CU(p, rr, j) + R[0][AB(rr, p)]);
         }
         for (int k = 0; k < 3; k++) {
             int p = (k + 1) % 3, rr = (k + 2) % 3;
-            double c = (p == 0 ? cx[rr * nf + j] : 0) - (rr == 0 ? cx[p * nf + j] : 0);
+            double c = CU(p, rr, j) - CU(rr, p, j);
             dq += ph[Z_H + k] * (R[2][AB(p, rr)] - R[2][AB(rr, p)]);
             da += ph[Z_H + k] * (c + R[0][AB(rr, p)] - R[0][AB(p, rr)]);
         }
@@ -518,7 +549,7 @@ static int num_eval(const mbl_model *md, const mbl_ffr3_num *b, const double *sy
         for (int r = 0; r < 7; r++)
             for (int x = 0; x < FFR3_NFS; x++) ADD(b->rpos[r][x], o[O_DFR + r * FFR3_NFS + x]);
     for (int i = 0; i < nf; i++) {
-        double R[3][9], kf, hx[2];
+        double R[3][9], kf, hx[2 + FFR3_NL];
         rows_at(&P, i, J ? 3 : 2, R, &kf, hx);
         elastic_row(&P, i, R, kf, hx, o, F, J);
         if (J) frame_cols(&P, i, R, o, J);
