@@ -95,35 +95,22 @@ def rel(a, b):
     return abs(a - b) / abs(b)
 
 
-def free_body(modes, markers):
+def free_body(modes, markers, name="the link alone, free", before="", after=""):
     return f"""model: mechanism
 space: spatial
-name: the link alone, free
-bodies:
+name: {name}
+{before}bodies:
   link:
     type: modal
     fe: {{calculix: link, modes: {modes}}}
     markers:
 {markers}
-"""
+{after}"""
 
 
 def clamped_body(modes, markers):
-    return f"""model: mechanism
-space: spatial
-name: the link clamped at END_A
-ground:
-  markers:
-    wall: {{position: [0, 0, 0]}}
-bodies:
-  link:
-    type: modal
-    fe: {{calculix: link, modes: {modes}}}
-    markers:
-{markers}
-joints:
-  clamp: {{type: fixed, i: a, j: wall}}
-"""
+    return free_body(modes, markers, "the link clamped at END_A", "ground:\n  markers:\n    wall: {position: [0, 0, 0]}\n",
+                     "joints:\n  clamp: {type: fixed, i: a, j: wall}\n")
 
 
 CORNERS = "      a: {node: 1}\n      b: {node: 2}\n      c: {node: 5}"
