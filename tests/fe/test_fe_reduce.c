@@ -21,13 +21,6 @@
 
 /* ---- parts ---- */
 
-static void part_free_local(fe_part *p) /* fe_part_free is src/fe/part.c's (the readers' branch) */
-{
-    mbl_free(p->node_id), mbl_free(p->xyz), mbl_free(p->dof_node), mbl_free(p->dof_dir);
-    mbla_csc_free(p->K), mbla_csc_free(p->M);
-    memset(p, 0, sizeof *p);
-}
-
 static double node_mass(int i) { return 1.0 + 0.25 * ((i * 5) % 7); }
 
 /* nx x ny x nz nodes at spacing (1, 0.8, 0.7), node (a, b, c) index a + nx (b + ny c) */
@@ -203,7 +196,7 @@ TEST(all_modes_nodes)
     fe_iface ifc[3] = {{"A", 0, 0, NULL, {0}}, {"B", 5, 0, NULL, {0}}, {"C", 8, 0, NULL, {0}}};
     fe_basis b;
     if (reduce_ok(&p, ifc, 3, 27, &b)) { /* 36 - 9 interior rows */
-        part_free_local(&p);
+        fe_part_free(&p);
         return;
     }
     CHECK_EQ_INT(b.nconstr, 9);
@@ -219,7 +212,7 @@ TEST(all_modes_nodes)
     CHECK(terr == 0);
     CHECK(b.X[3] == p.xyz[15] && b.X[4] == p.xyz[16] && b.X[5] == p.xyz[17]);
     fe_basis_free(&b);
-    part_free_local(&p);
+    fe_part_free(&p);
 }
 
 TEST(all_modes_spider)
@@ -231,7 +224,7 @@ TEST(all_modes_spider)
     fe_iface ifc[2] = {{"root", -1, ns, set, {0.1, 0.35, 0.4}}, {"tip", 15, 0, NULL, {0}}};
     fe_basis b;
     if (reduce_ok(&p, ifc, 2, 33, &b)) { /* 48 - 12 - 3 interior rows */
-        part_free_local(&p);
+        fe_part_free(&p);
         return;
     }
     check_exact(&p, ifc, 2, &b, 42, 33); /* clamped: the set's rows and the tip's removed */
@@ -251,7 +244,7 @@ TEST(all_modes_spider)
     CHECK_MSG(err <= 1e-12 * scale, "spider nodes off the rigid motion by %g", err);
     CHECK(b.X[0] == 0.1 && b.X[1] == 0.35 && b.X[2] == 0.4);
     fe_basis_free(&b);
-    part_free_local(&p);
+    fe_part_free(&p);
 }
 
 /* ---- few modes: the error of the reduction, by ARPACK ---- */
@@ -313,7 +306,7 @@ TEST(few_modes)
     CHECK_EQ_INT(b.nfixed, 30);
     for (int j = 0; j < b.nfixed; j++) CHECK_REL(b.wfixed[j], wc[j], 1e-8);
     fe_basis_free(&b);
-    part_free_local(&p);
+    fe_part_free(&p);
 }
 
 /* ---- the invariants ---- */
@@ -328,7 +321,7 @@ TEST(invariants_truss)
     fe_invariants v;
     mbl_status st;
     if (reduce_ok(&p, ifc, 2, 8, &b)) {
-        part_free_local(&p);
+        fe_part_free(&p);
         return;
     }
     const double origin[3] = {0.5, -0.2, 0.3};
@@ -336,7 +329,7 @@ TEST(invariants_truss)
     CHECK_MSG(r == 0, "%s", st.msg);
     if (r) {
         fe_basis_free(&b);
-        part_free_local(&p);
+        fe_part_free(&p);
         return;
     }
     int k = b.k, nn = p.nnode;
@@ -395,7 +388,7 @@ TEST(invariants_truss)
     free(Sb), free(Cu), free(Mab);
     fe_invariants_free(&v);
     fe_basis_free(&b);
-    part_free_local(&p);
+    fe_part_free(&p);
 }
 
 /* a bar from (x0, y0, z0) to (x0 + L, y0, z0), rho A = mu, the consistent mass of linear shape
@@ -441,7 +434,7 @@ TEST(invariants_bar)
     int r = fe_invariants_of(&p, &b, o, &v, &st);
     CHECK_MSG(r == 0, "%s", st.msg);
     if (r) {
-        part_free_local(&p);
+        fe_part_free(&p);
         return;
     }
     /* closed forms: int_0^L mu f(s) ds, x = x0 + s */
@@ -476,7 +469,7 @@ TEST(invariants_bar)
     CHECK_REL(v.Mc[1], mu * L / 6 * 0 + 0, 1);                   /* x against y: no coupling in M */
     CHECK(v.Mc[1] == 0);
     fe_invariants_free(&v);
-    part_free_local(&p);
+    fe_part_free(&p);
 }
 
 /* the bar with rotation rows too (rows 6..11: RX, RY, RZ of node 1, then of node 2), a rotary mass J
@@ -531,7 +524,7 @@ TEST(invariants_rotations)
         fe_invariants_free(&w);
     }
     fe_invariants_free(&v);
-    part_free_local(&p);
+    fe_part_free(&p);
 }
 
 /* ---- refusals ---- */
@@ -565,7 +558,7 @@ TEST(refusals)
     refuse(&p, col, 1, 5, 0, "interface rod: its 2 node(s) do not fix a rigid motion");
     p.M->x[p.M->p[7]] = 0; /* node 2 (id 14) UY without mass */
     refuse(&p, sp, 2, 5, 0, "node 14 UY has no mass");
-    part_free_local(&p);
+    fe_part_free(&p);
     /* an anisotropic mass: a heavier UY row, a mass between UX and UY */
     for (int a = 1; a <= 2; a++) {
         bar(&p, 0, 0, 0, 1, 1, a);
@@ -579,7 +572,7 @@ TEST(refusals)
         const char *want = a == 1 ? "M row 2 (node 1 UY) differs from its UX row" : "M row 2 (node 1 UY) couples to node 1 UX";
         CHECK_MSG(r < 0 && strstr(st.msg, want), "wanted \"%s\": %s", want, r ? st.msg : "no error");
         if (!r) fe_invariants_free(&v);
-        part_free_local(&p);
+        fe_part_free(&p);
     }
 }
 
@@ -598,7 +591,7 @@ TEST(allocation_failures)
     ALLOC_FAIL_LOOP(fe_reduce(&p, ifc, 2, &o, &b, NULL), (void)0);
     ALLOC_FAIL_LOOP(fe_invariants_of(&p, &b, origin, &v, NULL), fe_invariants_free(&v));
     fe_basis_free(&b);
-    part_free_local(&p);
+    fe_part_free(&p);
 }
 
 int main(void)
