@@ -361,6 +361,7 @@ int mech_flex_marker_frame(mech *M, marker *K, const body *B, const char *phi, c
 struct mbl_ffr_body *mech_flex_new(mech *M, body *B, int nf, const char *const *qf);
 int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val);
 int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val);
+/* `type: modal` in a planar mechanism (modal_body.c; a spatial one: mech_read_modal3) */
 int mech_read_modal(mech *M, const yaml_node_t *key, const yaml_node_t *val);
 /* the path of a file named in the model: relative to the model file's directory (as given for a
  * model without a file, or an absolute path) */

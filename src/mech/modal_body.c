@@ -408,7 +408,6 @@ int mech_read_modal(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     const char *name = mech_sc(key);
     char what[200];
     snprintf(what, sizeof what, "body '%s'", name);
-    if (!M->planar) return err_at(M, key, "%s: modal bodies are planar so far (space: planar)", what);
     static const char *ok[] = {"type", "position", "angle", "velocity", "angular_velocity", "mass", "s0", "J0",
                                "mass_matrix", "stiffness", "Sb", "c1", "c2", "P", "damping", "markers",
                                "geometric_stiffness", NULL};
