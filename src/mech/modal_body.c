@@ -145,7 +145,9 @@ static int mtx_check(mech *M, const yaml_node_t *n, const char *what, const char
     if (!in.f) return err_at(M, n, "%s: cannot open '%s'", what, path);
     int rc = 0, got = mtx_next(&in, 1, &rc);
     char obj[16] = "", fmt[16] = "", field[16] = "", sym[16] = "";
-    if (!rc && (got <= 0 || sscanf(in.buf, "%%%%MatrixMarket %15s %15s %15s %15s", obj, fmt, field, sym) != 4 ||
+    /* the banner's first characters exactly: sscanf's "%%" would skip white space before each '%' */
+    if (!rc && (got <= 0 || strncmp(in.buf, "%%MatrixMarket", 14) ||
+                sscanf(in.buf + 14, "%15s %15s %15s %15s", obj, fmt, field, sym) != 4 ||
                 strcasecmp(obj, "matrix") || (strcasecmp(fmt, "array") && strcasecmp(fmt, "coordinate"))))
         rc = err_at(M, n, "%s: %s:1: not a Matrix Market banner ('%%%%MatrixMarket matrix array|coordinate real general')", what, path);
     int coord = !strcasecmp(fmt, "coordinate");
