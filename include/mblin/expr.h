@@ -58,6 +58,7 @@
 #include <stdint.h>
 
 #include "mblin/status.h"
+#include "mblin/user.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -92,6 +93,7 @@ typedef enum mblx_op {
     MBLX_OP_STEP,      /* step(x, x0, h0, x1, h1), see mblx_step */
     MBLX_OP_LET,       /* let(x): the value of x kept as one shared node, see mblx_let */
     MBLX_OP_DATA,      /* a function of data (spline, table, spline2), see mblx_data_call */
+    MBLX_OP_USER,      /* an output of a user routine or one of its partials, see mblx_user_call */
     MBLX_OP_COUNT_
 } mblx_op;
 
@@ -284,6 +286,70 @@ MBL_API int mblx_data_node(const mblx_graph *g, mblx_id e, long *k, int *linear,
  * outside a range whose extrapolation is refused, MBL_EARG for a bad set or order. */
 MBL_API int mblx_data_eval(const mblx_graph *g, long k, int linear, int dx, int dy, double x, double y,
                            double *value);
+
+/* ==== user routines (include/mblin/user.h; the model file's `routines:`, docs/user-routines.md) ====
+ *
+ * A routine registered in a graph (its function, its user data, its counts of inputs and outputs)
+ * is used in expressions through nodes of MBLX_OP_USER: output k of routine r at the input
+ * expressions in[0 .. nin). The nodes are opaque: never folded (not even at constant inputs),
+ * evaluated by calling the routine. Their derivatives are nodes of the same kind: the partial
+ * d out_k / d in_j (order 1) is the routine's own partial when it has them (partials = 1), else
+ * a central difference with the step MBLX_USER_STEP * max(|in_j|, 1); the partials' derivatives
+ * (order 2: Hessians, parameter sensitivities of a Jacobian) are central differences of the order-1
+ * partials (of the routine's, or second differences of the values). Order 3 is not available:
+ * differentiating an order-2 node fails (MBLX_NONE, sticky MBL_EARG naming the routine).
+ *
+ * A tape calls a routine once per evaluation and distinct inputs, however many of its outputs and
+ * partials it reads (the call's results are kept in the tape's work array, mblx_tape_work_size
+ * counts them); an order-1 node without the routine's partials costs 2 nin more calls per
+ * evaluation (all its partials at once), an order-2 node 4 more calls for itself. A routine that
+ * fails, or gives a non-finite output or partial, fails the evaluation with MBL_EDOMAIN and
+ * "routine 'name': <its message>" ("... output 'k' is nan"). Printing shows name[k](in...),
+ * name[k]'j(in...) for a partial (j 0-based), name[k]'j'l(in...) for order 2: readable, not
+ * parseable (the expression language has no user routines of its own; a model names their
+ * outputs). */
+#define MBLX_USER_MAX_IO 4095  /* inputs and outputs of one routine at most */
+#define MBLX_USER_STEP 6.0554544523933395e-06 /* cbrt(DBL_EPSILON): the central differences' relative step */
+typedef struct mblx_user_def {
+    const char *name;   /* the routine's name in messages and printed expressions (copied) */
+    int nin, nout;      /* 1 .. MBLX_USER_MAX_IO each */
+    mbl_user_fn fn;     /* the routine (mblin/user.h) */
+    void *user_data;    /* passed to it in mbl_user_call.user_data */
+    int partials;       /* 1: fn writes its partials when asked; 0: central differences */
+} mblx_user_def;
+/* Register a routine in g; its index (0, 1, ...), or -1 with the sticky error MBL_EARG (counts
+ * out of range, fn NULL, an empty name or one used twice). */
+MBL_API long mblx_user_add(mblx_graph *g, const mblx_user_def *d);
+/* Number of routines, and routine r's definition (0, or MBL_EARG when r is out of range; d->name
+ * is the graph's copy, valid while g lives). */
+MBL_API size_t mblx_user_count(const mblx_graph *g);
+MBL_API int mblx_user_info(const mblx_graph *g, long r, mblx_user_def *d);
+/* Copy every routine of src into dst, which must have none (as mblx_data_copy). */
+MBL_API int mblx_user_copy(mblx_graph *dst, const mblx_graph *src);
+/* Output k (0-based) of routine r at the routine's nin input expressions in: the node (MBLX_NONE
+ * with the sticky error MBL_EARG for a bad r, k or input). */
+MBL_API mblx_id mblx_user_call(mblx_graph *g, long r, int k, const mblx_id *in);
+/* For a node of MBLX_OP_USER: 1 and its routine, output, and the inputs of its partial (*j1, *j2:
+ * -1 when not differentiated by them; an order-1 node has *j1 >= 0, *j2 = -1); else 0. */
+MBL_API int mblx_user_node(const mblx_graph *g, mblx_id e, long *r, int *k, int *j1, int *j2);
+/* 1 when one of the n expressions e uses a user routine (a node of MBLX_OP_USER in its DAG), with
+ * its routine in *r (may be NULL); else 0. What needs an expression in closed form (code
+ * generation, the symbolic form) refuses such expressions naming the routine. */
+MBL_API int mblx_uses_user(const mblx_graph *g, size_t n, const mblx_id *e, long *r);
+/* Routine r at the nin numbers in: its nout outputs into out, and when partials is not NULL its
+ * nout x nin partials (row-major: [k * nin + j] = d out_k / d in_j): the routine's own when it
+ * has them, else central differences (as a tape's order-1 nodes). 0, or MBL_EDOMAIN with the
+ * routine's message or the non-finite value named, MBL_EARG for a bad r. Thread-safe as the
+ * routine is. */
+MBL_API int mblx_user_eval(const mblx_graph *g, long r, const double *in, double *out, double *partials,
+                           mbl_status *st);
+/* Central differences of routine r's outputs at in, whatever its partials: dif[k * nin + j] the
+ * difference with step h_j = MBLX_USER_STEP * max(|in_j|, 1), err[k * nin + j] its estimated error
+ * (the truncation error by Richardson from the step 2 h_j, |D(h) - D(2h)| / 3, plus the rounding
+ * error 2 DBL_EPSILON max(|out_k|, 1) / h_j); either may be NULL. 4 nin calls. The check of a
+ * routine's own partials and the accuracy a result reports come from it. 0, or as mblx_user_eval. */
+MBL_API int mblx_user_differences(const mblx_graph *g, long r, const double *in, double *dif, double *err,
+                                  mbl_status *st);
 
 /* Generic builder: apply operation op to n operands with the same simplifications as the
  * dedicated builders (value is the constant of MBLX_OP_CONST, the constant term of ADD, the

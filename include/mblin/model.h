@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "mblin/status.h"
+#include "mblin/user.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -81,7 +82,26 @@ typedef struct mbl_load_options {
      * first asked. Default 0; the tool sets 1 for linearize, equilibrium, check, compare and report
      * (their `--symbolic-jacobian` sets 0), not for sweeps and the other many-point commands. */
     int forward_jacobian;
+    /* User routines (include/mblin/user.h, docs/user-routines.md). A model whose file names a
+     * shared library under `routines:` runs that library's code when it is loaded and evaluated:
+     * it is refused (MBL_EPERM, naming the library's entry in the file) unless allow_user_code is
+     * 1 (the tool's --allow-user-code, the Python package's load(allow_user_code=True)). Default 0.
+     * A copy (mbl_model_copy) and the studies' models keep the permission of the load. */
+    int allow_user_code;
+    /* Routines the calling program gives itself (the Python package's load(user={name: fn}), a C
+     * program's own functions): a `routines:` entry without `library:` takes the routine of its
+     * `routine:` name (default its key) from here. Running them needs no allow_user_code (the
+     * program chose to). The array and what it points to must outlive every model loaded with it
+     * (copies included). NULL, 0: none. */
+    const struct mbl_user_routine_def *user_routines;
+    int nuser_routines;
 } mbl_load_options;
+/* A routine given by the calling program (mbl_load_options.user_routines). */
+typedef struct mbl_user_routine_def {
+    const char *name;   /* the name a model file's `routine:` gives */
+    mbl_user_fn fn;
+    void *user_data;    /* passed to fn in mbl_user_call.user_data */
+} mbl_user_routine_def;
 MBL_API void mbl_load_options_default(mbl_load_options *opt);
 /* mbl_model_load_file / _string with explicit limits (opt NULL: the defaults). */
 MBL_API int mbl_model_load_file_opt(const char *path, const mbl_setting *sets, int nsets, const mbl_load_options *opt,

@@ -27,7 +27,8 @@ enum {
     MBL_EIO = -8,       /* a file could not be read or written */
     MBL_ELIB = -9,      /* an underlying library (LAPACK, KLU, ...) reported an error */
     MBL_EARG = -10,     /* invalid argument to an API function */
-    MBL_ECANCELLED = -11 /* stopped by the progress callback (mblin/progress.h) */
+    MBL_ECANCELLED = -11, /* stopped by the progress callback (mblin/progress.h) */
+    MBL_EPERM = -12     /* the model would run user code the caller did not allow (docs/user-routines.md) */
 };
 
 #define MBL_MSG_MAX 1024

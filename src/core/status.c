@@ -63,6 +63,7 @@ const char *mbl_strerror(int code)
     case MBL_ELIB: return "library error";
     case MBL_EARG: return "invalid argument";
     case MBL_ECANCELLED: return "cancelled";
+    case MBL_EPERM: return "not permitted";
     default: return "unknown error";
     }
 }

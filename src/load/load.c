@@ -156,6 +156,9 @@ void mbl_load_options_default(mbl_load_options *opt)
     opt->outputs = NULL;
     opt->noutputs = 0;
     opt->forward_jacobian = 0;
+    opt->allow_user_code = 0;
+    opt->user_routines = NULL;
+    opt->nuser_routines = 0;
 }
 
 /* mbl_load_options.states / velocity_states: replace the file's list by the given expressions. */

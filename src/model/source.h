@@ -21,6 +21,21 @@ typedef struct mbl_src_list {
     int n, cap;
 } mbl_src_list;
 
+/* A user routine of the file's `routines:` (docs/user-routines.md; include/mblin/user.h): read by
+ * model/source.c (model: dae) and by src/mech (model: mechanism, its inputs' texts translated to
+ * the equation level as its forces' are), registered and resolved by model/routines.c. */
+typedef struct mbl_src_routine {
+    char *name;          /* its key: the routine's name in messages */
+    char *library;       /* the `library:` path as written, relative to the model file's folder; NULL:
+                            the calling program's routine (mbl_load_options.user_routines) */
+    char *symbol;        /* `routine:`, the function's name (default: the key) */
+    int partials;        /* 1: `partials: yes` (the routine writes its partials) */
+    mbl_src_list inputs; /* the input expressions, in order (text, line, col; key NULL) */
+    mbl_src_list outputs;/* the output names, in order (key = text = the name, its position) */
+    int line, col;       /* of the key */
+    int lib_line, lib_col; /* of the library's value (0 when none) */
+} mbl_src_routine;
+
 typedef struct mbl_src {
     char *file;  /* file name used in messages */
     char *name;  /* model name ("" if none) */
@@ -94,6 +109,13 @@ typedef struct mbl_src {
     int ndata;
     struct mbl_pmech_src *pmech; /* planar rigid bodies and revolute joints evaluated numerically
                                     (model/pmech_num.h), NULL without them */
+    /* `routines:` (nroutines of them), and what the load allows of them (mbl_load_options, set by
+     * the loader): running a library's code, the calling program's own routines */
+    mbl_src_routine *routines;
+    int nroutines;
+    int allow_user_code;
+    const struct mbl_user_routine_def *user_routines;
+    int nuser_routines;
 } mbl_src;
 
 /* A one-line error "file:line:col: what" at a YAML node (node may be NULL: "file: what"), used by
