@@ -288,6 +288,9 @@ static int load_string(const char *text, size_t len, char **owned, const char *n
         return rc;
     }
     src->forward_jacobian = lim.forward_jacobian != 0;
+    src->allow_user_code = lim.allow_user_code != 0;
+    src->user_routines = lim.user_routines;
+    src->nuser_routines = lim.user_routines ? lim.nuser_routines : 0;
     rc = model_from_src(src, sets, nsets, out, st);
     if (rc) model_origin_free(org);
     else model_set_origin(*out, org);

@@ -48,6 +48,7 @@ typedef struct loader {
     signed char *vdeg;        /* formulate.c structural_degree_within's degrees by node (nvdeg) */
     size_t nvdeg;
     unsigned char *term_row;  /* m: 1 for the constraints a structured term evaluates (claim_rows) */
+    int var_routine0;         /* variables from this index on are user routines' outputs (routines.c) */
 } loader;
 
 /* small helpers (dae_helpers.c) */

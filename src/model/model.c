@@ -5,6 +5,7 @@
 #include "model/formulate.h"
 #include "model/model.h"
 #include "model/origin.h"
+#include "model/routines.h"
 #include "model/text_blocks.h"
 #include "model/terms/term.h"
 
@@ -106,6 +107,7 @@ int model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model *
     if (!rc && src->ndata) rc = model_data_register(md->g, src->file, src->data, src->ndata, st);
     if (!rc) rc = model_take_held(&L); /* expression keys of velocities: held velocities, not speeds */
     if (!rc) rc = model_take_speeds(&L); /* before the variables are counted: speeds are variables */
+    if (!rc) rc = model_routines_take(&L); /* so are the user routines' outputs */
     if (!rc) {
         L.var_state = mbl_calloc((size_t)(src->variables.n ? src->variables.n : 1), sizeof *L.var_state);
         L.var_node = mbl_calloc((size_t)(src->variables.n ? src->variables.n : 1), sizeof *L.var_node);
@@ -118,6 +120,7 @@ int model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model *
     if (!rc && !(md->pset = mbl_alloc_array((size_t)(src->parameters.n ? src->parameters.n : 1), sizeof *md->pset)))
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) rc = model_create_symbols(&L);
+    if (!rc) rc = model_routines_register(&L);
     if (!rc) rc = take_spin_speeds(md, src, st);
     if (!rc && src->from_mechanism)
         for (int i = 0; i < md->np; i++) /* those a mechanism evaluated into numbers (all, without its flags) */
@@ -135,7 +138,7 @@ int model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model *
             L.var_stack[0] = i;
             L.var_depth = 1;
             L.mult_refused = 0;
-            rc = model_parse_item(&L, &src->variables.items[i], SCOPE_FULL, what, &e);
+            rc = model_parse_variable(&L, i, what, &e);
             L.var_depth = 0;
             if (rc && L.mult_refused) {
                 /* it uses a constraint force: parsed where a force, ode or output names it (where
@@ -161,7 +164,7 @@ int model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model *
                 L.var_stack[0] = i;
                 L.var_depth = 1;
                 L.allow_mult = 1;
-                rc = model_parse_item(&L, &src->variables.items[i], SCOPE_FULL, what, &e);
+                rc = model_parse_variable(&L, i, what, &e);
                 L.allow_mult = 0;
                 L.var_depth = 0;
                 L.var_state[i] = VAR_DONE;
@@ -215,6 +218,7 @@ void mbl_model_free(mbl_model *md)
     mblx_tape_free(md->tape_srcx);
     mblx_tape_free(md->tape_draw);
     for (int t = 0; t < MODEL_NTERMS; t++) model_terms[t]->free(md);
+    model_routines_free(md); /* (after every tape: their libraries' code is closed) */
     mbl_free(md->Fx), mbl_free(md->jx);
     model_jac_memo_free(md->load_memo);
     model_sjac_free(&md->dpjac);

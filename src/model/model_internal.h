@@ -21,6 +21,16 @@ struct mbl_model {
     atomic_int jac_by_col;       /* 0: not known yet; 1: jac's entries sorted by column (each column's
                                     together, columns ascending), 2: not (model_jac_col_range) */
     int n, m, k, nr, ny, np;
+    /* user routines (routines.c): nroutines, routine r's index in g (routine_graph), its input
+     * nodes routine_in[routine_in0[r] .. routine_in0[r + 1]) (MBLX_NONE until parsed), the loading's
+     * state of each (VAR_*), and the libraries opened (closed by mbl_model_free, after the tapes) */
+    int nroutines;
+    long *routine_graph;
+    int *routine_in0;
+    mblx_id *routine_in;
+    int *routine_state;
+    void **user_libs;
+    int nuser_libs;
     char **qname, **rname, **yname, **pname;
     char **cname;                /* m: what each holonomic constraint comes from (the item's key, e.g. a
                                     mechanism's "joint pin (revolute)"), "constraint <j>" when unnamed */

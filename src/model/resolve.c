@@ -3,6 +3,7 @@
  * the total time derivatives (with the constraint row groups made of them). */
 #include "expr/gradient_terms.h"
 #include "expr/number_node.h"
+#include "model/routines.h"
 #include "expr/parse_memo.h"
 #include "model/formulate.h"
 #include "model/symbols_index.h"
@@ -284,7 +285,7 @@ static int resolve_variable(loader *L, int i, const char *name, size_t len, mblx
     mblx_id node = MBLX_NONE;
     char what[160];
     model_variable_what(what, sizeof what, &src->variables.items[i]);
-    int rc = model_parse_item(L, &src->variables.items[i], SCOPE_FULL, what, &node);
+    int rc = model_parse_variable(L, i, what, &node);
     L->scope = saved.scope;
     L->item = saved.item;
     L->what = saved.what;

@@ -6,6 +6,7 @@
 #include "model/ffr.h"
 #include "model/rtree.h"
 #include "model/pmech_num.h"
+#include "model/routines.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -114,6 +115,13 @@ static int list_push(reader *r, mbl_src_list *l, yaml_node_t *key, const char *k
     if (!it->text) return mbl_error(r->st, MBL_ENOMEM, "out of memory reading %s", r->file);
     text_pos(val, &it->line, &it->col);
     return 0;
+}
+
+int model_src_list_push(yaml_document_t *doc, const char *file, mbl_status *st, mbl_src_list *l, yaml_node_t *key,
+                        yaml_node_t *val)
+{
+    reader r = {doc, file, NULL, st};
+    return list_push(&r, l, key, NULL, val, 0);
 }
 
 static int set_single(reader *r, mbl_src_item *it, const yaml_node_t *key, const yaml_node_t *val)
@@ -310,12 +318,12 @@ static int read_trim(reader *r, const yaml_node_t *key, const yaml_node_t *val)
 }
 
 enum { K_MODEL, K_NAME, K_PARAMS, K_COORDS, K_VELS, K_VARS, K_KE, K_MM, K_PE, K_FORCES, K_DISS, K_INPUTS,
-       K_OUTPUTS, K_CONS, K_NH, K_LIN, K_ODES, K_ODE, K_IVARS, K_SPIN, K_DATA, K_TRIM, K_COUNT };
+       K_OUTPUTS, K_CONS, K_NH, K_LIN, K_ODES, K_ODE, K_IVARS, K_SPIN, K_DATA, K_TRIM, K_ROUTINES, K_COUNT };
 static const char *top_keys[K_COUNT] = {"model", "name", "parameters", "coordinates", "velocities",
                                         "variables", "kinetic_energy", "mass_matrix", "potential_energy",
                                         "forces", "dissipation", "inputs", "outputs", "constraints",
                                         "nonholonomic", "linearize", "ode_states", "ode", "implicit_variables",
-                                        "spin_speeds", "data", "trim"};
+                                        "spin_speeds", "data", "trim", "routines"};
 
 static int read_root(reader *r, const yaml_node_t *root)
 {
@@ -335,7 +343,7 @@ static int read_root(reader *r, const yaml_node_t *root)
             return err_at(r, k, MBL_EMODEL,
                           "unknown key '%s' (expected one of model, name, parameters, coordinates, velocities, "
                           "variables, kinetic_energy, mass_matrix, potential_energy, forces, dissipation, inputs, "
-                          "outputs, constraints, nonholonomic, linearize, ode_states, ode, implicit_variables, spin_speeds, data, trim)",
+                          "outputs, constraints, nonholonomic, linearize, ode_states, ode, implicit_variables, spin_speeds, data, trim, routines)",
                           scalar(k));
         if (seen[which])
             return err_at(r, k, MBL_EMODEL, "duplicate key '%s' (first at line %lu)", scalar(k),
@@ -383,6 +391,7 @@ static int read_root(reader *r, const yaml_node_t *root)
         case K_IVARS: rc = read_map(r, &s->implicit_variables, k, v); break;
         case K_DATA: rc = model_data_read(r->doc, v, r->file, s->mem_budget, &s->data, &s->ndata, r->st); break;
         case K_TRIM: rc = read_trim(r, k, v); break;
+        case K_ROUTINES: rc = model_src_read_routines(r->file, r->doc, v, s, r->st); break;
         }
         if (rc) return rc;
     }
@@ -631,6 +640,8 @@ static void list_free(mbl_src_list *l)
     mbl_free(l->items);
 }
 
+void model_src_list_free(mbl_src_list *l) { list_free(l); }
+
 /* Frees the lists of s (the mass matrix's too when all) and the texts of its single items. */
 static void lists_free(mbl_src *s, int all)
 {
@@ -663,6 +674,7 @@ void model_src_free(mbl_src *s)
     if (!s) return;
     lists_free(s, 1);
     model_data_free(s->data, s->ndata);
+    model_src_routines_free(s);
     for (int i = 0; i < s->nffr; i++) model_ffr_body_free(&s->ffr[i]);
     mbl_free(s->ffr);
     model_rtree_free(s->rtree);
