@@ -676,6 +676,12 @@ int mbl_symlin_new(const mbl_model *model, const mbl_point *pt, size_t max_nodes
     if (!max_nodes) max_nodes = SYMLIN_MAX_NODES_DEFAULT;
     if (md->k) return mbl_error(st, MBL_EMODEL, "symbolic linear models: non-holonomic constraints are not supported");
     if (md->nuvs) return mbl_error(st, MBL_EMODEL, "symbolic linear models: velocity states are not supported");
+    mblx_user_def ud;
+    if (mblx_user_count(md->g) && !mblx_user_info(md->g, 0, &ud))
+        return mbl_error(st, MBL_EMODEL,
+                         "%s: symbolic linear models and generated code need every expression in closed form; the model "
+                         "uses the user routine '%s' (compiled code, opaque to them): use mblin linearize",
+                         md->file ? md->file : "the model", ud.name);
     int moving = 0;
     for (int i = 0; i < md->n; i++) moving |= pt->v[i] != 0.0 || pt->vdot[i] != 0.0;
     /* the states the library chooses (coordinates only) */

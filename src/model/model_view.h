@@ -235,5 +235,12 @@ void model_validity_notes(const mbl_model *md, const double *syms, char *notes, 
  * x = 2, where its slope jumps from 1 to 3: the slope to the right is used ..." to notes (as
  * model_validity_notes). Nothing is done for a model without data sets. */
 void model_data_knot_notes(const mbl_model *md, const double *syms, char *notes, size_t cap);
+/* User routines at the solved point syms (routines_check.c): a routine's own partials checked
+ * against central differences (a disagreement beyond MODEL_USER_PARTIALS_TOL is refused,
+ * MBL_EMODEL, naming the routine and the entry), and a note per routine into notes (the check
+ * passed, or the estimated error of the differences that stand in for its partials). */
+int model_routines_check(const mbl_model *md, const double *syms, char *notes, size_t cap, mbl_status *st);
+/* 1 when a routine of the model has no partials of its own (its derivatives are differences) */
+int model_routines_inexact(const mbl_model *md);
 
 #endif

@@ -7,6 +7,7 @@ list(APPEND MBLIN_SOURCES
   src/model/names.c
   src/model/resolve.c
   src/model/routines.c
+  src/model/routines_check.c
   src/model/explain.c
   src/model/text_blocks.c
   src/model/symbols.c

@@ -724,6 +724,8 @@ static int check_solved(opoint_subproblem *sp, int rc, int fill, mbl_status *st)
         if (!rc) model_validity_notes(md, sp->syms, pt->notes, sizeof pt->notes);
         /* a table's one-sided slope at one of its points (issue 65, item 20) */
         if (!rc) model_data_knot_notes(md, sp->syms, pt->notes, sizeof pt->notes);
+        /* user routines: their own partials checked, the differences' accuracy said (issue 68) */
+        if (!rc) rc = model_routines_check(md, sp->syms, pt->notes, sizeof pt->notes, st);
     }
     if (!rc && (mv->nX + mv->nZ > 0 || mv->nspd > 0)) {
         /* the implicit equations determine der(X) and Z there, the speeds' T is regular */
