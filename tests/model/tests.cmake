@@ -131,3 +131,6 @@ mblin_add_test(test_data_edges ${CMAKE_CURRENT_SOURCE_DIR}/model/test_data_edges
 # the term table does a term's whole job (issue 66, item 2): its entries consistent, each term present
 # exactly where the model's own field says so
 mblin_add_test(test_term_table ${CMAKE_CURRENT_SOURCE_DIR}/model/test_term_table.c)
+# user routines in model: dae files (issue 68): the program's own routines against the closed form,
+# differences within their stated error, the check of partials, sensitivities, copies, refusals
+mblin_add_test(test_routines ${CMAKE_CURRENT_SOURCE_DIR}/model/test_routines.c)
