@@ -736,3 +736,17 @@ int lin_check_states_mass(const mbl_model *md, const double *jacval, const int *
     }
     return 0;
 }
+
+double lin_spec_dist(int nx, const double *A1, const double *A2, double *w, mbl_status *st)
+{
+    double *r1 = w, *i1 = w + nx, *r2 = w + 2 * nx, *i2 = w + 3 * nx;
+    if (mbla_eig(nx, A1, nx, r1, i1, NULL, 1, NULL, 1, st) || mbla_eig(nx, A2, nx, r2, i2, NULL, 1, NULL, 1, st))
+        return INFINITY;
+    double d = 0;
+    for (int i = 0; i < nx; i++) {
+        double best = INFINITY;
+        for (int j = 0; j < nx; j++) best = fmin(best, hypot(r1[i] - r2[j], i1[i] - i2[j]));
+        d = fmax(d, best);
+    }
+    return d;
+}

@@ -272,20 +272,6 @@ static int fd_diff(fd_ctx *c, const double *x0, const double *u0, double h, doub
     return 0;
 }
 
-static double spec_dist(int nx, const double *A1, const double *A2, double *w, mbl_status *st)
-{
-    double *r1 = w, *i1 = w + nx, *r2 = w + 2 * nx, *i2 = w + 3 * nx;
-    if (mbla_eig(nx, A1, nx, r1, i1, NULL, 1, NULL, 1, st) || mbla_eig(nx, A2, nx, r2, i2, NULL, 1, NULL, 1, st))
-        return INFINITY;
-    double d = 0;
-    for (int i = 0; i < nx; i++) {
-        double best = INFINITY;
-        for (int j = 0; j < nx; j++) best = fmin(best, hypot(r1[i] - r2[j], i1[i] - i2[j]));
-        d = fmax(d, best);
-    }
-    return d;
-}
-
 /* The evaluation arrays of c (n, m, k, nr, ny, nX, nZ set) carved from the workspace p; returns what
  * follows them. */
 static double *fd_carve(fd_ctx *c, double *p, int Nk)
@@ -462,7 +448,7 @@ int lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt,
     rc = fd_steps(&c, x0, pt->r, opt, (size_t)rowsD * colsD, D1, D2, D3, xw, uw, fp, fm, &h, &dn, &dd, st);
     if (rc) goto done;
     fd_result(lin, D1, D2, rowsD, A2);
-    double err = nx ? spec_dist(nx, lin->A, A2, ew, st) : 0.0;
+    double err = nx ? lin_spec_dist(nx, lin->A, A2, ew, st) : 0.0;
     /* rounding floor: the position solve and the evaluations carry relative errors of order
      * eps cond([Phi_q; P]); differencing divides them by h */
     err = fmax(err, DBL_EPSILON * fmax(1.0, lin->cond) / h * mbla_norm1(nx, nx, lin->A, nx));

@@ -1,9 +1,11 @@
 /* The method table, the dispatcher mbl_linearize(), and the methods composed of others' parts
  * (descriptor with its state-space form alongside). */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/progress.h"
+#include "expr/user_step.h"
 #include "lin/methods_internal.h"
 #include "model/ffr.h"
 
@@ -294,6 +296,38 @@ static int refuse_vanished_row(const mbl_model *md, const mbl_point *pt, mbl_sta
                      model_file(md), name ? name : "a constraint");
 }
 
+/* A model whose user routines have no partials of their own is differentiated there by central
+ * differences (docs/user-routines.md, "Exactness"): the linear model is not exact. Its error
+ * estimate: the method again with the differences' steps doubled (the truncation error O(h^2)
+ * four times larger, the rounding error O(eps/h) half), the largest distance between the two
+ * spectra, times ROUTINE_ERR_FACTOR (the distance is 3 times the truncation error of the finer
+ * steps; the factor covers the rounding part too); lin->err_est takes the larger of it and the
+ * method's own, lin->notes says so, and a method's own spectrum carries it in its errors. */
+#define ROUTINE_ERR_FACTOR 1.0
+static int routines_error(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, int i, mbl_linear *lin,
+                          mbl_status *st)
+{
+    if (!model_routines_inexact(md) || lin->nx < 1) return 0;
+    mbl_linear *lin2 = NULL;
+    mblx__user_step_scale(2.0);
+    int rc = dispatch(md, pt, opt, i, &lin2, st);
+    mblx__user_step_scale(1.0);
+    if (rc) return rc;
+    double *w = mbl_alloc_array(4 * (size_t)lin->nx, sizeof *w);
+    double err = w && lin2->nx == lin->nx ? ROUTINE_ERR_FACTOR * lin_spec_dist(lin->nx, lin->A, lin2->A, w, st) : INFINITY;
+    mbl_free(w);
+    mbl_linear_free(lin2);
+    lin->err_est = fmax(lin->err_est, err);
+    mbl_lin_spectrum *sp = lin->spectrum;
+    for (int j = 0; sp && sp->err && j < sp->neig; j++) sp->err[j] = isnan(sp->err[j]) ? err : fmax(sp->err[j], err);
+    size_t len = strlen(lin->notes);
+    snprintf(lin->notes + len, sizeof lin->notes - len,
+             "%snot exact: user routines without partials are differentiated by central differences (eigenvalues within "
+             "about %.2g)",
+             len ? "; " : "", err);
+    return 0;
+}
+
 int mbl_linearize(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                   mbl_status *st)
 {
@@ -316,6 +350,8 @@ int mbl_linearize(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
             if (pt->singular_row > 0) return refuse_vanished_row(md, pt, st);
             if (core_progress(st, "linearize", 0, 0)) return MBL_ECANCELLED;
             rc = dispatch(md, pt, opt, i, out, st);
+            if (!rc) rc = routines_error(md, pt, opt, i, *out, st);
+            if (rc && *out) mbl_linear_free(*out), *out = NULL;
             if (rc && core_progress_stopped()) rc = mbl_error(st, MBL_ECANCELLED, "cancelled during the linearization");
             else if (rc) mbl_error_prefix(st, "%s", model_file(md));
             else if (!caution_turning_frames(md, pt, *out)) caution_moving_added(pt, *out);

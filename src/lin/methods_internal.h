@@ -196,6 +196,9 @@ int lin_reduce_finish_ext(const mbl_blocks *B, int r, const mbl_rstates *rs, con
  * A_nh^T mu (structurally: the EOM rows' multiplier columns are the constraint Jacobian's nodes,
  * and neither the ode nor the implicit-variable rows use them). */
 int lin_multipliers_reactions_only(const mbl_model *md);
+/* The largest distance from an eigenvalue of A1 (nx x nx) to the nearest of A2's (w: 4 nx
+ * doubles); INFINITY when an eigenvalue solve fails (common.c). */
+double lin_spec_dist(int nx, const double *A1, const double *A2, double *w, mbl_status *st);
 
 int lin_reduce_change(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *ts, const mbl_rstates *us,
                       double rcond_min, mbl_linear *lin, mbl_status *st);
