@@ -148,8 +148,8 @@ MBL_API mblx_id mblx_node_arg(const mblx_graph *g, mblx_id e, int i);
  * nodes; *count receives their number (NULL and 0 for a node without operands or an invalid
  * handle). count may be NULL. The pointer is valid until the next builder call on g. */
 MBL_API const mblx_id *mblx_node_args(const mblx_graph *g, mblx_id e, size_t *count);
-/* CONST: the value; ADD: the constant term; MUL: the coefficient; DATA: its code for mblx_apply
- * (see mblx_data_node); others: 0. */
+/* CONST: the value; ADD: the constant term; MUL: the coefficient; DATA, USER: its code for
+ * mblx_apply (see mblx_data_node, mblx_user_node); others: 0. */
 MBL_API double mblx_node_value(const mblx_graph *g, mblx_id e);
 /* 1 and *value set if e is a numeric constant, else 0. value may be NULL. */
 MBL_API int mblx_is_const(const mblx_graph *g, mblx_id e, double *value);

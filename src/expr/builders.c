@@ -870,6 +870,7 @@ mblx_id mblx_apply(mblx_graph *g, mblx_op op, double value, size_t n, const mblx
     case MBLX_OP_STEP: ARITY(5); return mblx_step(g, args[0], args[1], args[2], args[3], args[4]);
     case MBLX_OP_LET: ARITY(1); return mblx_let(g, args[0]);
     case MBLX_OP_DATA: return mblx__data_apply(g, value, n, args);
+    case MBLX_OP_USER: return mblx__user_apply(g, value, n, args);
     default: return mblx__fail(g, MBL_EARG, "mblx_apply: invalid operation %d", (int)op);
     }
 #undef ARITY
@@ -886,7 +887,7 @@ const char *mblx_op_name(mblx_op op)
         [MBLX_OP_EXP] = "exp",     [MBLX_OP_LOG] = "log",       [MBLX_OP_SQRT] = "sqrt",
         [MBLX_OP_ABS] = "abs",     [MBLX_OP_SIGN] = "sign",     [MBLX_OP_MIN] = "min",
         [MBLX_OP_MAX] = "max",     [MBLX_OP_STEP] = "step",     [MBLX_OP_LET] = "let",
-        [MBLX_OP_DATA] = "data",
+        [MBLX_OP_DATA] = "data",   [MBLX_OP_USER] = "user",
     };
     return ((unsigned)op < MBLX_OP_COUNT_) ? names[op] : "?";
 }

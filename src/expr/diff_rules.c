@@ -40,6 +40,7 @@ static mblx_id partial(mblx_graph *g, mblx_id v, const uint32_t *a, size_t i)
     case MBLX_OP_SIGN: return zero;
     case MBLX_OP_LET: return one;
     case MBLX_OP_DATA: return mblx__data_partial(g, v, a, i); /* the same data node, order raised */
+    case MBLX_OP_USER: return mblx__user_partial(g, v, a, i); /* the same routine's partial, order raised */
     case MBLX_OP_MIN:
     case MBLX_OP_MAX: {
         /* d min(a,b)/da = (1 - sign(a-b))/2, d/db = (1 + sign(a-b))/2; max: swapped */

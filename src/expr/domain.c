@@ -36,7 +36,8 @@ static unsigned char node_bits(const mblx_graph *g, const mblx__node *nd, const 
     case MBLX_OP_ASIN:
     case MBLX_OP_ACOS:
     case MBLX_OP_TAN:
-    case MBLX_OP_DATA: return BAD; /* spline/table/spline2 outside a range that refuses extrapolation */
+    case MBLX_OP_DATA: /* spline/table/spline2 outside a range that refuses extrapolation */
+    case MBLX_OP_USER: return BAD; /* a user routine: its domain is not known (it may fail) */
     case MBLX_OP_ABS:
     case MBLX_OP_EXP:
     case MBLX_OP_COSH: return (unsigned char)(b | NONNEG);
@@ -124,7 +125,7 @@ static int any_start(const mblx_graph *g, uint32_t top)
     int start = nn ? 0 : -1;
     /* (the operations that can start one, tested first as a set) */
     const uint64_t can = 1ull << MBLX_OP_LOG | 1ull << MBLX_OP_ASIN | 1ull << MBLX_OP_ACOS | 1ull << MBLX_OP_TAN |
-                         1ull << MBLX_OP_DATA | 1ull << MBLX_OP_SQRT | 1ull << MBLX_OP_POW;
+                         1ull << MBLX_OP_DATA | 1ull << MBLX_OP_USER | 1ull << MBLX_OP_SQRT | 1ull << MBLX_OP_POW;
     for (uint32_t v = 0; v <= top && !start; v++) {
         const mblx__node *nd = &g->nd[v];
         if (!(can >> nd->op & 1)) continue;
@@ -133,7 +134,8 @@ static int any_start(const mblx_graph *g, uint32_t top)
         case MBLX_OP_ASIN:
         case MBLX_OP_ACOS:
         case MBLX_OP_TAN:
-        case MBLX_OP_DATA: start = 1; break;
+        case MBLX_OP_DATA:
+        case MBLX_OP_USER: start = 1; break;
         case MBLX_OP_SQRT: start = nonneg(g, mblx__args(g, v)[0], nn, &stk, &cap); start = start < 0 ? -1 : !start; break;
         case MBLX_OP_POW: {
             const uint32_t *a = mblx__args(g, v);

@@ -9,7 +9,7 @@
 #include "mblin/expr.h"
 
 /* restricted[i] = 1 when expression e[i] of g can leave a function's domain (log, sqrt of what is
- * not provably >= 0, asin, acos, tan, a function of data, or a power with a negative, fractional
+ * not provably >= 0, asin, acos, tan, a function of data, a user routine, or a power with a negative, fractional
  * (of a base not provably >= 0) or variable exponent: division included), else 0; polynomials,
  * sin, cos, exp, ... are defined everywhere their derivatives are. One pass over the nodes up to
  * the largest e[i] in handle order (operands come first), read directly (the N = 10^4 four-bar's

@@ -33,6 +33,15 @@ typedef struct mblx__dataset {
     double *x, *y, *coef, *lin;
 } mblx__dataset;
 
+/* A user routine registered in a graph (user.c; mblx_user_def, its name copied). */
+typedef struct mblx__user {
+    char *name;
+    int nin, nout;
+    mbl_user_fn fn;
+    void *user_data;
+    int partials;
+} mblx__user;
+
 /* Nodes are indexed by id; args/deps are pools addressed by (offset, count). stamp/memo are
  * per-node scratch for traversals (memo[v] valid when stamp[v] == epoch), grown with the nodes;
  * both NULL after mblx_graph_drop_table until the next traversal (mblx__new_epoch). */
@@ -98,6 +107,8 @@ struct mblx_graph {
     uint32_t name_memo_gen;
     mblx__dataset *data; /* the data sets (data.c), ndata of them */
     uint32_t ndata;
+    mblx__user *user; /* the user routines (user.c), nuser of them */
+    uint32_t nuser;
     uint32_t nlet; /* 1 once a let node was made (0: the compiler need not look for them) */
     int err;
     char errmsg[MBL_MSG_MAX];
@@ -216,6 +227,8 @@ typedef struct mblx__view {
     const void *ctx;
     const mblx__dataset *data; /* the data sets the MBLX_OP_DATA nodes name */
     uint32_t ndata;
+    const mblx__user *user; /* the routines the MBLX_OP_USER nodes name */
+    uint32_t nuser;
 } mblx__view;
 
 /* ---- functions of data (data.c) ---- */
@@ -236,6 +249,27 @@ const char *mblx__data_fn(const mblx__dataset *d, int lin);
 /* mblx_apply of MBLX_OP_DATA; the derivative of data node v in operand i (a its operands). */
 mblx_id mblx__data_apply(mblx_graph *g, double code, size_t n, const mblx_id *args);
 mblx_id mblx__data_partial(mblx_graph *g, mblx_id v, const uint32_t *a, size_t i);
+
+/* ---- user routines (user.c) ---- */
+/* A node's code: routine r, output k, the inputs j1, j2 of its partial (-1: none). */
+void mblx__user_decode(double code, long *r, int *k, int *j1, int *j2);
+void mblx__user_free(mblx__user *u, uint32_t n);
+/* A deep copy of n routines; NULL when out of memory. */
+mblx__user *mblx__user_copy_all(const mblx__user *s, uint32_t n);
+/* mblx_apply of MBLX_OP_USER; the derivative of user node v in operand i (a its operands). */
+mblx_id mblx__user_apply(mblx_graph *g, double code, size_t n, const mblx_id *args);
+mblx_id mblx__user_partial(mblx_graph *g, mblx_id v, const uint32_t *a, size_t i);
+/* The doubles of scratch the evaluations below need for routine u. */
+size_t mblx__user_scratch(const mblx__user *u);
+/* Routine u at in: its outputs into out and, when partials is not NULL, its partials (its own, or
+ * central differences); scratch: mblx__user_scratch doubles. have_out: out already holds the
+ * values at in (only the differences are made). 0, or nonzero with "routine 'name': ..." in msg. */
+int mblx__user_fill(const mblx__user *u, const double *in, double *out, double *partials, int have_out,
+                    double *scratch, char *msg, size_t size);
+/* d^2 out_k / d in_j1 d in_j2 at in by central differences of the order-1 partials (the routine's,
+ * or of the values: second differences) into *val; as mblx__user_fill. */
+int mblx__user_second(const mblx__user *u, const double *in, int k, int j1, int j2, double *scratch, double *val,
+                      char *msg, size_t size);
 
 /* Print node root of a view (see mblx_print); SIZE_MAX when out of memory. */
 size_t mblx__print_view(const mblx__view *v, uint32_t root, char *buf, size_t size);

@@ -948,5 +948,6 @@ void mblx_graph_free(mblx_graph *g)
     if (g->defer) g->defer->npend = 0; /* the table goes too: nothing to put in it */
     defer_free(g);
     mblx__data_free(g->data, g->ndata);
+    mblx__user_free(g->user, g->nuser);
     mbl_free(g);
 }

@@ -38,7 +38,7 @@ double mblx_node_value(const mblx_graph *g, mblx_id e)
 {
     if (!g || !mblx__valid(g, e)) return NAN;
     unsigned op = g->nd[e].op;
-    return (op == MBLX_OP_CONST || op == MBLX_OP_ADD || op == MBLX_OP_MUL || op == MBLX_OP_DATA) ? g->nd[e].val : 0.0;
+    return (op == MBLX_OP_CONST || op == MBLX_OP_ADD || op == MBLX_OP_MUL || op == MBLX_OP_DATA || op == MBLX_OP_USER) ? g->nd[e].val : 0.0;
 }
 
 int mblx_is_const(const mblx_graph *g, mblx_id e, double *value)

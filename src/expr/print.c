@@ -291,6 +291,29 @@ static void expand(const mblx__view *v, tstack *s, uint32_t x, int prec, int neg
         if (neg) push_str(s, "-");
         return;
     }
+    case MBLX_OP_USER: { /* name[k](in...), name[k]'j(in...), name[k]'j'l(in...) */
+        long r;
+        int k, j1, j2;
+        mblx__user_decode(v->nd[x].val, &r, &k, &j1, &j2);
+        push_str(s, ")");
+        for (uint32_t i = na; i-- > 0;) {
+            push_node(s, a[i], P_NONE, 0);
+            if (i > 0) push_str(s, ", ");
+        }
+        push_str(s, "(");
+        for (int o = 1; o >= 0; o--) {
+            int j = o ? j2 : j1;
+            if (j < 0) continue;
+            push_num(s, (double)j);
+            push_str(s, "'");
+        }
+        push_str(s, "]");
+        push_num(s, (double)k);
+        push_str(s, "[");
+        push_str(s, r >= 0 && (uint32_t)r < v->nuser ? v->user[r].name : "user");
+        if (neg) push_str(s, "-");
+        return;
+    }
     default: {
         push_str(s, ")");
         for (uint32_t i = na; i-- > 0;) {
@@ -359,6 +382,8 @@ static void graph_view(const mblx_graph *g, mblx__view *v)
     v->ctx = g;
     v->data = g->data;
     v->ndata = g->ndata;
+    v->user = g->user;
+    v->nuser = g->nuser;
 }
 
 size_t mblx_print(const mblx_graph *g, mblx_id e, char *buf, size_t size)

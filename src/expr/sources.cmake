@@ -4,6 +4,7 @@ list(APPEND MBLIN_SOURCES
   src/expr/inspect.c
   src/expr/builders.c
   src/expr/data.c
+  src/expr/user.c
   src/expr/diff.c
   src/expr/diff_wide.c
   src/expr/diff_memo.c
@@ -22,6 +23,7 @@ list(APPEND MBLIN_SOURCES
   src/expr/tape_schedule.c
   src/expr/tape_eval.c
   src/expr/tape_forward.c
+  src/expr/tape_user.c
   src/expr/fwdjac.c
   src/expr/domain.c
 )

@@ -100,6 +100,7 @@ void mblx_tape_free(mblx_tape *t)
     mbl_free(t->outreg);
     mbl_free(t->ext);
     mblx__data_free(t->data, t->ndata);
+    mblx__tape_user_free(t);
     mbl_free(t->ins_node);
     mbl_free(t->lnd);
     mbl_free(t->largs);
@@ -110,7 +111,7 @@ void mblx_tape_free(mblx_tape *t)
     mbl_free(t);
 }
 
-size_t mblx_tape_work_size(const mblx_tape *t) { return t ? (t->nreg ? t->nreg : 1) : 0; }
+size_t mblx_tape_work_size(const mblx_tape *t) { return t ? (t->nreg ? t->nreg : 1) + t->ucache : 0; }
 size_t mblx_tape_ninstr(const mblx_tape *t) { return t ? t->nins : 0; }
 size_t mblx_tape_noutputs(const mblx_tape *t) { return t ? t->nout : 0; }
 size_t mblx_tape_nsymbols(const mblx_tape *t) { return t ? t->nsymreq : 0; }
@@ -220,7 +221,7 @@ typedef struct compiler {
     uint32_t *gid;    /* the graph node of each local node of the copy (bound tapes: until shared) */
     unsigned char *seen;
     size_t sn, scap, nl, nev, evcap, lcap, nsn, nscap;
-    size_t ka, ncap, kn, nstep;
+    size_t ka, ncap, kn, next; /* next: the registers steps and routines read from ext */
     size_t nl0, npost, pcap;
     size_t extra, lres, ares; /* the chains' extra links (tape_share.c); lnd, largs' capacities */
     size_t nnary;             /* the numbered sums and products of at least two operands (mblx__share) */
@@ -405,7 +406,7 @@ static inline __attribute__((always_inline)) int number_push(compiler *c, uint32
     c->gid[c->nl++] = v;
     c->ka += na;
     if (nary) c->extra += na - 1, c->nnary++, c->npairs += mblx__pairs_local(nd);
-    c->nstep += nd->op == MBLX_OP_STEP;
+    c->next += nd->op == MBLX_OP_STEP ? 5 : nd->op == MBLX_OP_USER ? na : 0;
     GROWV(c->nstk, c->nsn, c->nscap);
     c->nstk[c->nsn++] = (num_frame){args, v, l, 0, na, rec && nary};
     if (pfd && na > 1)
@@ -423,7 +424,7 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
     unsigned char *seen = c->seen;
     uint32_t *const dense = c->map.dense; /* (map_at) */
     size_t nev = 0;
-    c->nstep = 0;
+    c->next = 0;
     for (size_t o = 0; o < n; o++) {
         uint32_t out_o = unlet(g, outputs[o]);
         if (o && !(o & 1023) && core_progress_tick((double)o)) return -1; /* a load's report */
@@ -482,7 +483,7 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
     mbl_free(c->nstk); /* the traversal's scratch, before the copy allocates */
     c->nstk = NULL;
     c->nsn = c->nscap = 0;
-    c->nev = nev, c->nstep = rec ? c->nstep : 0; /* (number_push counts the steps) */
+    c->nev = nev, c->next = rec ? c->next : 0; /* (number_push counts the steps' and routines' registers) */
     if (rec) { /* the tail returned (in place; a failed shrink keeps it) */
         void *q = mbl_realloc_array(ev, nev ? nev : 1, sizeof *ev);
         if (q) c->ev = q;
@@ -596,7 +597,7 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
     mblx__hugepages(c->ev, c->evcap * sizeof *c->ev);
     unsigned char *seen = c->seen;
     uint32_t *ev = c->ev;
-    size_t nev = 0, nstep = 0;
+    size_t nev = 0, next = 0;
     for (size_t o = 0; o < n; o++) {
         if (seen[outl[o]]) continue;
         seen[outl[o]] = SEEN;
@@ -631,7 +632,7 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
                 for (uint32_t k = 0, nr = reg_operands(t->lnd, nd, a); k < nr; k++)
                     seen[a[k]] = SEEN | READ; /* (seen: complete) */
                 ev[nev++] = l;
-                nstep += nd->op == MBLX_OP_STEP;
+                next += nd->op == MBLX_OP_STEP ? 5 : nd->op == MBLX_OP_USER ? na : 0;
             } else if (applies_const(nd) && !c->fuse) {
                 ev[nev++] = l; /* its constant applied (fuse: with its last operand) */
             }
@@ -642,7 +643,7 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
     void *q = mbl_realloc_array(ev, nev ? nev : 1, sizeof *ev); /* (in place; a failed shrink keeps it) */
     if (q) c->ev = q;
     for (size_t o = 0; o < n; o++) seen[outl[o]] = SEEN | READ;
-    c->nstep = nstep;
+    c->next = next;
     return 0;
 }
 
@@ -665,7 +666,7 @@ static int tape_arrays(compiler *c, size_t n)
     if (!t->ins || !t->ins_node || mblx__cpool_init(&c->cp)) return -1;
     mblx__hugepages(t->ins, nins * sizeof *t->ins);
     mblx__hugepages(t->ins_node, nins * sizeof *t->ins_node);
-    if (c->nstep && !(t->ext = mbl_alloc_array(c->nstep, 5 * sizeof *t->ext))) return -1;
+    if (c->next && !(t->ext = mbl_alloc_array(c->next, sizeof *t->ext))) return -1;
     return 0;
 }
 
@@ -691,8 +692,8 @@ static int emit_instructions(compiler *c, mblx__sched *s)
     const size_t wend = s ? SCHED_WINDOW : SIZE_MAX;
     const int fuse = c->fuse;
     mblx__cpool *cp = &c->cp;
-/* nr_: the registers it reads, a_ and b_ (2), a_ (1), none (0), the step's five at ext[a_] (5), or
- * as its opcode says (-1) */
+/* nr_: the registers it reads, a_ and b_ (2), a_ (1), none (0), a step's five or a routine's b_ at
+ * ext[a_] (5), or as its opcode says (-1) */
 #define EMIT(nr_, op_, a_, b_, c_)                                                        \
     do {                                                                                  \
         tins *q_ = &ins[ni - w0];                                                         \
@@ -711,7 +712,7 @@ static int emit_instructions(compiler *c, mblx__sched *s)
             uint32_t L_ = 0;                                                              \
             if ((nr_) == 1 || (nr_) == 2) L_ = mblx__sched_read(s, w0, q_->a, L_);        \
             if ((nr_) == 2) L_ = mblx__sched_read(s, w0, q_->b, L_);                      \
-            for (uint32_t k_ = 0; (nr_) == 5 && k_ < 5; k_++)                             \
+            for (uint32_t k_ = 0; (nr_) == 5 && k_ < mblx__ext_count(q_); k_++)           \
                 L_ = mblx__sched_read(s, w0, t->ext[q_->a + k_], L_);                     \
             mblx__sched_put(s, ni, L_, q_->op);                                           \
         }                                                                                 \
@@ -763,9 +764,14 @@ static int emit_instructions(compiler *c, mblx__sched *s)
             }
             break;
         case MBLX_OP_STEP:
-            for (int i = 0; i < 5; i++) t->ext[5 * kext + (size_t)i] = reg[a[i]]; /* (before EMIT sets reg[l]) */
-            EMIT(5, TI_STEP, (uint32_t)(5 * kext), 0, 0.0);
-            kext++;
+            for (int i = 0; i < 5; i++) t->ext[kext + (size_t)i] = reg[a[i]]; /* (before EMIT sets reg[l]) */
+            EMIT(5, TI_STEP, (uint32_t)kext, 0, 0.0);
+            kext += 5;
+            break;
+        case MBLX_OP_USER: /* the routine's nin inputs at ext[kext ..] */
+            for (uint32_t i = 0; i < na; i++) t->ext[kext + i] = reg[a[i]];
+            EMIT(5, TI_USER, (uint32_t)kext, na, val);
+            kext += na;
             break;
         case MBLX_OP_DATA: EMIT(2, TI_DATA, reg[a[0]], reg[a[na > 1 ? 1 : 0]], val); break;
         default: {
@@ -892,6 +898,11 @@ static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs,
         mblx_tape_free(t);
         if (cancel) mbl_error(st, MBL_ECANCELLED, "cancelled");
         else mbl_error(st, MBL_ENOMEM, "out of memory while compiling expressions");
+        return NULL;
+    }
+    if (g->nuser && mblx__tape_user_setup(t, g)) {
+        mblx_tape_free(t);
+        mbl_error(st, MBL_ENOMEM, "out of memory while compiling expressions");
         return NULL;
     }
     mbl_status_clear(st);

@@ -49,6 +49,7 @@ static inline double exec1(const tins *p, const double *x, const double *w, cons
         return mblx__step_value(w[r[0]], w[r[1]], w[r[2]], w[r[3]], w[r[4]]);
     }
     case TI_DATA: return mblx__data_value(t->data, t->ndata, mblx__ins_c(t, p), w[p->a], w[p->b]);
+    case TI_USER: return mblx__tape_user(t, p, w, NULL, 0, NULL, 0); /* (the diagnosis: no cache) */
     default: return NAN;
     }
 }
@@ -83,7 +84,7 @@ static int report(const mblx_tape *t, uint32_t l, const char *what, mbl_status *
     if (t->g) {
         len = mblx_print(t->g, l, ex, sizeof ex);
     } else {
-        mblx__view view = {t->lnd, t->largs, tape_symname, t, t->data, t->ndata};
+        mblx__view view = {t->lnd, t->largs, tape_symname, t, t->data, t->ndata, t->user, t->nuser};
         len = mblx__print_view(&view, l, ex, sizeof ex);
     }
     if (len == SIZE_MAX) return mbl_error(st, MBL_EDOMAIN, "%s", what);
@@ -97,7 +98,9 @@ static int diagnose_unlocked(const mblx_tape *t, const double *x, double *w, mbl
         if (t->run_op[r] == MBLX__RUN_GAP) continue; /* a view's instructions left out */
         for (size_t i = t->run_start[r]; i < t->run_start[r + 1]; i++) {
             const tins *p = &t->ins[i];
-            double v = exec1(p, x, w, t->ext, t);
+            char umsg[MBL_MSG_MAX / 4]; /* a routine's failure (as long as what) */
+            umsg[0] = '\0';
+            double v = p->op == TI_USER ? mblx__tape_user(t, p, w, NULL, 0, umsg, sizeof umsg) : exec1(p, x, w, t->ext, t);
             if (!not_finite(v)) {
                 w[p->dst] = v;
                 continue;
@@ -132,6 +135,13 @@ static int diagnose_unlocked(const mblx_tape *t, const double *x, double *w, mbl
                         snprintf(what, sizeof what, "pow of negative base %.17g to non-integer exponent %.17g", a, b);
                         break;
                     }
+                }
+                snprintf(what, sizeof what, "non-finite result %g", v);
+                break;
+            case MBLX_OP_USER:
+                if (umsg[0]) {
+                    snprintf(what, sizeof what, "%s", umsg);
+                    break;
                 }
                 snprintf(what, sizeof what, "non-finite result %g", v);
                 break;
@@ -182,6 +192,8 @@ int mblx_tape_eval(const mblx_tape *t, const double *symvals, double *out, doubl
     const uint32_t *ext = t->ext;
     double *w = work;
     double bad = 0.0; /* v * 0 is 0 for a finite v, NaN else: the sum is NaN when a value is not finite */
+    double *ucache = w + (t->nreg ? t->nreg : 1); /* the routines' calls (tape_user.c) */
+    if (t->nuins) mblx__tape_user_reset(t, ucache);
 #define RUN(expr)                                                                             \
     for (; p < e; p++) {                                                                      \
         double v = (expr);                                                                    \
@@ -202,6 +214,7 @@ int mblx_tape_eval(const mblx_tape *t, const double *symvals, double *out, doubl
         case TI_MUL2C: RUN(w[p->a] * w[p->b] * cst[p->ci]);
         case TI_SQR: RUN(w[p->a] * w[p->a]);
         case MBLX__RUN_GAP: break; /* a view's instructions left out */
+        case TI_USER: RUN(mblx__tape_user(t, p, w, ucache, 0, NULL, 0));
         default: RUN(exec1(p, symvals, w, ext, t));
         }
     }
@@ -218,7 +231,8 @@ int mblx_eval(const mblx_graph *g, mblx_id e, const double *symvals, double *val
     mblx_tape *t = mblx_compile(g, 1, &e, st);
     if (!t) return st ? st->code : MBL_ENOMEM;
     double local[INIT_CAP];
-    double *w = t->nreg <= INIT_CAP ? local : mbl_alloc_array(t->nreg, sizeof *w);
+    size_t nw = mblx_tape_work_size(t);
+    double *w = nw <= INIT_CAP ? local : mbl_alloc_array(nw, sizeof *w);
     int rc;
     if (!w) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory while evaluating an expression");
@@ -258,7 +272,7 @@ static inline void mark_operands(const mblx_tape *t, const tins *in, unsigned ch
     if (rd & TI_READS_A) need[in->a] = 1;
     if (rd & TI_READS_B) need[in->b] = 1;
     if (rd & TI_READS_EXT)
-        for (int j = 0; j < 5; j++) need[t->ext[in->a + (uint32_t)j]] = 1;
+        for (uint32_t j = 0, ne = mblx__ext_count(in); j < ne; j++) need[t->ext[in->a + j]] = 1;
 }
 
 void mblx__subtape_free(mblx__subtape *s)

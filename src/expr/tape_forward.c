@@ -31,6 +31,7 @@ typedef struct fwd_seed {
      * finite, reported as the symbolic derivative's division by zero is). */
     int *guarded;
     uint32_t *mask; /* NULL in the fast sweep */
+    double *ucache; /* the routines' calls (tape_user.c): the work array's after the tangents */
 } fwd_seed;
 
 static inline uint32_t lane_bit(size_t k) { return 1u << (k < 31 ? k : 31); }
@@ -262,7 +263,7 @@ static void mask_update(const mblx_tape *t, const tins *in, const fwd_seed *sd)
         if (rd & TI_READS_A) r |= m[in->a];
         if (rd & TI_READS_B) r |= m[in->b];
         if (rd & TI_READS_EXT)
-            for (int j = 0; j < 5; j++) r |= m[t->ext[in->a + (uint32_t)j]];
+            for (uint32_t j = 0, ne = mblx__ext_count(in); j < ne; j++) r |= m[t->ext[in->a + j]];
         break;
     }
     }
@@ -326,6 +327,10 @@ static inline __attribute__((always_inline)) double fwd1(const mblx_tape *t, con
         LANES(c * V(Ta));
         return w[in->a] * c;
     case TI_STEP: return step(t->ext + in->a, w, T, Td, p, sd);
+    case TI_USER:
+        v = mblx__tape_user(t, in, w, sd->ucache, p != 0, NULL, 0);
+        if (p) mblx__tape_user_tangents(t, in, sd->ucache, T, Td, p);
+        return v;
     case TI_POW:
     case TI_ATAN2:
     case TI_MIN:
@@ -561,7 +566,15 @@ static int sweep_checked(const mblx_tape *t, const double *x, size_t np, fwd_see
 size_t mblx_tape_fwd_work_size(const mblx_tape *t, size_t p)
 {
     if (!t) return 0;
-    return (t->nreg ? t->nreg : 1) * (padded(p) + 1);
+    return (t->nreg ? t->nreg : 1) * (padded(p) + 1) + t->ucache;
+}
+
+/* The routines' caches in a forward work array of p directions (after the tangents), marked empty. */
+static double *fwd_ucache(const mblx_tape *t, double *work, size_t p)
+{
+    double *c = work + (t->nreg ? t->nreg : 1) * (padded(p) + 1);
+    if (t->nuins) mblx__tape_user_reset(t, c);
+    return c;
 }
 
 int mblx_tape_fwd(const mblx_tape *t, const double *symvals, size_t p, const double *seed, double *out,
@@ -572,7 +585,7 @@ int mblx_tape_fwd(const mblx_tape *t, const double *symvals, size_t p, const dou
         return mbl_error(st, MBL_EARG, "mblx_tape_fwd: NULL argument");
     size_t nreg = t->nreg ? t->nreg : 1;
     double *w = work, *T = work + nreg;
-    fwd_seed sd = {seed, NULL, 0, 0, p, NULL, NULL};
+    fwd_seed sd = {seed, NULL, 0, 0, p, NULL, NULL, fwd_ucache(t, work, p)};
     if (!p) sd.dense = NULL; /* no tangent is read or written */
     int rc = sweep_checked(t, symvals, p, &sd, w, T, st);
     if (rc) return rc;
@@ -644,11 +657,11 @@ static int fwdjac_eval(const mblx_fwdjac *J, const mblx_tape *t, const int *outp
         return mbl_error(st, MBL_EARG, "mblx_fwdjac_eval: the tape has %zu outputs, the Jacobian %zu rows", t->nout,
                          J->m);
     size_t P = chunk(J), nreg = t->nreg ? t->nreg : 1;
-    double *w = work, *T = work + nreg;
+    double *w = work, *T = work + nreg, *uc = fwd_ucache(t, work, P);
     size_t c0 = 0;
     do { /* at least one sweep: the values */
         size_t p = J->ncolors - c0 < P ? J->ncolors - c0 : P;
-        fwd_seed sd = {NULL, J->symcolor, J->nsym, (int)c0, p, NULL, NULL};
+        fwd_seed sd = {NULL, J->symcolor, J->nsym, (int)c0, p, NULL, NULL, uc};
         int rc = sweep_checked(t, symvals, p, &sd, w, T, st);
         if (rc) return rc;
         if (c0 == 0 && out)
@@ -721,7 +734,7 @@ int mblx__fwdjac_eval_rows(const mblx_fwdjac *J, mblx__subtape *s, const int *ou
     const mblx_tape *t = s->view;
     size_t nreg = t->nreg ? t->nreg : 1;
     double *w = work, *T = work + nreg;
-    fwd_seed sd = {NULL, J->symcolor, J->nsym, 0, J->ncolors, NULL, NULL};
+    fwd_seed sd = {NULL, J->symcolor, J->nsym, 0, J->ncolors, NULL, NULL, fwd_ucache(t, work, chunk(J))};
     int rc = sweep_checked(t, symvals, J->ncolors, &sd, w, T, st);
     if (rc) return rc;
     const uint32_t *ent = s->jent, *src = s->jsrc;

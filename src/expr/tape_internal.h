@@ -19,24 +19,25 @@ enum {
     TI_LDC, TI_LDS, TI_ADD, TI_ADDC, TI_MUL, TI_MULC, TI_SQR, TI_CUBE, TI_RECIP, TI_RSQR,
     TI_SQRTP, TI_POWC, TI_POW, TI_SQRT, TI_SIN, TI_COS, TI_TAN, TI_ASIN, TI_ACOS, TI_ATAN,
     TI_ATAN2, TI_SINH, TI_COSH, TI_TANH, TI_EXP, TI_LOG, TI_ABS, TI_SIGN, TI_MIN, TI_MAX,
-    TI_STEP, TI_DATA, TI_ADD2C, TI_MUL2C,
+    TI_STEP, TI_DATA, TI_ADD2C, TI_MUL2C, TI_USER,
     TI_NOP /* the number of opcodes */
 };
 _Static_assert(TI_NOP <= 64, "the opcode sets below are 64-bit masks");
 
 /* The registers an opcode reads, said once here for the scheduler (tape_schedule.c), the forward
  * sweep's lane masks (tape_forward.c) and the rows view (tape_eval.c): TI_READS_A register a,
- * TI_READS_B register b, TI_READS_EXT the five registers ext[a .. a + 4] (TI_STEP). TI_LDC and
- * TI_LDS read none (a is a constant's or a symbol's index). */
+ * TI_READS_B register b, TI_READS_EXT the registers ext[a .. a + mblx__ext_count) (TI_STEP: five;
+ * TI_USER: the routine's nin, its b). TI_LDC and TI_LDS read none (a is a constant's or a
+ * symbol's index). */
 enum { TI_READS_A = 1, TI_READS_B = 2, TI_READS_EXT = 4 };
 #define TI_SET(op_) (1ull << (op_))
-#define TI_READ_NO_REGISTER (TI_SET(TI_LDC) | TI_SET(TI_LDS) | TI_SET(TI_STEP))
+#define TI_READ_NO_REGISTER (TI_SET(TI_LDC) | TI_SET(TI_LDS) | TI_SET(TI_STEP) | TI_SET(TI_USER))
 #define TI_READ_TWO_REGISTERS                                                                      \
     (TI_SET(TI_ADD) | TI_SET(TI_ADD2C) | TI_SET(TI_MUL) | TI_SET(TI_MUL2C) | TI_SET(TI_POW) |      \
      TI_SET(TI_ATAN2) | TI_SET(TI_MIN) | TI_SET(TI_MAX) | TI_SET(TI_DATA))
 #define TI_READS_OF(op_)                                                                           \
     ((unsigned)(~TI_READ_NO_REGISTER >> (op_) & 1) * TI_READS_A |                                  \
-     (unsigned)(TI_READ_TWO_REGISTERS >> (op_) & 1) * TI_READS_B | (unsigned)((op_) == TI_STEP) * TI_READS_EXT)
+     (unsigned)(TI_READ_TWO_REGISTERS >> (op_) & 1) * TI_READS_B | (unsigned)((op_) == TI_STEP || (op_) == TI_USER) * TI_READS_EXT)
 /* (one load from a table of the above, not its eight operations: the scheduler's register pass
  * asks it of every instruction) */
 static inline unsigned mblx__ti_reads(uint32_t op)
@@ -58,11 +59,13 @@ typedef struct tins {
     uint32_t dst, a, b;
 } tins;
 _Static_assert(sizeof(tins) == 16, "an instruction is 16 bytes");
+/* The registers ext[a ..] of an instruction of TI_READS_EXT: a step's five, a routine's nin (b). */
+static inline uint32_t mblx__ext_count(const tins *q) { return q->op == TI_STEP ? 5u : q->b; }
 /* The opcodes whose constant is read (TI_LDC: its value; ADDC, MULC, ADD2C, MUL2C: the constant
- * added or multiplied; POWC: the exponent; DATA: the node's code); the pool's size limit. */
+ * added or multiplied; POWC: the exponent; DATA, USER: the node's code); the pool's size limit. */
 #define TI_CONST_OPS                                                                               \
     (TI_SET(TI_LDC) | TI_SET(TI_ADDC) | TI_SET(TI_MULC) | TI_SET(TI_ADD2C) | TI_SET(TI_MUL2C) |    \
-     TI_SET(TI_POWC) | TI_SET(TI_DATA))
+     TI_SET(TI_POWC) | TI_SET(TI_DATA) | TI_SET(TI_USER))
 #define TI_CONST_MAX ((size_t)1 << 26)
 
 struct mblx_tape {
@@ -71,9 +74,19 @@ struct mblx_tape {
     double *cst; /* the instructions' constants (tins.ci; cst[0] = 0.0; each value once), ncst */
     size_t ncst;
     uint32_t *outreg;
-    uint32_t *ext; /* step operands, 5 registers each */
+    uint32_t *ext; /* step operands, 5 registers each; a routine's inputs, nin each */
     mblx__dataset *data; /* the graph's data sets, copied (TI_DATA: a = x, b = y, c = the node's code) */
     uint32_t ndata;
+    /* the graph's routines, copied when the tape has user instructions (TI_USER: a = the offset
+     * of its inputs in ext, b = nin, c = the node's code; tape_user.c), nuser of them; nuins
+     * such instructions; the caches of the routines' calls in the work array after the registers
+     * (or after the tangents, forward mode): routine r's at uoff[r], ucache doubles in all;
+     * uwantp[r] 1: an order-1 node reads routine r's own partials (its values are asked with them) */
+    mblx__user *user;
+    uint32_t nuser;
+    size_t nuins, ucache;
+    size_t *uoff;
+    unsigned char *uwantp;
     /* diagnostics: each instruction's node, in a private copy of the compiled sub-DAG (local node
      * numbering), or in the graph g itself for a tape of mblx_compile_bound (lnd, largs and names
      * then NULL) */
@@ -259,7 +272,7 @@ static inline void mblx__sched_note(mblx__sched *s, size_t w0, size_t i, const t
     if (rd & TI_READS_A) L = mblx__sched_read(s, w0, q->a, L);
     if (rd & TI_READS_B) L = mblx__sched_read(s, w0, q->b, L);
     if (rd & TI_READS_EXT)
-        for (int k = 0; k < 5; k++) L = mblx__sched_read(s, w0, s->t->ext[q->a + (uint32_t)k], L);
+        for (uint32_t k = 0, ne = mblx__ext_count(q); k < ne; k++) L = mblx__sched_read(s, w0, s->t->ext[q->a + k], L);
     mblx__sched_put(s, i, L, q->op);
 }
 
@@ -269,6 +282,25 @@ int mblx__tape_diagnose(const mblx_tape *t, const double *x, double *w, mbl_stat
 /* MBL_EDOMAIN with "<what> in <the expression of instruction i>" (a bound tape reads its graph
  * under its lock; tape_eval.c). */
 int mblx__tape_report_ins(const mblx_tape *t, size_t i, const char *what, mbl_status *st);
+
+/* ---- user instructions (tape_user.c) ---- */
+/* t's routines, their caches' places (uoff, ucache, uwantp), after its compilation from g; 0, or -1
+ * when out of memory. Nothing for a tape without user instructions. */
+int mblx__tape_user_setup(mblx_tape *t, const mblx_graph *g);
+void mblx__tape_user_free(mblx_tape *t);
+/* The caches marked empty (an evaluation's start; cache: the work array's after the registers). */
+static inline void mblx__tape_user_reset(const mblx_tape *t, double *cache)
+{
+    for (uint32_t r = 0; r < t->nuser; r++) cache[t->uoff[r]] = 0.0;
+}
+/* The value of user instruction p at registers w (NaN when the routine fails: msg, when not
+ * NULL, says why); cache: the tape's caches, or NULL (the routine called here, into scratch
+ * allocated for it). deriv: the node's partials are needed too (forward mode). */
+double mblx__tape_user(const mblx_tape *t, const tins *p, const double *w, double *cache, int deriv, char *msg,
+                       size_t size);
+/* Its tangents Td[0 .. np) from the inputs' T (np per register), after mblx__tape_user with deriv
+ * set on the same cache (NaN for an order-2 node whose inputs move, or when a routine fails). */
+void mblx__tape_user_tangents(const mblx_tape *t, const tins *p, double *cache, const double *T, double *Td, size_t np);
 
 /* Free a Jacobian coloring (fwdjac.c; the tape's owned one). */
 void mblx__fwdjac_free(struct mblx_fwdjac *J);

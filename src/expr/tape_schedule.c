@@ -116,7 +116,7 @@ int mblx__sched_finish(mblx__sched *s)
         unsigned rd = mblx__ti_reads(q.op);
         uint32_t sa = q.a, sb = q.b;
         /* the operands' registers; those whose last use this is freed, in the order a, b, the
-         * step's five */
+         * step's five or the routine's inputs (ext) */
 #define FREE_AT(s_)                                                                           \
     do {                                                                                      \
         uint32_t s__ = (s_);                                                                  \
@@ -127,10 +127,12 @@ int mblx__sched_finish(mblx__sched *s)
         if (rd & TI_READS_A) FREE_AT(sa);
         if (rd & TI_READS_B) FREE_AT(sb);
         if (rd & TI_READS_EXT) {
-            uint32_t *e = t->ext + sa, es[5];
-            for (int j = 0; j < 5; j++) es[j] = e[j];
-            for (int j = 0; j < 5; j++) e[j] = nreg_of[es[j]];
-            for (int j = 0; j < 5; j++) FREE_AT(es[j]);
+            uint32_t *e = t->ext + sa;
+            for (uint32_t j = 0, ne = mblx__ext_count(&q); j < ne; j++) { /* (remapping reads no freed list) */
+                uint32_t s_ = e[j];
+                e[j] = nreg_of[s_];
+                FREE_AT(s_);
+            }
         }
 #undef FREE_AT
         uint32_t d = nfree ? freel[--nfree] : (uint32_t)nreg++;
