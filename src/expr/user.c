@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "expr/expr_internal.h"
+#include "expr/user_step.h"
 
 /* Routines a graph can hold (the node's code: 17 bits above the 36 of k, j1 + 1, j2 + 1). */
 #define USER_MAX_ROUTINES (1L << 16)
@@ -271,7 +272,12 @@ static int call1(const mblx__user *u, const double *in, double *out, double *par
     return 0;
 }
 
-static double step_of(double x, double rel) { return rel * (fabs(x) > 1.0 ? fabs(x) : 1.0); }
+/* the calling thread's factor on every difference step (expr/user_step.h) */
+static _Thread_local double step_scale = 1.0;
+void mblx__user_step_scale(double s) { step_scale = s > 0 && isfinite(s) ? s : 1.0; }
+double mblx__user_step_factor(void) { return step_scale; }
+
+static double step_of(double x, double rel) { return step_scale * rel * (fabs(x) > 1.0 ? fabs(x) : 1.0); }
 
 int mblx__user_fill(const mblx__user *u, const double *in, double *out, double *partials, int have_out,
                     double *scratch, char *msg, size_t size)

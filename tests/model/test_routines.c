@@ -205,7 +205,7 @@ TEST(sensitivity_through_the_routine)
     CHECK_MSG(load(text, &md, &st) == 0, "%s", st.msg);
     if (!md) return;
     int rc = mbl_operating_point(md, NULL, &pt, &st);
-    if (!rc) rc = mbl_dae_deriv_new_param(md, &d, &st);
+    if (!rc) rc = mbl_dae_deriv_new(md, &d, &st);
     int wrt = 3; /* k */
     if (!rc) rc = mbl_sensitivity_compute(d, pt, &wrt, 1, NULL, &sens, &st);
     CHECK_MSG(rc == 0, "%s", st.msg);
@@ -276,11 +276,11 @@ static void refused(const char *entry, const char *force, const char *want1, con
 
 TEST(errors)
 {
-    refused("  f: {library: ./nothere.so, inputs: [x], outputs: [F]}\n", "F", "pend.yaml:7:18:", "--allow-user-code",
+    refused("  f: {library: ./nothere.so, inputs: [x], outputs: [F]}\n", "F", "pend.yaml:7:16:", "--allow-user-code",
             MBL_EPERM);
     refused("  f: {routine: missing, inputs: [x], outputs: [F]}\n", "F", "pend.yaml:7:3:", "no routine 'missing'", 0);
-    refused("  f: {routine: torque, input: [x], outputs: [F]}\n", "F", "pend.yaml:7:25:", "unknown key 'input'", 0);
-    refused("  f: {routine: torque, inputs: [x, x, k, k], outputs: [2F]}\n", "x", "pend.yaml:7:54:",
+    refused("  f: {routine: torque, input: [x], outputs: [F]}\n", "F", "pend.yaml:7:24:", "unknown key 'input'", 0);
+    refused("  f: {routine: torque, inputs: [x, x, k, k], outputs: [2F]}\n", "x", "pend.yaml:7:56:",
             "an output must be a name", 0);
     refused("  f: {routine: torque, inputs: [x, x, k, k], outputs: [F, F]}\n", "F", "output 'F' named twice", NULL, 0);
     refused("  f: {routine: torque, inputs: [F, x, k, k], outputs: [F]}\n", "F", "cycle", "F", 0);
