@@ -462,7 +462,7 @@ TEST(bad_input)
     bad(disc, j, "roll: {type: rolling_wheel, i: centre, radius: -R}", "joint 'roll'", "radius must be positive");
     bad(disc, j, "roll: {type: rolling_wheel, i: centre}", "joint 'roll'", "missing 'radius'");
     bad(disc, j, "roll: {type: rolling_wheel, i: centre, radius: R, j: O, tire: {model: soft}}", "joint 'roll'",
-        "linear or magic_formula");
+        "linear, magic_formula or force");
     bad(disc, j, "roll: {type: rolling_wheel, i: centre, radius: R, tire: {model: magic_formula, B: 1, C: 1, D: 1}}",
         "joint 'roll'", "missing 'E'");
     bad(disc, j, "roll: {type: rolling_wheel, i: centre, radius: R, j: centre}", "joint 'roll'", "same body");
