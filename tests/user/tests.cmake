@@ -9,3 +9,8 @@ mblin_add_test(test_user_routines ${CMAKE_CURRENT_SOURCE_DIR}/user/test_user_rou
 target_compile_definitions(test_user_routines PRIVATE MBLIN_USER_LIB_DIR="${MBLIN_USER_LIB_DIR}")
 target_link_libraries(test_user_routines PRIVATE ${CMAKE_DL_LIBS})
 add_dependencies(test_user_routines ${MBLIN_USER_TEST_LIBS})
+# the example models with routines (examples/user) against the built-in Magic Formula and the
+# expression language, through the library's API
+mblin_add_test(test_user_models ${CMAKE_CURRENT_SOURCE_DIR}/user/test_user_models.c)
+target_compile_definitions(test_user_models PRIVATE MBLIN_USER_LIB_DIR="${MBLIN_USER_LIB_DIR}")
+add_dependencies(test_user_models ${MBLIN_USER_TEST_LIBS})
