@@ -64,6 +64,21 @@ TEST(car_routine_against_builtin)
             CHECK_MSG(dA <= USER_RTOL && de <= USER_RTOL, "A differs by %.3g, eigenvalues by %.3g", dA, de);
             printf("  car %s, mf_lateral against magic_formula: A (%d x %d) %.2g, %d eigenvalues %.2g\n",
                    sideways ? "sideways at 1.5 m/s" : "straight", ru.nx, ru.nx, dA, ru.nev, de);
+            /* without partials: central differences, within the error the result states */
+            static text_result rn;
+            char *n = text_replace_all(u, "partials: yes", "partials: no"); /* u freed */
+            u = NULL;
+            double wn;
+            if (n && !run("car_nopartials.yaml", n, 1, &rn, NULL)) {
+                double dAn = text_compare(&rb, &rn, NULL, &wn);
+                CHECK_MSG(rn.err_est > 0 && wn <= rn.err_est, "without partials: eigenvalues off by %.3g, stated %.3g", wn,
+                          rn.err_est);
+                printf("    without partials: A %.2g, eigenvalues off by %.2g (absolute), stated error %.2g\n", dAn, wn,
+                       rn.err_est);
+            } else {
+                CHECK(0);
+            }
+            free(n);
         } else {
             CHECK(0);
         }
