@@ -143,4 +143,12 @@ static inline double text_compare(const text_result *a, const text_result *b, do
     return d / big;
 }
 
+/* the largest relative difference of b's outputs from a's (INFINITY when their counts differ) */
+static inline double text_outputs_diff(const text_result *a, const text_result *b)
+{
+    double d = a->ny == b->ny ? 0 : INFINITY;
+    for (int k = 0; k < a->ny && a->ny == b->ny; k++) d = fmax(d, fabs(b->y[k] - a->y[k]) / fmax(fabs(a->y[k]), 1e-300));
+    return d;
+}
+
 #endif
