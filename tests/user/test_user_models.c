@@ -12,7 +12,11 @@
  *   motor_pendulum_expr.yaml (the same in the expression language): eigenvalues to USER_RTOL;
  * - the same without partials (central differences): within the error the result states;
  * - a mechanism's routines refused in its words: an output named as a parameter, an input with a
- *   bad measure, and the whole model without --allow-user-code (MBL_EPERM). */
+ *   bad measure, and the whole model without --allow-user-code (MBL_EPERM);
+ * - the test libraries of tests/user in a two-coordinate model: plain's partials give A (against
+ *   its partials written out here), wrong_partials (1 % off in d f1/dy) is refused by the operating
+ *   point's check naming the entry, plain_nopartials asked for partials, err_routine, nan_routine,
+ *   bad_abi, no_abi and a missing library each refused in one line naming it. */
 #include <complex.h>
 #include <math.h>
 #include <stdio.h>
@@ -179,11 +183,62 @@ TEST(mechanism_refusals)
     free(t);
 }
 
+/* a two-coordinate model whose forces are routine w of library lib: x'' = -10 x + f0(x, y),
+ * y'' = -10 y + f1(x, y), at the given point x = 0.7, y = -0.3 */
+static char *two_dof(const char *lib, const char *routine, const char *partials)
+{
+    static char text[1024];
+    snprintf(text, sizeof text,
+             "model: dae\nname: two springs and a routine\ncoordinates: {x: 0.7, y: -0.3}\n"
+             "routines:\n  w: {library: %s/lib%s.so, routine: %s, inputs: [x, y], outputs: [f0, f1], partials: %s}\n"
+             "kinetic_energy: \"0.5*der(x)^2 + 0.5*der(y)^2\"\npotential_energy: \"5*x^2 + 5*y^2\"\n"
+             "forces: {x: f0, y: f1}\nlinearize: {at: given}\n",
+             MBLIN_USER_LIB_DIR, lib, routine, partials);
+    return text;
+}
+
+/* the test libraries of tests/user in a model: plain's A against its partials written here, and
+ * each bad library or routine refused in one line naming it */
+TEST(test_libraries_in_a_model)
+{
+    static text_result r;
+    char msg[512] = "";
+    int rc = run("plain.yaml", two_dof("plain", "plain", "yes"), 1, &r, msg);
+    CHECK_MSG(rc == 0 && r.nx == 4, "plain: %s", msg);
+    if (!rc && r.nx == 4) {
+        /* A = [0 I; K 0] with K = -10 I + d f / d (x, y) (states x, y, der(x), der(y); column-major) */
+        double x = 0.7, y = -0.3, K[2][2] = {{-10 + cos(x) * y, sin(x)}, {2 * x, -10 + exp(y)}}, worst = 0;
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 2; j++) worst = fmax(worst, fabs(r.A[(size_t)j * 4 + 2 + i] - K[i][j]) / 10);
+        CHECK_MSG(worst <= USER_RTOL, "plain: A's stiffness block off by %.3g", worst);
+        printf("  plain (partials): A's stiffness block against the partials written out: %.2g\n", worst);
+    }
+    struct {
+        const char *lib, *routine, *partials, *want1, *want2;
+    } bad_cases[] = {
+        {"wrong_partials", "wrong_partials", "yes", "routine 'w'", "d out2 / d in2"},
+        {"plain", "plain_nopartials", "yes", "routine 'w'", "partials: no"},
+        {"err_routine", "err_routine", "no", "routine 'w'", "table lookup outside 0..10"},
+        {"nan_routine", "nan_routine", "no", "routine 'w'", "nan"},
+        {"bad_abi", "bad_abi", "no", "libbad_abi.so", "version"},
+        {"no_abi", "no_abi", "no", "libno_abi.so", "mblin_user_abi"},
+        {"no_such_library", "f", "no", "libno_such_library.so", "routine 'w'"},
+    };
+    for (size_t k = 0; k < sizeof bad_cases / sizeof *bad_cases; k++) {
+        msg[0] = '\0';
+        rc = run("bad.yaml", two_dof(bad_cases[k].lib, bad_cases[k].routine, bad_cases[k].partials), 1, &r, msg);
+        CHECK_MSG(rc != 0 && strstr(msg, bad_cases[k].want1) && strstr(msg, bad_cases[k].want2) && !strchr(msg, '\n'),
+                  "%s: rc %d '%s'", bad_cases[k].routine, rc, msg);
+        printf("  %s\n", msg);
+    }
+}
+
 int main(void)
 {
     RUN(car_routine_against_builtin);
     RUN(turn_trim_routine_against_builtin);
     RUN(motor_routine_against_expressions);
     RUN(mechanism_refusals);
+    RUN(test_libraries_in_a_model);
     return test_summary("user routines in models");
 }
