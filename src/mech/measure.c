@@ -1,5 +1,5 @@
-/* Measures: the texts of DX(i, j, k), AX(..), JQ(joint), FX(joint) ... (positions, angles, joint
- * coordinates and rates, reactions) and their substitution into user texts (mech_subst). */
+/* Measures: the texts of DX(i, j, k), AX(..), JQ(joint), FX(joint), SLIP(joint) ... (positions,
+ * angles, joint coordinates and rates, reactions, a tire's slip angle) and their substitution into user texts (mech_subst). */
 #include "mech/mech_internal.h"
 
 #include <math.h>
@@ -178,6 +178,32 @@ static const char *reaction(mech *M, const char *fn, int nargs, const char **arg
     return sum ? mech_fmt(M, "-(%s)", sum) : "0";
 }
 
+/* SLIP(joint): the slip angle alpha of a rolling wheel's tire (wheel.c writes it as the variable
+ * _wheel_<joint>_alpha; the joints' names and values are all known before any is built) */
+static const char *slip(mech *M, int nargs, const char **arg, const size_t *alen, char *why, size_t whylen)
+{
+    if (nargs != 1) {
+        snprintf(why, whylen, "SLIP takes the name of a rolling wheel joint with a tire");
+        return NULL;
+    }
+    int j = mech_find_joint(M, arg[0], alen[0]);
+    if (j < 0) {
+        snprintf(why, whylen, "SLIP: no joint named '%.*s'", (int)alen[0], arg[0]);
+        return NULL;
+    }
+    const joint *J = &M->jt[j];
+    if (strcmp(J->type, "rolling_wheel")) {
+        snprintf(why, whylen, "SLIP: joint '%s' is a %s, not a rolling wheel (SLIP is the slip angle of a rolling wheel's tire)",
+                 J->name, J->type);
+        return NULL;
+    }
+    if (!mech_get(M, J->val, "tire")) {
+        snprintf(why, whylen, "SLIP: rolling wheel '%s' has no tire (it rolls without slip: give it a 'tire')", J->name);
+        return NULL;
+    }
+    return mech_fmt(M, "_wheel_%s_alpha", J->name);
+}
+
 const char *mech_measure(mech *M, const char *fn, int nargs, const char **arg, const size_t *alen, char *why,
                          size_t whylen)
 {
@@ -208,6 +234,7 @@ const char *mech_measure(mech *M, const char *fn, int nargs, const char **arg, c
         return fn[1] == 'Q' ? q : mech_fmt(M, "der(%s)", q);
     }
     if ((fn[0] == 'F' || fn[0] == 'T') && fn[2] == '\0') return reaction(M, fn, nargs, arg, alen, why, whylen);
+    if (!strcmp(fn, "SLIP")) return slip(M, nargs, arg, alen, why, whylen);
     int mi[3] = {-1, -1, -1};
     if (nargs < 1 || nargs > 3) {
         snprintf(why, whylen, "%s takes 1 to 3 marker names", fn);
@@ -274,7 +301,7 @@ const char *mech_measure(mech *M, const char *fn, int nargs, const char **arg, c
 int mech_subst(mech *M, const char *text, const yaml_node_t *at, const local *loc, int nloc, const char **out)
 {
     static const char *fns[] = {"DX", "DY", "DZ", "DM", "AX", "AY", "AZ", "VX", "VY", "VZ", "WX", "WY", "WZ",
-                                "JQ", "JV", "FX", "FY", "FZ", "TX", "TY", "TZ", NULL};
+                                "JQ", "JV", "FX", "FY", "FZ", "TX", "TY", "TZ", "SLIP", NULL};
     size_t cap = strlen(text) * 2 + 64, n = 0;
     char *o = mbl_malloc(cap);
     if (!o || !mech_keep(M, o)) return mech_oom(M);

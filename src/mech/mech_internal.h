@@ -326,6 +326,11 @@ int mech_wheel_joint(mech *M, joint *J, const yaml_node_t *val);
 /* targets (measures in the keys, the keys as written the labels), free inputs, and `turn: body`
  * (every body's accelerations of a steady turn about the vertical) or `accelerations`; NULL: none */
 int mech_read_trim(mech *M, const yaml_node_t *tn);
+/* ---- routines.c: `routines:` (user routines; docs/user-routines.md) ----------------------------- */
+/* rn (NULL: none) read by the model's reader (model/routines.h) into src->routines, each input's
+ * measures written out (mech_subst, at the input's node), each output's name checked to be a new
+ * name of the mechanism; the outputs stay names (the model layer resolves them) */
+int mech_read_routines(mech *M, const yaml_node_t *rn);
 /* ---- pmech.c: planar rigid bodies and revolute joints evaluated numerically by the model ------- */
 
 /* Body bi to the numeric term when it can go (M->pnum, a planar rigid body whose mass, inertia

@@ -21,6 +21,7 @@
  *   pmech.c      planar rigid bodies and revolute joints the model evaluates numerically
  *   wheel.c      the rolling wheel joint (a disc on a ground plane: non-holonomic) and its tire
  *   trim.c       `trim:` (at: trim): targets with measures, free inputs, the steady turn's accelerations
+ *   routines.c   `routines:` (user routines, issue 68): the model's reader, the inputs' measures written out
  *   relative.c   `coordinates: relative`: joint kinds, the tree and its joint coordinates (cut
  *                joints stay constraints); relative_kinematics.c the recursive kinematics;
  *                relative_forces.c the generalized forces; relative_measures.c JQ and the
@@ -163,7 +164,7 @@ static int read_all(mech *M, const yaml_node_t *root)
 {
     static const char *ok[] = {"model", "name", "parameters", "space", "ground", "bodies", "joints", "drivers",
                                "forces", "inputs", "variables", "outputs", "linearize", "coordinates", "tree_dynamics", "spin_speeds",
-                               "velocities", "data", "trim", NULL};
+                               "velocities", "data", "trim", "routines", NULL};
     int rc = mech_check_keys(M, root, ok, "mechanism");
     if (rc) return rc;
     yaml_node_t *n;
@@ -281,6 +282,7 @@ static int read_all(mech *M, const yaml_node_t *root)
     if ((rc = read_linearize(M, mech_get(M, root, "linearize")))) return rc;
     if ((rc = held_velocities(M, mech_get(M, root, "velocities")))) return rc;
     if ((rc = mech_read_trim(M, mech_get(M, root, "trim")))) return rc; /* trim.c */
+    if ((rc = mech_read_routines(M, mech_get(M, root, "routines")))) return rc; /* routines.c */
     int line, col;
     mech_pos_of(root, &line, &col);
     if (M->relative && (rc = mech_rel_kinematics(M))) return rc;

@@ -23,4 +23,5 @@ list(APPEND MBLIN_SOURCES
   src/mech/pmech.c
   src/mech/wheel.c
   src/mech/trim.c
+  src/mech/routines.c
 )

@@ -523,6 +523,7 @@ int mech_drop_spare_vars(mech *M)
                                    &s->states,      &s->velocity_states, &s->ode_states, &s->ode,
                                    &s->implicit_variables, &s->draw, &s->kinematics, &s->validity};
     for (size_t k = 0; k < sizeof lists / sizeof *lists; k++) mark_list(&vi, lists[k], used, stack, &nstack);
+    for (int r = 0; r < s->nroutines; r++) mark_list(&vi, &s->routines[r].inputs, used, stack, &nstack);
     for (int h = 0; h < 2; h++) { /* the held quantity is the key (model/held.c) */
         const mbl_src_list *hl = h ? &s->held_body_velocities : &s->held_velocities;
         mark_list(&vi, hl, used, stack, &nstack);

@@ -14,8 +14,10 @@
  * An optional `tire` replaces the lateral no-slip constraint by a lateral force F t2 at P, with
  * the slip angle alpha = atan(t2 . v_P / sqrt((t1 . der(o))^2 + vmin^2)) (vmin =
  * MBL_MECH_TIRE_MIN_SPEED: the force stays defined at a standstill, where the methods evaluate
- * parts of the Jacobian) and F = -Ca alpha (linear) or
- * F = -D sin(C atan(B alpha - E (B alpha - atan(B alpha)))) (Pacejka's Magic Formula). */
+ * parts of the Jacobian) and F = -Ca alpha (linear),
+ * F = -D sin(C atan(B alpha - E (B alpha - atan(B alpha)))) (Pacejka's Magic Formula), or any
+ * expression of the model (`model: force`, `lateral:`), in which the measure SLIP(joint) is a
+ * wheel's alpha (measure.c; a user routine's output, issue 68, is such an expression). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -73,8 +75,10 @@ static int plane_of(mech *M, joint *J, const yaml_node_t *val, const char *n[3],
     return M->oom ? mech_oom(M) : 0;
 }
 
-/* `tire: {model: linear, cornering_stiffness: Ca}` or `{model: magic_formula, B:, C:, D:, E:}`:
- * the lateral force's text F(alpha) (alpha the text of the slip angle) in *out */
+/* `tire: {model: linear, cornering_stiffness: Ca}`, `{model: magic_formula, B:, C:, D:, E:}` or
+ * `{model: force, lateral: EXPR}`: the text of the lateral force along t2 in *out, -F(alpha) of
+ * the built-in laws F (alpha the text of the slip angle), the expression itself (its measures,
+ * SLIP(joint) among them, written out) for `force` */
 static int tire_law(mech *M, joint *J, const yaml_node_t *tn, const char *alpha, const char **out)
 {
     char what[200];
@@ -90,7 +94,7 @@ static int tire_law(mech *M, joint *J, const yaml_node_t *tn, const char *alpha,
         yaml_node_t *cn = mech_get(M, tn, "cornering_stiffness");
         if (!cn) return err_at(M, tn, "%s: missing 'cornering_stiffness' (N/rad)", what);
         if ((rc = mech_text_of(M, cn, "cornering_stiffness", &ca))) return rc;
-        *out = mech_fmt(M, "(%s)*(%s)", ca, alpha);
+        *out = mech_fmt(M, "-((%s)*(%s))", ca, alpha);
     } else if (!strcmp(model, "magic_formula")) {
         static const char *ok[] = {"model", "B", "C", "D", "E", NULL};
         static const char *key[] = {"B", "C", "D", "E"};
@@ -102,9 +106,20 @@ static int tire_law(mech *M, joint *J, const yaml_node_t *tn, const char *alpha,
             if ((rc = mech_text_of(M, kn, key[k], &c[k]))) return rc;
         }
         const char *ba = mech_fmt(M, "(%s)*(%s)", c[0], alpha);
-        *out = mech_fmt(M, "(%s)*sin((%s)*atan(%s - (%s)*(%s - atan(%s))))", c[2], c[1], ba, c[3], ba, ba);
+        *out = mech_fmt(M, "-((%s)*sin((%s)*atan(%s - (%s)*(%s - atan(%s)))))", c[2], c[1], ba, c[3], ba, ba);
+    } else if (!strcmp(model, "force")) {
+        static const char *ok[] = {"model", "lateral", NULL};
+        const char *t = NULL, *x = NULL;
+        if ((rc = mech_check_keys(M, tn, ok, what))) return rc;
+        yaml_node_t *ln = mech_get(M, tn, "lateral");
+        if (!ln)
+            return err_at(M, tn, "%s: missing 'lateral' (model: force takes the lateral force along t2 at the contact point, "
+                                 "an expression such as \"-Ca*SLIP(%s)\")",
+                          what, J->name);
+        if ((rc = mech_text_of(M, ln, "lateral", &t)) || (rc = mech_subst(M, t, ln, NULL, 0, &x))) return rc;
+        *out = mech_fmt(M, "(%s)", x);
     } else {
-        return err_at(M, mn ? mn : tn, "%s: 'model' must be linear or magic_formula", what);
+        return err_at(M, mn ? mn : tn, "%s: 'model' must be linear, magic_formula or force", what);
     }
     return M->oom ? mech_oom(M) : 0;
 }
@@ -208,7 +223,7 @@ int mech_wheel_joint(mech *M, joint *J, const yaml_node_t *val)
                             lim, line, col)))
         return rc;
     const char *Fn = mech_fmt(M, "%s_Fy", base);
-    if ((rc = mech_add_var(M, Fn, mech_fmt(M, "-(%s)", F), line, col))) return rc;
+    if ((rc = mech_add_var(M, Fn, F, line, col))) return rc;
     const char *f[3], *arm[3];
     for (int k = 0; k < 3; k++) {
         f[k] = mech_fmt(M, "%s*%s", Fn, t2[k]);

@@ -21,39 +21,9 @@
 #include "mblin/mblin.h"
 #include "test.h"
 #include "eig_match.h"
+#include "model_text.h"
 
 enum { NMAX = 64 };
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s) s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
-/* s with the first occurrence of a replaced by b (a new string), NULL when a is not in s */
-static char *replace(const char *s, const char *a, const char *b)
-{
-    const char *p = strstr(s, a);
-    if (!p) return NULL;
-    size_t la = strlen(a), lb = strlen(b), ls = strlen(s);
-    char *o = malloc(ls - la + lb + 1);
-    if (!o) return NULL;
-    memcpy(o, s, (size_t)(p - s));
-    memcpy(o + (p - s), b, lb);
-    memcpy(o + (p - s) + lb, p + la, ls - (size_t)(p - s) - la + 1);
-    return o;
-}
 
 /* The non-spurious eigenvalues of a model text (path: a file when text is NULL) at the settings, by
  * a method (NULL: the default); the count, -1 on failure (the message in msg when given). Outputs
@@ -150,10 +120,10 @@ TEST(bicycle_table2)
 TEST(bicycle_methods_and_relative)
 {
     static const char *const methods[] = {"partition", "nullspace", "projection"};
-    char *text = slurp("examples/mech/whipple_bicycle.yaml");
+    char *text = text_slurp("examples/mech/whipple_bicycle.yaml");
     CHECK(text != NULL);
     if (!text) return;
-    char *rel = replace(text, "model: mechanism\n", "model: mechanism\ncoordinates: relative\n");
+    char *rel = text_replace(text, "model: mechanism\n", "model: mechanism\ncoordinates: relative\n");
     CHECK(rel != NULL);
     for (int k = 3; k <= 8; k += 5) {
         mbl_setting s = {"v", (double)k};
@@ -309,12 +279,12 @@ TEST(bicycle_sensitivity_closed_form)
  * (rate 0.0044 in the normalization's direction), and the model was refused. */
 TEST(bicycle_relative_steady_check)
 {
-    char *text = slurp("examples/mech/whipple_bicycle.yaml");
+    char *text = text_slurp("examples/mech/whipple_bicycle.yaml");
     CHECK(text != NULL);
     if (!text) return;
-    char *a = replace(text, "model: mechanism\n", "model: mechanism\ncoordinates: relative\n");
-    char *b = a ? replace(a, "    velocity: [v, 0, 0]            # held; the other velocities are solved from the constraints\n", "") : NULL;
-    char *c = b ? replace(b, "    position: [xB, 0, zB]\n", "    position: [xB, 0, zB]\n    velocity: [v, 0, 0]\n") : NULL;
+    char *a = text_replace(text, "model: mechanism\n", "model: mechanism\ncoordinates: relative\n");
+    char *b = a ? text_replace(a, "    velocity: [v, 0, 0]            # held; the other velocities are solved from the constraints\n", "") : NULL;
+    char *c = b ? text_replace(b, "    position: [xB, 0, zB]\n", "    position: [xB, 0, zB]\n    velocity: [v, 0, 0]\n") : NULL;
     /* the rear frame first: the root of the tree */
     char *d = NULL;
     if (c) {
@@ -405,20 +375,20 @@ TEST(tire_linear_and_magic_formula)
     if (n == 8)
         printf("  linear tires: %.10g%+.10gi, largest relative difference %.2g\n", creal(want[0]), cimag(want[0]),
                eig_match(ev, n, want, 3, 1e-9, 1e-6));
-    char *text = slurp("examples/mech/single_track_car.yaml");
+    char *text = text_slurp("examples/mech/single_track_car.yaml");
     CHECK(text != NULL);
     if (!text) return;
     /* the Magic Formula with B C D = Cf (Cr): the same slope at zero slip, the same linear model */
-    char *t1 = replace(text, "{model: linear, cornering_stiffness: Cf}", "{model: magic_formula, B: 10, C: 1.3, D: \"Cf/13\", E: 0.97}");
-    char *t2 = t1 ? replace(t1, "{model: linear, cornering_stiffness: Cr}", "{model: magic_formula, B: 8, C: 1.5, D: \"Cr/12\", E: -0.5}") : NULL;
+    char *t1 = text_replace(text, "{model: linear, cornering_stiffness: Cf}", "{model: magic_formula, B: 10, C: 1.3, D: \"Cf/13\", E: 0.97}");
+    char *t2 = t1 ? text_replace(t1, "{model: linear, cornering_stiffness: Cr}", "{model: magic_formula, B: 8, C: 1.5, D: \"Cr/12\", E: -0.5}") : NULL;
     CHECK(t2 != NULL);
     n = t2 ? eig_of("car_mf.yaml", t2, NULL, 0, NULL, ev, NULL, NULL) : -1;
     CHECK_EQ_INT(n, 8);
     if (n == 8) printf("  Magic Formula, B C D = C_alpha: largest relative difference %.2g\n", eig_match(ev, n, want, 3, 1e-9, 1e-6));
     /* its force at a slip angle: every body moving at (u, 1.5, 0), alpha = atan(1.5 / u) */
-    char *t3 = t2 ? replace(t2, "outputs: {yaw_rate: \"WZ(cg)\"}", "outputs: {Ff: \"_wheel_front_tire_Fy\"}") : NULL;
+    char *t3 = t2 ? text_replace(t2, "outputs: {yaw_rate: \"WZ(cg)\"}", "outputs: {Ff: \"_wheel_front_tire_Fy\"}") : NULL;
     for (int k = 0; k < 3 && t3; k++) {
-        char *t4 = replace(t3, "velocity: [u, 0, 0]", "velocity: [u, 1.5, 0]");
+        char *t4 = text_replace(t3, "velocity: [u, 0, 0]", "velocity: [u, 1.5, 0]");
         free(t3);
         t3 = t4;
     }
@@ -442,7 +412,7 @@ TEST(tire_linear_and_magic_formula)
 /* a bad rolling wheel: the error is one line naming the joint and what is wrong */
 static void bad(const char *base, const char *from, const char *to, const char *want1, const char *want2)
 {
-    char *t = replace(base, from, to), msg[512] = "";
+    char *t = text_replace(base, from, to), msg[512] = "";
     CHECK(t != NULL);
     if (!t) return;
     int n = eig_of("bad.yaml", t, NULL, 0, NULL, NULL, NULL, msg);
@@ -454,7 +424,7 @@ static void bad(const char *base, const char *from, const char *to, const char *
 
 TEST(bad_input)
 {
-    char *disc = slurp("examples/mech/rolling_disc.yaml");
+    char *disc = text_slurp("examples/mech/rolling_disc.yaml");
     CHECK(disc != NULL);
     if (!disc) return;
     const char *j = "roll: {type: rolling_wheel, i: centre, radius: R}";
@@ -462,7 +432,7 @@ TEST(bad_input)
     bad(disc, j, "roll: {type: rolling_wheel, i: centre, radius: -R}", "joint 'roll'", "radius must be positive");
     bad(disc, j, "roll: {type: rolling_wheel, i: centre}", "joint 'roll'", "missing 'radius'");
     bad(disc, j, "roll: {type: rolling_wheel, i: centre, radius: R, j: O, tire: {model: soft}}", "joint 'roll'",
-        "linear or magic_formula");
+        "linear, magic_formula or force");
     bad(disc, j, "roll: {type: rolling_wheel, i: centre, radius: R, tire: {model: magic_formula, B: 1, C: 1, D: 1}}",
         "joint 'roll'", "missing 'E'");
     bad(disc, j, "roll: {type: rolling_wheel, i: centre, radius: R, j: centre}", "joint 'roll'", "same body");

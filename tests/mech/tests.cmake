@@ -98,3 +98,6 @@ if(MBLIN_PYTHON3_NUMPY AND MBLIN_WITH_GPL)
   add_test(NAME test_modal3 COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_modal3.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# a rolling wheel's tire as an expression and SLIP(joint) (issue 68): the Magic Formula written out
+# equals the built-in (A, a trimmed turn), refusals naming the joint
+mblin_add_test(test_tire_force ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_tire_force.c)
