@@ -485,7 +485,8 @@ MBL_API int mblx_eval_text(const char *text, size_t len, double *value, mbl_stat
 
 /* ---- forward mode: derivative values of a tape without symbolic derivatives ---------------- */
 
-/* Doubles the work array of mblx_tape_fwd must hold for p directions: (p + 1) per register. */
+/* Doubles the work array of mblx_tape_fwd must hold for p directions: (p + 1) per register (and
+ * the caches of user routines' calls, see mblx_user_call). */
 MBL_API size_t mblx_tape_fwd_work_size(const mblx_tape *t, size_t p);
 
 /* Evaluate t and p directional derivatives of it at once (forward mode): seed[s * p + k] is

@@ -171,6 +171,37 @@ static int node_prec(const mblx__view *v, uint32_t x, int neg)
     }
 }
 
+/* The tasks of a call's "(a[0], ..., a[na - 1])", in reverse order. */
+static void push_args(tstack *s, const uint32_t *a, uint32_t na)
+{
+    push_str(s, ")");
+    for (uint32_t i = na; i-- > 0;) {
+        push_node(s, a[i], P_NONE, 0);
+        if (i > 0) push_str(s, ", ");
+    }
+    push_str(s, "(");
+}
+
+/* A user node x (operands a): name[k](in...), name[k]'j(in...), name[k]'j'l(in...). */
+static void push_user(const mblx__view *v, tstack *s, uint32_t x, const uint32_t *a, uint32_t na, int neg)
+{
+    long r;
+    int k, j1, j2;
+    mblx__user_decode(v->nd[x].val, &r, &k, &j1, &j2);
+    push_args(s, a, na);
+    for (int o = 1; o >= 0; o--) {
+        int j = o ? j2 : j1;
+        if (j < 0) continue;
+        push_num(s, (double)j);
+        push_str(s, "'");
+    }
+    push_str(s, "]");
+    push_num(s, (double)k);
+    push_str(s, "[");
+    push_str(s, r >= 0 && (uint32_t)r < v->nuser ? v->user[r].name : "user");
+    if (neg) push_str(s, "-");
+}
+
 /* Push the tasks that print node x (negated if neg) in reverse order. */
 static void expand(const mblx__view *v, tstack *s, uint32_t x, int prec, int neg)
 {
@@ -291,36 +322,9 @@ static void expand(const mblx__view *v, tstack *s, uint32_t x, int prec, int neg
         if (neg) push_str(s, "-");
         return;
     }
-    case MBLX_OP_USER: { /* name[k](in...), name[k]'j(in...), name[k]'j'l(in...) */
-        long r;
-        int k, j1, j2;
-        mblx__user_decode(v->nd[x].val, &r, &k, &j1, &j2);
-        push_str(s, ")");
-        for (uint32_t i = na; i-- > 0;) {
-            push_node(s, a[i], P_NONE, 0);
-            if (i > 0) push_str(s, ", ");
-        }
-        push_str(s, "(");
-        for (int o = 1; o >= 0; o--) {
-            int j = o ? j2 : j1;
-            if (j < 0) continue;
-            push_num(s, (double)j);
-            push_str(s, "'");
-        }
-        push_str(s, "]");
-        push_num(s, (double)k);
-        push_str(s, "[");
-        push_str(s, r >= 0 && (uint32_t)r < v->nuser ? v->user[r].name : "user");
-        if (neg) push_str(s, "-");
-        return;
-    }
+    case MBLX_OP_USER: push_user(v, s, x, a, na, neg); return;
     default: {
-        push_str(s, ")");
-        for (uint32_t i = na; i-- > 0;) {
-            push_node(s, a[i], P_NONE, 0);
-            if (i > 0) push_str(s, ", ");
-        }
-        push_str(s, "(");
+        push_args(s, a, na);
         push_str(s, mblx_op_name((mblx_op)v->nd[x].op));
         if (neg) push_str(s, "-");
         return;

@@ -221,7 +221,7 @@ typedef struct compiler {
     uint32_t *gid;    /* the graph node of each local node of the copy (bound tapes: until shared) */
     unsigned char *seen;
     size_t sn, scap, nl, nev, evcap, lcap, nsn, nscap;
-    size_t ka, ncap, kn, next; /* next: the registers steps and routines read from ext */
+    size_t ka, ncap, kn, nstep;
     size_t nl0, npost, pcap;
     size_t extra, lres, ares; /* the chains' extra links (tape_share.c); lnd, largs' capacities */
     size_t nnary;             /* the numbered sums and products of at least two operands (mblx__share) */
@@ -406,7 +406,7 @@ static inline __attribute__((always_inline)) int number_push(compiler *c, uint32
     c->gid[c->nl++] = v;
     c->ka += na;
     if (nary) c->extra += na - 1, c->nnary++, c->npairs += mblx__pairs_local(nd);
-    c->next += nd->op == MBLX_OP_STEP ? 5 : nd->op == MBLX_OP_USER ? na : 0;
+    c->nstep += nd->op == MBLX_OP_STEP;
     GROWV(c->nstk, c->nsn, c->nscap);
     c->nstk[c->nsn++] = (num_frame){args, v, l, 0, na, rec && nary};
     if (pfd && na > 1)
@@ -424,7 +424,7 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
     unsigned char *seen = c->seen;
     uint32_t *const dense = c->map.dense; /* (map_at) */
     size_t nev = 0;
-    c->next = 0;
+    c->nstep = 0;
     for (size_t o = 0; o < n; o++) {
         uint32_t out_o = unlet(g, outputs[o]);
         if (o && !(o & 1023) && core_progress_tick((double)o)) return -1; /* a load's report */
@@ -483,7 +483,7 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
     mbl_free(c->nstk); /* the traversal's scratch, before the copy allocates */
     c->nstk = NULL;
     c->nsn = c->nscap = 0;
-    c->nev = nev, c->next = rec ? c->next : 0; /* (number_push counts the steps' and routines' registers) */
+    c->nev = nev, c->nstep = rec ? c->nstep : 0; /* (number_push counts the steps) */
     if (rec) { /* the tail returned (in place; a failed shrink keeps it) */
         void *q = mbl_realloc_array(ev, nev ? nev : 1, sizeof *ev);
         if (q) c->ev = q;
@@ -597,7 +597,7 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
     mblx__hugepages(c->ev, c->evcap * sizeof *c->ev);
     unsigned char *seen = c->seen;
     uint32_t *ev = c->ev;
-    size_t nev = 0, next = 0;
+    size_t nev = 0, nstep = 0;
     for (size_t o = 0; o < n; o++) {
         if (seen[outl[o]]) continue;
         seen[outl[o]] = SEEN;
@@ -632,7 +632,7 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
                 for (uint32_t k = 0, nr = reg_operands(t->lnd, nd, a); k < nr; k++)
                     seen[a[k]] = SEEN | READ; /* (seen: complete) */
                 ev[nev++] = l;
-                next += nd->op == MBLX_OP_STEP ? 5 : nd->op == MBLX_OP_USER ? na : 0;
+                nstep += nd->op == MBLX_OP_STEP;
             } else if (applies_const(nd) && !c->fuse) {
                 ev[nev++] = l; /* its constant applied (fuse: with its last operand) */
             }
@@ -643,7 +643,7 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
     void *q = mbl_realloc_array(ev, nev ? nev : 1, sizeof *ev); /* (in place; a failed shrink keeps it) */
     if (q) c->ev = q;
     for (size_t o = 0; o < n; o++) seen[outl[o]] = SEEN | READ;
-    c->next = next;
+    c->nstep = nstep;
     return 0;
 }
 
@@ -666,7 +666,10 @@ static int tape_arrays(compiler *c, size_t n)
     if (!t->ins || !t->ins_node || mblx__cpool_init(&c->cp)) return -1;
     mblx__hugepages(t->ins, nins * sizeof *t->ins);
     mblx__hugepages(t->ins_node, nins * sizeof *t->ins_node);
-    if (c->next && !(t->ext = mbl_alloc_array(c->next, sizeof *t->ext))) return -1;
+    size_t next = 5 * c->nstep; /* the registers the steps read from ext, and the routines' inputs: */
+    for (size_t p = 0; c->g->nuser && p < c->nev; p++) /* (their NODE events; a graph without routines: none) */
+        if (!(c->ev[p] & EV_ACC) && t->lnd[c->ev[p]].op == MBLX_OP_USER) next += t->lnd[c->ev[p]].na;
+    if (next && !(t->ext = mbl_alloc_array(next, sizeof *t->ext))) return -1;
     return 0;
 }
 
@@ -712,7 +715,7 @@ static int emit_instructions(compiler *c, mblx__sched *s)
             uint32_t L_ = 0;                                                              \
             if ((nr_) == 1 || (nr_) == 2) L_ = mblx__sched_read(s, w0, q_->a, L_);        \
             if ((nr_) == 2) L_ = mblx__sched_read(s, w0, q_->b, L_);                      \
-            for (uint32_t k_ = 0; (nr_) == 5 && k_ < mblx__ext_count(q_); k_++)           \
+            for (uint32_t k_ = 0, ne_ = (nr_) == 5 ? mblx__ext_count(q_) : 0; k_ < ne_; k_++) \
                 L_ = mblx__sched_read(s, w0, t->ext[q_->a + k_], L_);                     \
             mblx__sched_put(s, ni, L_, q_->op);                                           \
         }                                                                                 \

@@ -8,6 +8,7 @@
 
 /* ---- evaluation ----------------------------------------------------------------------------- */
 
+/* (TI_USER: mblx_tape_eval's and the diagnosis' own case, which keeps this one as it was) */
 static inline double exec1(const tins *p, const double *x, const double *w, const uint32_t *ext,
                            const mblx_tape *t)
 {
@@ -49,7 +50,6 @@ static inline double exec1(const tins *p, const double *x, const double *w, cons
         return mblx__step_value(w[r[0]], w[r[1]], w[r[2]], w[r[3]], w[r[4]]);
     }
     case TI_DATA: return mblx__data_value(t->data, t->ndata, mblx__ins_c(t, p), w[p->a], w[p->b]);
-    case TI_USER: return mblx__tape_user(t, p, w, NULL, 0, NULL, 0); /* (the diagnosis: no cache) */
     default: return NAN;
     }
 }

@@ -327,10 +327,6 @@ static inline __attribute__((always_inline)) double fwd1(const mblx_tape *t, con
         LANES(c * V(Ta));
         return w[in->a] * c;
     case TI_STEP: return step(t->ext + in->a, w, T, Td, p, sd);
-    case TI_USER:
-        v = mblx__tape_user(t, in, w, sd->ucache, p != 0, NULL, 0);
-        if (p) mblx__tape_user_tangents(t, in, sd->ucache, T, Td, p);
-        return v;
     case TI_POW:
     case TI_ATAN2:
     case TI_MIN:
@@ -348,6 +344,16 @@ static inline __attribute__((always_inline)) double fwd1(const mblx_tape *t, con
     }
 #undef Ta
 #undef Tb
+}
+
+/* A user instruction's value and tangents (tape_user.c; out of fwd1, whose code stays that of the
+ * tapes without them). */
+static __attribute__((noinline)) double fwd_user(const mblx_tape *t, const tins *in, size_t p, const fwd_seed *sd,
+                                                 const double *w, double *T)
+{
+    double v = mblx__tape_user(t, in, w, sd->ucache, p != 0, NULL, 0);
+    if (p) mblx__tape_user_tangents(t, in, sd->ucache, T, T + (size_t)in->dst * p, p);
+    return v;
 }
 
 /* A large tape's tangents are cache misses at random registers (the N = 10^4 four-bar's: the
@@ -422,7 +428,7 @@ static inline __attribute__((always_inline)) int sweep_body(const mblx_tape *t, 
         if (t->run_op[r] == MBLX__RUN_GAP) continue; /* a view's instructions left out */
         for (size_t i = t->run_start[r]; i < t->run_start[r + 1]; i++) {
             const tins *in = &t->ins[i];
-            double v = fwd1(t, in, x, p, sd, w, T);
+            double v = in->op == TI_USER ? fwd_user(t, in, p, sd, w, T) : fwd1(t, in, x, p, sd, w, T);
             if (sd->mask) mask_update(t, in, sd);
             w[in->dst] = v;
             bad += not_finite(v);
@@ -474,6 +480,13 @@ static inline __attribute__((always_inline)) int sweep_body(const mblx_tape *t, 
             }
             break;
         case MBLX__RUN_GAP: break; /* a view's instructions left out */
+        case TI_USER:
+            for (; in < e; in++) {
+                double v = fwd_user(t, in, p, sd, w, T);
+                w[in->dst] = v;
+                bad += not_finite(v);
+            }
+            break;
         default:
             for (; in < e; in++) {
                 double v = fwd1(t, in, x, p, sd, w, T);

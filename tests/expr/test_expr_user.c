@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "expr/tape_subset.h"
 #include "mblin/expr.h"
 #include "test.h"
 
@@ -225,6 +226,15 @@ static void check_forward(int partials, double tol1, double tol2)
         CHECK_CLOSE(dout[7], 3 * sin(x) + x * exp(y), tol1);
     }
     mblx_tape_free(t);
+    /* a second derivative has no tangent (a third derivative) */
+    mblx_id h = mblx_diff(F.g, p00, F.Y);
+    t = mblx_compile(F.g, 1, &h, &st);
+    double s0[2] = {0.5, 0.5};
+    CHECK(t && mblx_tape_fwd(t, s0, 2, seed, out, dout, w, &st) == MBL_EDOMAIN);
+    CHECK_MSG(strstr(st.msg, "derivative not finite in f[0]'0'1(x, y)") != NULL, "%s", st.msg);
+    CHECK(mblx_tape_fwd(t, s0, 0, NULL, out, NULL, w, &st) == 0); /* its value alone */
+    CHECK_CLOSE(out[0], cos(0.5), tol2);
+    mblx_tape_free(t);
     /* the Jacobian values by colors */
     mblx_id syms[2] = {F.X, F.Y};
     mblx_fwdjac *J = mblx_fwdjac_new(F.g, 1, &F.e, 2, syms, &st);
@@ -330,6 +340,40 @@ TEST(printing)
     mblx_graph_free(F.g);
 }
 
+/* A view of some outputs (the operating point's rows, tape_subset.h): its evaluation and its rows'
+ * Jacobian entries call the routine as the whole tape does (the caches in the tape's work). */
+TEST(views_of_a_tape)
+{
+    fixture F;
+    setup(&F, 1);
+    mblx_id rows[3] = {mblx_mul(F.g, F.X, F.Y), F.out0, F.e}, syms[2] = {F.X, F.Y};
+    mbl_status st;
+    mblx_tape *t = mblx_compile(F.g, 3, rows, &st);
+    mblx_fwdjac *J = mblx_fwdjac_new(F.g, 3, rows, 2, syms, &st);
+    uint32_t sel = 2;
+    mblx__subtape *s = mblx__subtape_new(t, 1, &sel);
+    CHECK(t && J && s);
+    double w[512], x[2] = {0.6, -0.4}, v = 0.0, vals[6] = {0};
+    CHECK(mblx_fwdjac_work_size(J, t) <= 512);
+    CHECK(mblx_tape_eval(mblx__subtape_tape(s), x, &v, w, &st) == 0);
+    CHECK_CLOSE(v, 3 * sin(0.6) * -0.4 + (0.36 + exp(-0.4)) * 0.6, 1e-14);
+    CHECK_EQ_INT(F.cnt.calls, 1);
+    int outpos[3] = {-1, -1, 0};
+    CHECK(mblx__fwdjac_eval_rows(J, s, outpos, x, vals, w, &st) == 0);
+    CHECK_EQ_INT(F.cnt.calls, 2); /* one call (with partials) per evaluation */
+    const int *cp, *ri;
+    mblx_fwdjac_pattern(J, &cp, &ri);
+    for (int j = 0; j < 2; j++)
+        for (int k = cp[j]; k < cp[j + 1]; k++) {
+            if (ri[k] != 2) continue;
+            CHECK_CLOSE(vals[k], j ? 3 * sin(0.6) + 0.6 * exp(-0.4) : 3 * -0.4 * cos(0.6) + 3 * 0.36 + exp(-0.4), 1e-14);
+        }
+    mblx__subtape_free(s);
+    mblx_fwdjac_free(J);
+    mblx_tape_free(t);
+    mblx_graph_free(F.g);
+}
+
 static int other_routine(mbl_user_call *c)
 {
     c->out[0] = c->in[0];
@@ -403,6 +447,7 @@ int main(void)
     RUN(failures_name_the_routine);
     RUN(uses_user_finds_a_deep_routine);
     RUN(printing);
+    RUN(views_of_a_tape);
     RUN(registry);
     return test_summary("expr_user");
 }
