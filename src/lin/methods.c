@@ -309,8 +309,11 @@ static int routines_error(const mbl_model *md, const mbl_point *pt, const mbl_li
 {
     if (!model_routines_inexact(md) || lin->nx < 1) return 0;
     mbl_linear *lin2 = NULL;
+    /* (the point's kept Jacobian values are the first steps' differences: not handed on) */
+    mbl_point pt2 = *pt;
+    pt2.jac_memo = NULL;
     mblx__user_step_scale(2.0);
-    int rc = dispatch(md, pt, opt, i, &lin2, st);
+    int rc = dispatch(md, &pt2, opt, i, &lin2, st);
     mblx__user_step_scale(1.0);
     if (rc) return rc;
     double *w = mbl_alloc_array(4 * (size_t)lin->nx, sizeof *w);
