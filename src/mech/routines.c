@@ -1,5 +1,5 @@
 /* `routines:` of a mechanism (issue 68; docs/user-routines.md, docs/mechanism-reference.md "User
- * routines"): the entries are read by the model's reader (model/routines.c: the keys of a `model:
+ * routines"): the entries are read by the model's reader (model/source.c: the keys of a `model:
  * dae` file), their inputs' texts are written at the equation level as a force's value is (the
  * measures DX(..), JQ(..), SLIP(..) expanded; the file positions kept), and their outputs' names
  * are checked against the mechanism's own names. The outputs stay names in every text that uses
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "mech/mech_internal.h"
-#include "model/routines.h"
+#include "model/source.h"
 
 /* the node of input j of routine `name` in the `routines:` mapping rn (NULL when not found) */
 static const yaml_node_t *input_node(mech *M, const yaml_node_t *rn, const char *name, int j)

@@ -91,6 +91,8 @@ int model_depends_on_block(const mbl_model *md, mblx_id e, int blk);
  * pass over its dependence set. */
 unsigned model_dep_blocks(const mbl_model *md, mblx_id e);
 int model_parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
+/* variable i's node: its text parsed, or a user routine's output (resolve.c) */
+int model_parse_variable(loader *L, int i, const char *what, mblx_id *out);
 int model_parse_item_text(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
 int model_parse_equation(loader *L, const mbl_src_item *it, const char *what, mblx_id *out);
 int model_eval_params(loader *L, mblx_id e, const mbl_src_item *it, const char *what, double *val);

@@ -3,7 +3,6 @@
  * the total time derivatives (with the constraint row groups made of them). */
 #include "expr/gradient_terms.h"
 #include "expr/number_node.h"
-#include "model/routines.h"
 #include "expr/parse_memo.h"
 #include "model/formulate.h"
 #include "model/symbols_index.h"
@@ -252,6 +251,57 @@ static int resolve_der(loader *L, mblx_graph *g, int nargs, const mblx_id *args,
 
 /* Variable i (named name): its node, parsed now in the full scope when not yet (a cycle among
  * variables refused); 2 when its own parse failed (the error already in L->st). */
+/* the routine and output of variable i (a routine's output): *k, and the routine's index */
+static int routine_of_var(const loader *L, int i, int *k)
+{
+    int o = i - L->var_routine0;
+    for (int r = 0; r < L->src->nroutines; r++) {
+        if (o < L->src->routines[r].outputs.n) {
+            *k = o;
+            return r;
+        }
+        o -= L->src->routines[r].outputs.n;
+    }
+    return -1;
+}
+
+/* the nodes of routine r's inputs, parsed once (md->routine_in); 0 or an error in L->st */
+static int routine_inputs(loader *L, int r, const char *busy_name)
+{
+    mbl_model *md = L->md;
+    const mbl_src_routine *sr = &L->src->routines[r];
+    if (md->routine_state[r] == VAR_DONE) return 0;
+    if (md->routine_state[r] == VAR_BUSY)
+        return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: routine '%s': its inputs use its own output '%s'", L->src->file,
+                         sr->line, sr->col, sr->name, busy_name);
+    md->routine_state[r] = VAR_BUSY;
+    loader saved = *L;
+    int rc = 0;
+    for (int j = 0; j < sr->inputs.n && !rc; j++) {
+        char what[200];
+        snprintf(what, sizeof what, "input %d of routine '%s'", j + 1, sr->name);
+        rc = model_parse_item(L, &sr->inputs.items[j], SCOPE_FULL, what, &md->routine_in[md->routine_in0[r] + j]);
+    }
+    L->scope = saved.scope, L->item = saved.item, L->what = saved.what, L->param_limit = saved.param_limit;
+    md->routine_state[r] = rc ? VAR_NEW : VAR_DONE;
+    return rc;
+}
+
+/* Variable i's node: its text parsed, or a user routine's output at the routine's inputs (the
+ * variables from L->var_routine0 on: routines.c, model_routines_take). */
+int model_parse_variable(loader *L, int i, const char *what, mblx_id *out)
+{
+    if (i < L->var_routine0) return model_parse_item(L, &L->src->variables.items[i], SCOPE_FULL, what, out);
+    int k = 0, r = routine_of_var(L, i, &k);
+    int rc = r < 0 ? mbl_error(L->st, MBL_EMODEL, "%s: no routine for variable %d", L->src->file, i)
+                   : routine_inputs(L, r, L->src->variables.items[i].key);
+    if (rc) return rc;
+    mbl_model *md = L->md;
+    *out = mblx_user_call(md->g, L->md->routine_graph[r], k, md->routine_in + md->routine_in0[r]);
+    if (*out == MBLX_NONE) return mblx_graph_status(md->g, L->st);
+    return 0;
+}
+
 static int resolve_variable(loader *L, int i, const char *name, size_t len, mblx_id *out, char *why, size_t whylen)
 {
     mbl_model *md = L->md;

@@ -6,7 +6,6 @@
 #include "model/ffr.h"
 #include "model/rtree.h"
 #include "model/pmech_num.h"
-#include "model/routines.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -115,13 +114,6 @@ static int list_push(reader *r, mbl_src_list *l, yaml_node_t *key, const char *k
     if (!it->text) return mbl_error(r->st, MBL_ENOMEM, "out of memory reading %s", r->file);
     text_pos(val, &it->line, &it->col);
     return 0;
-}
-
-int model_src_list_push(yaml_document_t *doc, const char *file, mbl_status *st, mbl_src_list *l, yaml_node_t *key,
-                        yaml_node_t *val)
-{
-    reader r = {doc, file, NULL, st};
-    return list_push(&r, l, key, NULL, val, 0);
 }
 
 static int set_single(reader *r, mbl_src_item *it, const yaml_node_t *key, const yaml_node_t *val)
@@ -640,7 +632,143 @@ static void list_free(mbl_src_list *l)
     mbl_free(l->items);
 }
 
-void model_src_list_free(mbl_src_list *l) { list_free(l); }
+/* ---- routines: {name: {library:, routine:, inputs: [...], outputs: [...], partials:}} (docs/user-routines.md) ---- */
+
+#define rerr(file, st, node, ...) model_yaml_error((st), MBL_EMODEL, (file), (node), __VA_ARGS__)
+
+static int src_push(yaml_document_t *doc, const char *file, mbl_status *st, mbl_src_list *l, yaml_node_t *key,
+                    yaml_node_t *val)
+{
+    reader r = {doc, file, NULL, st};
+    return list_push(&r, l, key, NULL, val, 0);
+}
+
+
+
+static int is_name(const char *s)
+{
+    if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z'))) return 0;
+    for (s++; *s; s++)
+        if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9'))) return 0;
+    return 1;
+}
+
+/* yes/no (true/false, on/off) of scalar v: 1, 0, or -1 */
+static int yes_no(const yaml_node_t *v)
+{
+    if (v->type != YAML_SCALAR_NODE) return -1;
+    static const char *yes[] = {"yes", "true", "on", "Yes", "True", "On", "YES", "TRUE", "ON"};
+    static const char *no[] = {"no", "false", "off", "No", "False", "Off", "NO", "FALSE", "OFF"};
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
+        if (!strcmp(scalar(v), yes[i])) return 1;
+        if (!strcmp(scalar(v), no[i])) return 0;
+    }
+    return -1;
+}
+
+static char *dup_scalar(const yaml_node_t *v) { return dup_n(scalar(v), v->data.scalar.length); }
+
+/* One entry `name: {library:, routine:, inputs: [...], outputs: [...], partials:}` into *r. */
+static int read_one(const char *file, yaml_document_t *doc, yaml_node_t *k, yaml_node_t *v, mbl_src_routine *r,
+                    mbl_status *st)
+{
+    r->line = (int)k->start_mark.line + 1, r->col = (int)k->start_mark.column + 1;
+    if (k->type != YAML_SCALAR_NODE || !is_name(scalar(k)))
+        return rerr(file, st, k, "a routine's name must be a plain word (letters, digits, _)");
+    if (!(r->name = dup_scalar(k))) return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", file);
+    if (v->type != YAML_MAPPING_NODE)
+        return rerr(file, st, v, "routine '%s' must be a mapping {library:, routine:, inputs: [...], outputs: [...], "
+                                   "partials:}", r->name);
+    const yaml_node_t *seen[5] = {0};
+    static const char *keys[5] = {"library", "routine", "inputs", "outputs", "partials"};
+    for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
+        yaml_node_t *kk = yaml_document_get_node(doc, p->key), *vv = yaml_document_get_node(doc, p->value);
+        int w = -1;
+        for (int i = 0; i < 5 && kk->type == YAML_SCALAR_NODE; i++)
+            if (!strcmp(scalar(kk), keys[i])) w = i;
+        if (w < 0)
+            return rerr(file, st, kk, "routine '%s': unknown key '%s' (expected library, routine, inputs, outputs, "
+                                        "partials)", r->name, kk->type == YAML_SCALAR_NODE ? scalar(kk) : "?");
+        if (seen[w]) return rerr(file, st, kk, "routine '%s': duplicate key '%s'", r->name, keys[w]);
+        seen[w] = kk;
+        int rc = 0;
+        switch (w) {
+        case 0:
+        case 1:
+            if (vv->type != YAML_SCALAR_NODE || !vv->data.scalar.length)
+                return rerr(file, st, vv, "routine '%s': '%s' must be %s", r->name, keys[w],
+                              w ? "the routine's function name" : "a file name (a shared library)");
+            if (w == 1 && !is_name(scalar(vv)))
+                return rerr(file, st, vv, "routine '%s': '%s' is not a C function name", r->name, scalar(vv));
+            if (!(*(w ? &r->symbol : &r->library) = dup_scalar(vv))) return mbl_error(st, MBL_ENOMEM, "out of memory");
+            if (!w) r->lib_line = (int)vv->start_mark.line + 1, r->lib_col = (int)vv->start_mark.column + 1;
+            break;
+        case 2:
+        case 3:
+            if (vv->type != YAML_SEQUENCE_NODE || vv->data.sequence.items.start == vv->data.sequence.items.top)
+                return rerr(file, st, vv, "routine '%s': '%s' must be a non-empty list (of %s)", r->name, keys[w],
+                              w == 2 ? "expressions" : "names");
+            for (yaml_node_item_t *q = vv->data.sequence.items.start; q < vv->data.sequence.items.top && !rc; q++) {
+                yaml_node_t *e = yaml_document_get_node(doc, *q);
+                if (w == 3 && (e->type != YAML_SCALAR_NODE || !is_name(scalar(e))))
+                    return rerr(file, st, e, "routine '%s': an output must be a name (letters, digits, _)", r->name);
+                rc = src_push(doc, file, st, w == 2 ? &r->inputs : &r->outputs, w == 3 ? e : NULL, e);
+            }
+            if (!rc && (w == 2 ? r->inputs.n : r->outputs.n) > MBLX_USER_MAX_IO)
+                return rerr(file, st, vv, "routine '%s': more than %d %s", r->name, MBLX_USER_MAX_IO, keys[w]);
+            break;
+        case 4:
+            if ((r->partials = yes_no(vv)) < 0)
+                return rerr(file, st, vv, "routine '%s': 'partials' must be yes or no", r->name);
+            break;
+        }
+        if (rc) return rc;
+    }
+    if (!seen[2]) return rerr(file, st, v, "routine '%s': missing 'inputs' (a list of expressions)", r->name);
+    if (!seen[3]) return rerr(file, st, v, "routine '%s': missing 'outputs' (a list of names)", r->name);
+    for (int i = 0; i < r->outputs.n; i++)
+        for (int j = 0; j < i; j++)
+            if (!strcmp(r->outputs.items[i].key, r->outputs.items[j].key))
+                return mbl_error(st, MBL_EMODEL, "%s:%d:%d: routine '%s': output '%s' named twice", file,
+                                 r->outputs.items[i].line, r->outputs.items[i].col, r->name, r->outputs.items[i].key);
+    if (!r->symbol && !(r->symbol = dup_n(r->name, strlen(r->name)))) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    return 0;
+}
+
+int model_src_read_routines(const char *file, yaml_document_t *doc, const yaml_node_t *node, mbl_src *src,
+                            mbl_status *st)
+{
+    if (node->type == YAML_SCALAR_NODE && node->data.scalar.length == 0) return 0;
+    if (node->type != YAML_MAPPING_NODE)
+        return rerr(file, st, node, "'routines' must be a mapping {name: {library:, routine:, inputs:, outputs:}}");
+    size_t n = (size_t)(node->data.mapping.pairs.top - node->data.mapping.pairs.start);
+    if (src->routines) return rerr(file, st, node, "duplicate 'routines'");
+    if (!(src->routines = mbl_calloc(n + 1, sizeof *src->routines))) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
+        mbl_src_routine *r = &src->routines[src->nroutines++];
+        int rc = read_one(file, doc, yaml_document_get_node(doc, p->key), yaml_document_get_node(doc, p->value), r, st);
+        if (rc) return rc;
+        for (int j = 0; j < src->nroutines - 1; j++)
+            if (!strcmp(src->routines[j].name, r->name))
+                return mbl_error(st, MBL_EMODEL, "%s:%d:%d: routine '%s' defined twice (first at line %d)", file, r->line,
+                                 r->col, r->name, src->routines[j].line);
+    }
+    return 0;
+}
+
+static void model_src_routines_free(mbl_src *src)
+{
+    for (int i = 0; i < src->nroutines; i++) {
+        mbl_src_routine *r = &src->routines[i];
+        mbl_free(r->name), mbl_free(r->library), mbl_free(r->symbol);
+        list_free(&r->inputs);
+        list_free(&r->outputs);
+    }
+    mbl_free(src->routines);
+    src->routines = NULL;
+    src->nroutines = 0;
+}
+
 
 /* Frees the lists of s (the mass matrix's too when all) and the texts of its single items. */
 static void lists_free(mbl_src *s, int all)

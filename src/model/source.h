@@ -142,11 +142,10 @@ int model_yaml_first_document(struct yaml_parser_s *parser, struct yaml_document
  * model_src_new); errors as "file:line:col: what" in st. */
 int model_src_read_dae(struct yaml_document_s *doc, const struct yaml_node_s *root, mbl_src *src, mbl_status *st);
 void model_src_free(mbl_src *src);
-/* An item of l from scalar val (key: its key node, or NULL), the texts copied; errors name file:line:col. */
-struct yaml_node_s;
-int model_src_list_push(struct yaml_document_s *doc, const char *file, mbl_status *st, mbl_src_list *l,
-                        struct yaml_node_s *key, struct yaml_node_s *val);
-void model_src_list_free(mbl_src_list *l);
+/* `routines:` of a model file (node: its value) into src->routines; errors "file:line:col: what".
+ * Also the mechanism's reader's (src/mech). Freed by model_src_free. */
+int model_src_read_routines(const char *file, struct yaml_document_s *doc, const struct yaml_node_s *node, mbl_src *src,
+                            mbl_status *st);
 /* Frees what of src nothing reads once all its expressions are parsed (model_from_src, before the
  * tapes compile, whose scratch then has the room): every list but the mass matrix, every text.
  * What stays: what model_check_mass names in its messages (the file, the mass matrix's keys and
