@@ -260,13 +260,13 @@ static int call1(const mblx__user *u, const double *in, double *out, double *par
     }
     for (size_t k = 0; k < nout; k++)
         if (!isfinite(out[k])) {
-            snprintf(msg, size, "routine '%s': output %zu is %s", u->name, k, isnan(out[k]) ? "nan" : "inf");
+            snprintf(msg, size, "routine '%s': output %zu is %s", u->name, k + 1, isnan(out[k]) ? "nan" : "inf");
             return MBL_EDOMAIN;
         }
     for (size_t k = 0; partials && k < np; k++)
         if (!isfinite(partials[k])) {
-            snprintf(msg, size, "routine '%s': partial d out_%zu / d in_%zu is %s", u->name, k / (size_t)u->nin,
-                     k % (size_t)u->nin, isnan(partials[k]) ? "nan" : "inf");
+            snprintf(msg, size, "routine '%s': partial d out%zu / d in%zu is %s", u->name, k / (size_t)u->nin + 1,
+                     k % (size_t)u->nin + 1, isnan(partials[k]) ? "nan" : "inf");
             return MBL_EDOMAIN;
         }
     return 0;

@@ -294,9 +294,9 @@ TEST(failures_name_the_routine)
     F.cnt.fail = 0;
     F.cnt.nan_out = 1;
     CHECK(tape_values(&F, 2, e, 0.5, 0.25, o, &st) == MBL_EDOMAIN);
-    CHECK(strstr(st.msg, "routine 'f': output 1 is nan") != NULL);
+    CHECK(strstr(st.msg, "routine 'f': output 2 is nan") != NULL);
     CHECK(mblx_user_differences(F.g, F.r, s, NULL, NULL, &st) == MBL_EDOMAIN);
-    CHECK(strstr(st.msg, "output 1 is nan") != NULL);
+    CHECK(strstr(st.msg, "output 2 is nan") != NULL);
     mblx_graph_free(F.g);
 }
 
