@@ -17,6 +17,8 @@
  *                    rule through its partials and their differences) against the closed form's
  *                    derivative by central differences of the closed form;
  *   outputs_copy     an output of the routine's output; mbl_model_copy keeps the routine;
+ *   simulation_floquet  a simulation from theta = 0.3 and the Floquet multipliers over T = 1 at
+ *                    the equilibrium: the routine's model and the expression's agree (1e-9);
  *   errors           the reader's and the loader's refusals, each one line naming the file's
  *                    position: no permission (MBL_EPERM), no such routine, a bad key, an output
  *                    that is not a name, an output named twice, a cycle through the routine's
@@ -30,6 +32,8 @@
 #include "mblin/mblin.h"
 #include "mblin/dae.h"
 #include "mblin/sensitivity.h"
+#include "mblin/sim.h"
+#include "mblin/floquet.h"
 #include "test.h"
 
 static const double M_ = 2, L_ = 1.5, G_ = 9.81, K_ = 30, C_ = 0.4, TAU = 5;
@@ -252,6 +256,47 @@ TEST(outputs_and_copy)
     mbl_model_free(md);
 }
 
+TEST(simulation_floquet)
+{
+    double qend[2] = {NAN, NAN}, mu[2] = {NAN, NAN};
+    for (int v = 0; v < 2; v++) {
+        char text[2048];
+        model_text(text, sizeof text, v ? "torque" : NULL, 1);
+        mbl_model *md = NULL;
+        mbl_point *start = NULL, *eq = NULL;
+        mbl_sim_result *r = NULL;
+        mbl_floquet *f = NULL;
+        mbl_status st;
+        CHECK_MSG(load(text, &md, &st) == 0, "%s", st.msg);
+        if (!md) continue;
+        double q0 = 0.3, v0 = 0;
+        mbl_opoint_options po;
+        mbl_opoint_options_default(&po);
+        po.at = MBL_AT_GIVEN, po.q = &q0, po.v = &v0;
+        mbl_sim_options so;
+        mbl_sim_options_default(&so);
+        so.t_end = 2;
+        int rc = mbl_operating_point(md, &po, &start, &st);
+        if (!rc) rc = mbl_simulate(md, start, &so, &r, &st);
+        CHECK_MSG(rc == 0, "%s", st.msg);
+        if (!rc) qend[v] = r->q[(size_t)(r->nt - 1) * r->n];
+        mbl_floquet_options fo;
+        mbl_floquet_options_default(&fo);
+        fo.period = 1;
+        rc = mbl_operating_point(md, NULL, &eq, &st);
+        if (!rc) rc = mbl_floquet_run(md, eq, &fo, &f, &st);
+        CHECK_MSG(rc == 0, "%s", st.msg);
+        if (!rc) mu[v] = f->mult_abs[0];
+        mbl_floquet_free(f);
+        mbl_sim_result_free(r);
+        mbl_point_free(eq);
+        mbl_point_free(start);
+        mbl_model_free(md);
+    }
+    CHECK_MSG(fabs(qend[0] - qend[1]) <= 1e-9, "theta(2) %.15g and %.15g", qend[0], qend[1]);
+    CHECK_MSG(fabs(mu[0] - mu[1]) <= 1e-9 * mu[0], "|mu| %.15g and %.15g", mu[0], mu[1]);
+}
+
 /* the model text with `routines:` replaced by `entry` (the lines after "routines:\n") */
 static void refused(const char *entry, const char *force, const char *want1, const char *want2, int want_code)
 {
@@ -298,6 +343,7 @@ int main(void)
     RUN(wrong_partials_refused);
     RUN(sensitivity_through_the_routine);
     RUN(outputs_and_copy);
+    RUN(simulation_floquet);
     RUN(errors);
     return test_summary("routines");
 }
