@@ -7,8 +7,9 @@
  * equilibrium has sin(theta*) = tau / (k + m g l); about it M = m l^2, C = c (1 + theta*^2), K = (k +
  * m g l) cos(theta*): the eigenvalues (-C +- sqrt(C^2 - 4 M K)) / (2 M), closed form.
  *   closed_form      the routine with its partials, and the same torque written as an expression:
- *                    both equal the closed form to 1e-12 (every exact method: augmented, nullspace,
- *                    descriptor), the point's note says the partials were checked;
+ *                    both equal the closed form to 1e-12 by every exact method (augmented,
+ *                    partition, nullspace, projection, descriptor; penalty and fd to 1e-6), the
+ *                    point's note says the partials were checked;
  *   differences      the routine without partials: within the accuracy the note states, and that
  *                    accuracy below 1e-8;
  *   wrong_partials   a routine whose partial is 1 % off is refused at the operating point, naming
@@ -19,6 +20,7 @@
  *   outputs_copy     an output of the routine's output; mbl_model_copy keeps the routine;
  *   simulation_floquet  a simulation from theta = 0.3 and the Floquet multipliers over T = 1 at
  *                    the equilibrium: the routine's model and the expression's agree (1e-9);
+ *   symbolic_refused mbl_symlin_new (mblin symbolic, codegen) refuses the model naming the routine;
  *   errors           the reader's and the loader's refusals, each one line naming the file's
  *                    position: no permission (MBL_EPERM), no such routine, a bad key, an output
  *                    that is not a name, an output named twice, a cycle through the routine's
@@ -34,6 +36,7 @@
 #include "mblin/sensitivity.h"
 #include "mblin/sim.h"
 #include "mblin/floquet.h"
+#include "mblin/codegen.h"
 #include "test.h"
 
 static const double M_ = 2, L_ = 1.5, G_ = 9.81, K_ = 30, C_ = 0.4, TAU = 5;
@@ -139,18 +142,19 @@ TEST(closed_form_eigenvalues)
 {
     double s[4];
     closed_form(K_, s);
-    const char *methods[] = {"augmented", "nullspace", "descriptor"};
+    /* the exact methods to 1e-12; penalty and fd (approximations of their own) to 1e-6 */
+    const char *methods[] = {"augmented", "partition", "nullspace", "projection", "descriptor", "penalty", "fd"};
     for (int v = 0; v < 2; v++) {
         char text[2048], notes[1024] = "";
         model_text(text, sizeof text, v ? "torque" : NULL, 1);
         mbl_model *md = NULL;
         mbl_status st;
         CHECK_MSG(load(text, &md, &st) == 0, "%s", st.msg);
-        for (int k = 0; md && k < 3; k++) {
-            double re = NAN, im = NAN;
+        for (int k = 0; md && k < 7; k++) {
+            double re = NAN, im = NAN, tol = (k < 5 ? 1e-12 : 1e-6) * fabs(s[1]);
             CHECK(eig_of(md, methods[k], &re, &im, notes, sizeof notes) == 0);
-            CHECK_CLOSE(re, s[0], 1e-12 * fabs(s[1]));
-            CHECK_CLOSE(im, s[1], 1e-12 * fabs(s[1]));
+            CHECK_MSG(fabs(re - s[0]) <= tol && fabs(im - s[1]) <= tol, "%s: %.15g%+.15gi, closed form %.15g%+.15gi",
+                      methods[k], re, im, s[0], s[1]);
         }
         if (v) CHECK_MSG(strstr(notes, "routine 'spring': its partials agree") != NULL, "notes: %s", notes);
         mbl_model_free(md);
@@ -297,6 +301,26 @@ TEST(simulation_floquet)
     CHECK_MSG(fabs(mu[0] - mu[1]) <= 1e-9 * mu[0], "|mu| %.15g and %.15g", mu[0], mu[1]);
 }
 
+/* mblin symbolic and codegen need closed forms: refused naming the routine */
+TEST(symbolic_refused)
+{
+    char text[2048];
+    model_text(text, sizeof text, "torque", 1);
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_symlin *sl = NULL;
+    mbl_status st;
+    CHECK_MSG(load(text, &md, &st) == 0, "%s", st.msg);
+    if (md) CHECK(mbl_operating_point(md, NULL, &pt, &st) == 0);
+    if (pt) {
+        CHECK_EQ_INT(mbl_symlin_new(md, pt, 0, &sl, &st), MBL_EMODEL);
+        CHECK_MSG(strstr(st.msg, "user routine 'spring'") && strstr(st.msg, "closed form"), "%s", st.msg);
+    }
+    mbl_symlin_free(sl);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
 /* the model text with `routines:` replaced by `entry` (the lines after "routines:\n") */
 static void refused(const char *entry, const char *force, const char *want1, const char *want2, int want_code)
 {
@@ -344,6 +368,7 @@ int main(void)
     RUN(sensitivity_through_the_routine);
     RUN(outputs_and_copy);
     RUN(simulation_floquet);
+    RUN(symbolic_refused);
     RUN(errors);
     return test_summary("routines");
 }
