@@ -63,7 +63,7 @@ RUNS = {
 # (operating_point.trim). EXAMPLE_ARGS: the options an example needs.
 EXAMPLE_ARGS = {"examples/fourbar_singular.yaml": ["--method", "descriptor"]}
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels"))
-from agree import needs_fe_part  # noqa: E402  (a model of an FE part that make_part.sh writes: test_fe_ccx)
+from agree import needs_fe_part, needs_user_code  # noqa: E402  (an FE part that make_part.sh writes: test_fe_ccx)
 EXAMPLES = sorted(os.path.join(d, f) for d, _, fs in os.walk("examples") for f in fs
                   if f.endswith((".yaml", ".urdf")) and not needs_fe_part(os.path.join(d, f)))
 check(len(EXAMPLES) >= 60, "the examples are found (%d)" % len(EXAMPLES))
@@ -72,6 +72,8 @@ check(len(EXAMPLES) >= 60, "the examples are found (%d)" % len(EXAMPLES))
 if os.environ.get("MBLIN_SANITIZED") == "1":
     EXAMPLES = EXAMPLES[::3]
 listed = {tuple(r) for r in RUNS["linearize"]}
+# a model of user routines in a library runs when allowed (docs/user-routines.md)
+EXAMPLE_ARGS.update({m: ["--allow-user-code"] for m in EXAMPLES if needs_user_code(m)})
 RUNS["linearize"] += [[m, "--json"] + EXAMPLE_ARGS.get(m, []) for m in EXAMPLES
                       if (m, "--json", *EXAMPLE_ARGS.get(m, [])) not in listed]
 TRIMMED = ["examples/vehicle/single_track_turn.yaml", "examples/vehicle/mech_single_track_turn.yaml"]

@@ -34,7 +34,7 @@ import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels"))
 import cores  # noqa: E402
-from agree import model_files  # noqa: E402  (the same model files as the kernels check)
+from agree import model_files, needs_user_code  # noqa: E402  (the same model files as the kernels check)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HASHES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "outputs.sha256")
@@ -87,16 +87,18 @@ def run(tool, args):
 def cases(tool):
     out = []
     for f in model_files():
-        base = run(tool, ["linearize", f, "--json"])
+        # a model of user routines in a library runs only when allowed (docs/user-routines.md)
+        allow = " --allow-user-code" if needs_user_code(os.path.join(ROOT, f)) else ""
+        base = run(tool, ["linearize", f, "--json"] + allow.split())
         size = len(base[1])
         for m in METHODS:
             if m in ("penalty", "fd") and size > DENSE_MAX_BYTES:
                 continue
-            out.append("linearize %s --method %s --json" % (f, m))
-        out.append("linearize " + f)
+            out.append("linearize %s --method %s --json%s" % (f, m, allow))
+        out.append("linearize " + f + allow)
         if size < SMALL_BYTES:
-            out += ["check " + f, "equilibrium %s --json" % f, "sensitivity %s --json" % f,
-                    "codegen %s --lang c" % f, "symbolic %s --format json" % f]
+            out += ["check " + f + allow, "equilibrium %s --json%s" % (f, allow), "sensitivity %s --json%s" % (f, allow),
+                    "codegen %s --lang c%s" % (f, allow), "symbolic %s --format json%s" % (f, allow)]
     return out + CASES_EXTRA
 
 

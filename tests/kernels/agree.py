@@ -60,6 +60,13 @@ def needs_fe_part(path):
         return any(line.strip().startswith(("calculix:", "fe: {calculix:", "fe: {nastran:")) for line in f)
 
 
+def needs_user_code(path):
+    """a model that names a shared library of user routines (docs/user-routines.md): it runs only
+    with --allow-user-code (the walkers give it; its library is built into build/examples/user)"""
+    with open(path, errors="replace") as f:
+        return any(line.strip().startswith("library:") or (" library:" in line and "routine" in line) for line in f)
+
+
 def model_files():
     out = []
     for top in ("examples", "tests"):
@@ -89,6 +96,8 @@ class Run:
 
 def run(mblin, path, method, env):
     cmd = [mblin, "linearize", path, "--json", "--no-matrices"]
+    if needs_user_code(os.path.join(ROOT, path)):
+        cmd.append("--allow-user-code")
     if method:
         cmd += ["--method", method]
     t = time.monotonic()
