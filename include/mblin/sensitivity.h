@@ -54,6 +54,11 @@ typedef struct mbl_sens_mode {
     double *ddamping;       /* d damping_ratio / dp */
     double backward_error;  /* of the eigentriple (s, v, w) on the linearized equations' quadratic
                                pencil (Tisseur 2000), at most sqrt(eps) or the call fails */
+    double error_estimate;  /* estimated absolute error of the eigenvalue: its condition on the
+                               quadratic pencil (Tisseur 2000: sum |s|^k ||P_k|| ||w|| ||v|| /
+                               |w^H P'(s) v|) times the larger of its backward error and 8 eps;
+                               INFINITY at a defective eigenvalue, 0 for a deflated cyclic zero.
+                               Whether a real part is zero is told against it (mbl_boundary) */
 } mbl_sens_mode;
 
 typedef struct mbl_sensitivity {

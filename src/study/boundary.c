@@ -87,6 +87,20 @@ static int evaluate(search *sc, double p, mbl_sensitivity **out, mbl_status *st)
 
 static double mag(const mbl_sens_mode *m) { return hypot(m->re, m->im); }
 
+/* The band about the imaginary axis where a mode's real part is rounding: AXIS_ERR times the
+ * eigenvalue's estimated error (mbl_sens_mode.error_estimate: its condition times its backward
+ * error), never wider than AXIS_TOL |s| nor narrower than AXIS_TOL_MIN |s|. AXIS_TOL |s| alone was
+ * 1.4e-4 for the 14142 rad/s mode of a stiff two-mass system whose real part -c/4 is known to 2.5e-11:
+ * the boundary c = 0 was reported at c = -0.0004 (issue 68's session; tests/study/test_boundary.c
+ * stiff_two_mass). */
+#define AXIS_ERR 100.0
+#define AXIS_TOL_MIN 1e-13
+static double axis_band(const mbl_sens_mode *m)
+{
+    double s = mag(m), e = m->error_estimate;
+    return isfinite(e) ? fmin(AXIS_TOL * s, fmax(AXIS_TOL_MIN * s, AXIS_ERR * e)) : AXIS_TOL * s;
+}
+
 /* A zero mode here: classified so by the sensitivities, or below ZERO_REL of the scale of the
  * points compared (the largest |s| of both). The sensitivities' own threshold is relative to the
  * point's spectrum, which near a divergence may be all small (the rolling disc at its critical
@@ -121,7 +135,7 @@ static void crossing(const mbl_sens_mode *m, double order, double p, double *f, 
 static int side(const mbl_sens_mode *m, double order, double p, double zlev)
 {
     if (is_zero(m, zlev)) return 2;
-    double f, df, tol = AXIS_TOL * mag(m);
+    double f, df, tol = axis_band(m);
     if (order != 0) {
         if (fabs(m->im) <= tol) return 2;
         tol = AXIS_TOL * fmax(fabs(m->im), fabs(order * p));
@@ -239,7 +253,7 @@ static void sides(const gpoint *x, const gpoint *y, int b, double order, double 
         /* on the axis to AXIS_TOL as in side(): a small undamped pair's real part is rounding
          * (3e-14 beside 1.96i took the sign of noise and bracketed a cantilever's buckling load
          * 2 % short of it) */
-        double f, df, tol = AXIS_TOL * (order != 0 ? fmax(fabs(m[e]->im), fabs(order * p[e])) : mag(m[e]));
+        double f, df, tol = order != 0 ? AXIS_TOL * fmax(fabs(m[e]->im), fabs(order * p[e])) : axis_band(m[e]);
         crossing(m[e], order, p[e], &f, &df);
         sd[e] = f > tol ? 1 : f < -tol ? -1 : 0;
     }
@@ -329,6 +343,7 @@ typedef struct tval {
     int i, j;                 /* the mode(s) */
     int count;                /* count_plus() here */
     double scale;             /* the spectrum's scale here (the largest |s|) */
+    double band;              /* one mode without an order line: its axis_band(), else 0 */
 } tval;
 
 /* Re (s_i - s_j)^2 and its derivative, the centre and its derivative */
@@ -350,6 +365,7 @@ static void mode_value(const mbl_sensitivity *S, int k, double order, double p, 
     v->i = v->j = k;
     crossing(m, order, p, &v->f, &v->df);
     v->re = m->re, v->im = sg * m->im, v->dre = m->dre[0], v->dim = sg * m->dim[0];
+    v->band = order == 0 ? axis_band(m) : 0;
 }
 
 /* The target's value in S at p: the mode (pair) nearest the prediction from the target's last
@@ -496,8 +512,9 @@ static double verify_step(const search *sc, const target *tg, const tval *last, 
     double d = opt->tol * fmax(1.0, fabs(res->value));
     double z = fmax(opt->sens.zero_tol, 10 * sqrt(DBL_EPSILON)) * last->scale;
     double s = hypot(last->re, last->im); /* the zero threshold only for an eigenvalue near it */
+    double band = last->band > 0 ? last->band : AXIS_TOL * s;
     double thr = tg->order != 0 ? AXIS_TOL * fmax(fabs(last->im), tg->order * fabs(res->value))
-                 : s > BOUNDARY_OUTSIDE * z ? AXIS_TOL * s : fmax(z, AXIS_TOL * s);
+                 : s > BOUNDARY_OUTSIDE * z ? band : fmax(z, band);
     thr *= BOUNDARY_OUTSIDE;
     double k = fabs(res->slope); /* of the pair's discriminant (sigma^2 / 4) for a collision */
     if (isfinite(k) && k > 0) d = fmax(d, tg->pair ? 4 * thr * thr / k : thr / k);
@@ -621,7 +638,8 @@ static int refine(search *sc, target *tg, tval a, tval b, mbl_boundary_result *r
     /* a double eigenvalue reached exactly has no derivative: the final bracket's chord then */
     res->slope = isfinite(last.df) && !outside ? last.df : b.p != a.p ? (b.f - a.f) / (b.p - a.p) : NAN;
     double big = fmax(hypot(a.re, a.im), hypot(b.re, b.im));
-    res->divergence = tg->order == 0 && (last.landed || fabs(last.im) <= AXIS_TOL * big);
+    /* (a pair that lands on the axis away from zero is a flutter boundary, not a divergence) */
+    res->divergence = tg->order == 0 && fabs(last.im) <= AXIS_TOL * big;
     if (!(res->accuracy > 0)) res->accuracy = opt->tol * fmax(1.0, fabs(res->value));
     int rc = verify(sc, tg, &a, &b, &last, res, st);
     /* a point taken as on the boundary (its eigenvalue zero, within a zero level, or the pair

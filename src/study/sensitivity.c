@@ -441,7 +441,7 @@ static int mode_triple(job *j, int t, double complex *sp_, double complex *v, do
     if (ev[t].idx < 0) { /* a cyclic coordinate's zero, deflated (study_sens_deflate): exact, vector e_j */
         for (int i = 0; i < N; i++) v[i] = wl[i] = 0;
         v[-1 - ev[t].idx] = wl[-1 - ev[t].idx] = 1;
-        md->backward_error = 0;
+        md->backward_error = md->error_estimate = 0;
         md->re = md->im = md->freq_hz = md->damping_ratio = 0;
         *sp_ = 0, *refined_ = 0; /* no derivatives: a zero mode */
         return 0;
@@ -581,6 +581,21 @@ static double complex mode_denominator(const job *j, int t, double complex s, co
             defined = 0;
     *defined_ = defined;
     return den;
+}
+
+/* The estimated absolute error of eigenvalue s (mbl_sens_mode.error_estimate): its condition on the
+ * pencil, sum_k |s|^k ||P_k||_F ||w|| ||v|| / |w^H P'(s) v| (Tisseur 2000, Theorem 5, the
+ * Frobenius norms for the 2-norms: an overestimate within sqrt(N)), times the larger of its
+ * backward error and MODE_ROUND (the rounding of the pencil's own entries). */
+#define MODE_ROUND (8 * DBL_EPSILON)
+static double mode_error(const job *j, double complex s, const double complex *v, const double complex *wl,
+                         double complex den, double berr)
+{
+    double vn = 0, wn = 0, as = cabs(s);
+    for (int i = 0; i < j->N; i++) vn += creal(v[i] * conj(v[i])), wn += creal(wl[i] * conj(wl[i]));
+    double a = as * as * j->pnrm[2] + as * j->pnrm[1] + j->pnrm[0];
+    double e = a * sqrt(vn * wn) / cabs(den) * fmax(berr, MODE_ROUND);
+    return isfinite(e) ? e : INFINITY;
 }
 
 /* Mode t's shape derivative along parameter w from the bordered system (factored in lu; the
@@ -723,6 +738,7 @@ static int job_modes(job *j, mbl_status *st)
         if (rc) return rc;
         mode_shape(j, t, s, v, &kk, &big, &yk, &ky);
         double complex den = mode_denominator(j, t, s, v, wl, tmp, refined, big, &defined);
+        if (ev[t].idx >= 0) md->error_estimate = mode_error(j, s, v, wl, den, md->backward_error);
         md->defined = defined;
         if (!defined) j->nundef++;
         rc = mode_derivatives(j, t, s, v, wl, tmp2, den, defined, kk, ky, yk, st);
