@@ -304,7 +304,7 @@ MBL_API int mblx_data_eval(const mblx_graph *g, long k, int linear, int dx, int 
  * counts them); an order-1 node without the routine's partials costs 2 nin more calls per
  * evaluation (all its partials at once), an order-2 node 4 more calls for itself. A routine that
  * fails, or gives a non-finite output or partial, fails the evaluation with MBL_EDOMAIN and
- * "routine 'name': <its message>" ("... output 'k' is nan"). Printing shows name[k](in...),
+ * "routine 'name': <its message>" ("... output 2 is nan", counted from 1). Printing shows name[k](in...),
  * name[k]'j(in...) for a partial (j 0-based), name[k]'j'l(in...) for order 2: readable, not
  * parseable (the expression language has no user routines of its own; a model names their
  * outputs). */
