@@ -39,7 +39,7 @@ static PyTypeObject ModelType;
 static void Model_dealloc(ModelObject *self)
 {
     mbl_model_free(self->model);
-    Py_XDECREF(self->user); /* after the model: its routines point into it */
+    Py_XDECREF(self->user); /* after the model, whose routines point into it */
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
