@@ -60,6 +60,9 @@ typedef struct py_interrupt {
 } py_interrupt;
 void py_interrupt_begin(py_interrupt *pi);
 int py_interrupt_end(py_interrupt *pi);
+/* A user routine's callable raised KeyboardInterrupt (_user.c; with the GIL): the call in progress
+ * stops at the library's next progress report, and its py_interrupt_end raises KeyboardInterrupt. */
+void py_interrupt_user(void);
 
 /* ---- user routines written in Python (_user.c): user a dict {name: callable} or None; sets
  * opt->user_routines, nuser_routines and *holder (NULL for None), which owns what they point to

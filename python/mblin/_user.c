@@ -48,14 +48,14 @@ static int fail(mbl_user_call *c, const char *fmt, ...)
 }
 
 /* The pending Python exception as "Type: message" (cleared). A KeyboardInterrupt (Ctrl-C while the
- * callable ran, on the main thread) is raised again as a pending SIGINT: the library stops on the
- * routine's failure, and the interrupt reaches the caller as it would have without the routine. */
+ * callable ran) is also kept for the call that runs the library (py_interrupt_user): the library
+ * stops at its next progress report and the call raises it, as without the routine. */
 static int fail_exception(mbl_user_call *c)
 {
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     PyErr_NormalizeException(&type, &value, &tb);
-    if (type && PyErr_GivenExceptionMatches(type, PyExc_KeyboardInterrupt)) PyErr_SetInterrupt();
+    if (type && PyErr_GivenExceptionMatches(type, PyExc_KeyboardInterrupt)) py_interrupt_user();
     const char *tname = type && PyType_Check(type) ? ((PyTypeObject *)type)->tp_name : "exception";
     const char *dot = strrchr(tname, '.');
     PyObject *s = value ? PyObject_Str(value) : NULL;

@@ -18,7 +18,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from checks import check, finish  # noqa: E402
 
-MBLIN, LIB = sys.argv[1], os.path.abspath(sys.argv[2])
+MBLIN, LIB = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 M, K, K3, F0 = 2.0, 8.0, 3.0, 5.0
 
 MODEL = """model: dae

@@ -70,8 +70,8 @@ def test_values_only_differences_within_their_estimate():
     lin = mblin.from_dict(spring_dict(partials=False), user={"spring": spring_values}).linearize()
     ref = mblin.from_dict(spring_dict(routine=False)).linearize()
     dev = np.max(np.abs(np.sort_complex(lin.eigenvalues) - np.sort_complex(ref.eigenvalues)))
-    est = np.nanmax(lin.error_estimates)
-    assert 0 < est < 1e-6 and dev <= est, (dev, est)
+    est = lin.error_estimate  # docs/user-routines.md, "Exactness": the method again with steps 2 h
+    assert "not exact" in lin.notes and 0 < est < 1e-6 and dev <= est, (dev, est, lin.notes)
 
 
 def aero_module():
@@ -89,8 +89,8 @@ def test_aero_table_example():
     ref = ex.load(table=True).linearize()
     assert abs(lin.point.q[0] - ref.point.q[0]) < 1e-12
     dev = np.max(np.abs(np.sort_complex(lin.eigenvalues) - np.sort_complex(ref.eigenvalues)))
-    est = np.nanmax(lin.error_estimates)
-    assert dev <= est, (dev, est)
+    est = lin.error_estimate  # the accuracy the result states for its differences
+    assert "not exact" in lin.notes and "not exact" not in ref.notes and dev <= est, (dev, est, lin.notes)
     assert np.allclose(lin.C, ref.C, rtol=0, atol=est * max(1.0, np.max(np.abs(ref.C))))
     # closed form: on the segment 4..8 degrees, I l^2 + c l + (k - q S e s) = 0
     p = ex.PARAMETERS
@@ -144,6 +144,27 @@ def test_nan():
     assert "nan" in msg.lower(), msg
 
 
+def test_keyboard_interrupt_in_the_callable():
+    """Ctrl-C while the callable runs (its KeyboardInterrupt) interrupts the call, not only the
+    routine's evaluation (which the operating point's search could step around); the model stays
+    usable."""
+    armed = []
+
+    def interrupted(x):
+        if armed:
+            armed.pop()
+            raise KeyboardInterrupt
+        return spring_with_partials(x)
+
+    model = failing_model(interrupted, partials=True)
+    armed.append(1)
+    with pytest.raises(KeyboardInterrupt):
+        model.linearize()
+    assert not armed
+    assert np.allclose(np.abs(model.linearize().eigenvalues.imag),
+                       math.sqrt((K + 3 * K3 * cardano_equilibrium() ** 2) / M), rtol=1e-12)
+
+
 def test_the_input_is_a_read_only_copy():
     seen = []
 
@@ -193,8 +214,8 @@ def test_copies_reload_and_sweep_keep_the_routines():
     b = ref.linearize(set={"k": 6.0})
     assert np.allclose(np.sort_complex(a.eigenvalues), np.sort_complex(b.eigenvalues), rtol=1e-12)
     # a sweep on the library's copies of the model, on 2 worker threads
-    s1 = model.sweep("k", (6.0, 10.0, 9), threads=2)
-    s0 = ref.sweep("k", (6.0, 10.0, 9), threads=1)
+    s1 = model.sweep("k", (6.0, 10.0, 41), threads=2)  # enough points for a block on each thread
+    s0 = ref.sweep("k", (6.0, 10.0, 41), threads=1)
     assert s1["ok"].all() and s1["threads"] == 2
     assert np.allclose(s1["eigenvalues"], s0["eigenvalues"], rtol=1e-10, atol=1e-12)
     assert len(set(calls)) >= 2, "the routine was called from the worker threads"
