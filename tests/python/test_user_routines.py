@@ -11,6 +11,7 @@ import math
 import os
 import pathlib
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -202,11 +203,18 @@ def test_user_argument_checked():
 
 def test_copies_reload_and_sweep_keep_the_routines():
     calls = []
+    main = threading.get_ident()
+    other = threading.Event()
 
     def counted(x):
         calls.append(threading.get_ident())
+        if calls[-1] != main:
+            other.set()
+        elif sweeping and not other.is_set():
+            time.sleep(0.001)  # the GIL free for a while: a worker thread starts and takes a block
         return spring_with_partials(x)
 
+    sweeping = False
     model = mblin.from_dict(spring_dict(), user={"spring": counted})
     ref = mblin.from_dict(spring_dict(routine=False))
     # reload (the per-call set= reloads too)
@@ -214,11 +222,13 @@ def test_copies_reload_and_sweep_keep_the_routines():
     b = ref.linearize(set={"k": 6.0})
     assert np.allclose(np.sort_complex(a.eigenvalues), np.sort_complex(b.eigenvalues), rtol=1e-12)
     # a sweep on the library's copies of the model, on 2 worker threads
-    s1 = model.sweep("k", (6.0, 10.0, 41), threads=2)  # enough points for a block on each thread
+    sweeping = True
+    s1 = model.sweep("k", (6.0, 10.0, 41), threads=2)
+    sweeping = False
     s0 = ref.sweep("k", (6.0, 10.0, 41), threads=1)
     assert s1["ok"].all() and s1["threads"] == 2
     assert np.allclose(s1["eigenvalues"], s0["eigenvalues"], rtol=1e-10, atol=1e-12)
-    assert len(set(calls)) >= 2, "the routine was called from the worker threads"
+    assert other.is_set() and len(set(calls)) >= 2, "the routine was called from the sweep's worker thread"
     del model  # the routines stay alive with the model's copies (the reloaded models here)
     assert np.allclose(a.model.linearize().eigenvalues, a.eigenvalues, rtol=1e-12)
 
