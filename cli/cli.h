@@ -61,6 +61,7 @@ typedef struct cli_args {
     int json;
     int nsets, nguess, nvel, ntarget; /* the counts of sets, guesses, vels and targets below */
     int has_outputs, noutputs;        /* --outputs a,b (has_outputs = 1) */
+    int allow_user_code;              /* --allow-user-code (every command: cli_load_options) */
     mbl_setting sets[CLI_MAX_SETS], guesses[CLI_MAX_SETS];
     char set_names[CLI_MAX_SETS][256], guess_names[CLI_MAX_SETS][256];
     /* --set-velocity NAME=VALUE (taken wherever --guess is): held velocities of a given point */
@@ -98,8 +99,18 @@ typedef struct cli_spec {
  * -1 to go on, else the exit status (0 after --help; 2 after a usage error, printed). */
 int cli_parse(const cli_spec *spec, cli_args *a, int argc, char **argv);
 
-/* The load options of --outputs (lo->outputs, noutputs; the others untouched). */
-void cli_load_outputs(const cli_args *a, mbl_load_options *lo);
+/* The load options of the command line: the library's defaults, --outputs (lo->outputs, noutputs)
+ * and --allow-user-code (lo->allow_user_code; nothing else sets it: docs/cli.md). Every command
+ * that loads a model file fills its mbl_load_options here first. */
+void cli_load_options(const cli_args *a, mbl_load_options *lo);
+
+/* --allow-user-code, taken by every command: its one line of help (head at two spaces, the text
+ * from column `column`, wrapped at 100), printed in every command's --help and in `mblin --help`. */
+void cli_user_code_help(FILE *f, int column);
+
+/* One option of a help text: "  HEAD" then WHAT from column `column` (at least one space after
+ * HEAD), wrapped at word boundaries to lines of at most 100 characters. */
+void cli_option_line(FILE *f, const char *head, const char *what, int column);
 
 /* Operating-point options from --at and --guess (defaults otherwise). */
 void cli_opoint_options(const cli_args *a, mbl_opoint_options *po);

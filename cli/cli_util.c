@@ -139,3 +139,19 @@ int cli_mkdirs(const char *dir)
     }
     return 0;
 }
+
+void cli_option_line(FILE *f, const char *head, const char *what, int column)
+{
+    enum { WIDTH = 100 };
+    int col = fprintf(f, "  %-*s ", column - 4 > 0 ? column - 4 : 0, head);
+    const char *w = what;
+    while (*w) {
+        int len = 0;
+        while (w[len] && w[len] != ' ') len++;
+        if (col + 1 + len > WIDTH && col > column - 1) col = fprintf(f, "\n%*s", column - 1, "") - 1;
+        col += fprintf(f, " %.*s", len, w);
+        w += len;
+        while (*w == ' ') w++;
+    }
+    fputc('\n', f);
+}

@@ -43,8 +43,7 @@ static int cg_build(const cli_args *c, int newton, size_t max_nodes, mbl_model *
     mbl_opoint_options po;
     cli_opoint_options(c, &po);
     mbl_load_options lo;
-    mbl_load_options_default(&lo);
-    cli_load_outputs(c, &lo);
+    cli_load_options(c, &lo);
     if (mbl_model_load_file_opt(c->model, c->sets, c->nsets, &lo, md, &st) || mbl_operating_point(*md, &po, &pt, &st) ||
         mbl_symlin_new(*md, pt, max_nodes, sl, &st) || (newton && mbl_symlin_newton(*sl, &st))) {
         cg_error(st.msg, "--max-nodes");
@@ -87,6 +86,7 @@ static void codegen_usage(void *ud)
     (void)ud;
     cli_help_head(stdout, "codegen", "MODEL --lang c|python|octave [OPTIONS]");
     fputs(codegen_help, stdout);
+    cli_user_code_help(stdout, 22);
 }
 
 /* codegen's own options (cli_spec.option) */
@@ -314,6 +314,7 @@ static void symbolic_usage(void *ud)
     (void)ud;
     cli_help_head(stdout, "symbolic", "MODEL [--params p1,p2 | all] [--format text|latex|json] [OPTIONS]");
     fputs(symbolic_help, stdout);
+    cli_user_code_help(stdout, 22);
 }
 
 /* symbolic's own options (cli_spec.option) */
@@ -378,8 +379,7 @@ int cli_cmd_symbolic(int argc, char **argv)
     double glim = fmin(o.max_graph, SYMBOLIC_NODES_PER_TERM * max_nodes);
     size_t graph_limit = (size_t)glim;
     mbl_load_options lo;
-    mbl_load_options_default(&lo);
-    cli_load_outputs(&c, &lo);
+    cli_load_options(&c, &lo);
     if (mbl_model_load_file_opt(c.model, c.sets, c.nsets, &lo, &md, &st) || mbl_operating_point(md, &po, &pt, &st)) {
         rc = cli_fail(&st);
         goto out;

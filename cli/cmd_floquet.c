@@ -60,6 +60,7 @@ static void help(void *ud)
            "  --guess NAME=VALUE     initial value of a coordinate for the operating point (repeatable)\n"
            "  --at KIND              operating point: equilibrium, given, steady or trim (default: the file's)\n"
            "  --json                 one JSON object (docs/schema/floquet.json)\n");
+    cli_user_code_help(stdout, 25);
 }
 
 static int option(void *ud, const char *a, const char *v)
@@ -309,7 +310,9 @@ int cli_cmd_floquet(int argc, char **argv)
     if (c.max_steps > 0) fo.max_steps = (long)c.max_steps;
     if (c.stab_tol > 0) fo.stab_tol = c.stab_tol;
     if (c.period_tol > 0) fo.period_tol = c.period_tol;
-    rc = mbl_model_load_file(c.a.model, c.a.sets, c.a.nsets, &md, &st);
+    mbl_load_options lo;
+    cli_load_options(&c.a, &lo);
+    rc = mbl_model_load_file_opt(c.a.model, c.a.sets, c.a.nsets, &lo, &md, &st);
     if (!rc) rc = cli_check_guesses(&c.a, md) ? MBL_EARG : 0;
     if (rc == MBL_EARG && !st.code) {
         mbl_model_free(md);

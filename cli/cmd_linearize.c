@@ -75,6 +75,7 @@ static const struct {
      ALL},
 };
 enum { NOPTIONS = sizeof options / sizeof options[0] };
+enum { HELP_COLUMN = 23 }; /* where the options' texts start (cli_option_line) */
 
 /* s + " " + opt + " " (as snprintf would, cut at cap) without snprintf: 40 calls a run */
 static size_t append_word(char *s, size_t l, size_t cap, const char *opt, const char *after)
@@ -84,24 +85,6 @@ static size_t append_word(char *s, size_t l, size_t cap, const char *opt, const 
         for (const char *c = parts[k]; *c && l + 1 < cap; c++) s[l++] = *c;
     if (cap) s[l < cap ? l : cap - 1] = '\0';
     return l;
-}
-
-/* One option of the help text: its head in a column of 19, its text from column 23, wrapped at
- * word boundaries to lines of at most 100 characters (a longer head pushes the first line right). */
-static void option_line(FILE *f, const char *head, const char *what)
-{
-    enum { COLUMN = 22, WIDTH = 100 };
-    int col = fprintf(f, "  %-19s ", head);
-    const char *w = what;
-    while (*w) {
-        int len = 0;
-        while (w[len] && w[len] != ' ') len++;
-        if (col + 1 + len > WIDTH && col > COLUMN) col = fprintf(f, "\n%*s", COLUMN, "") - 1;
-        col += fprintf(f, " %.*s", len, w);
-        w += len;
-        while (*w == ' ') w++;
-    }
-    fputc('\n', f);
 }
 
 /* One option of the table: its head ("--set NAME=VALUE") and text, then, with which set, the
@@ -118,7 +101,7 @@ static void option_help(FILE *f, int i, int which)
             sep = ", ";
         }
     if (sep[0] == ',' && l >= 0 && (size_t)l < sizeof what) snprintf(what + l, sizeof what - (size_t)l, "]");
-    option_line(f, head, what);
+    cli_option_line(f, head, what, HELP_COLUMN);
 }
 
 void cli_linearize_options_help(FILE *f)
@@ -132,7 +115,8 @@ static void command_usage(FILE *f, int c)
     fprintf(f, "\noptions:\n");
     for (int i = 0; i < NOPTIONS; i++)
         if (options[i].cmds & (1u << c)) option_help(f, i, 0);
-    option_line(f, "--help", "this text");
+    cli_user_code_help(f, HELP_COLUMN);
+    cli_option_line(f, "--help", "this text", HELP_COLUMN);
 }
 
 /* The pipeline's own options as the parser found them. */
@@ -404,9 +388,8 @@ int cli_cmd_linearize(int argc, char **argv)
     mbl_linear *lin = NULL;
     mbl_modes *modes = NULL;
     mbl_load_options lo; /* --mem-budget bounds building the model too (its beams' estimate) */
-    mbl_load_options_default(&lo);
+    cli_load_options(&a, &lo);
     lo.mem_budget = p.mem_budget > 0 ? p.mem_budget : 0;
-    cli_load_outputs(&a, &lo);
     lo.forward_jacobian = !p.symbolic_jacobian;
     if (mbl_model_load_file_opt(a.model, a.sets, a.nsets, &lo, &model, &st)) return cli_fail(&st);
     code = cli_check_guesses(&a, model);

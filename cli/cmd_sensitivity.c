@@ -46,8 +46,7 @@ static void help(void *ud)
                "                      (repeatable)\n"
                "  --guess NAME=VALUE  initial value of a coordinate (repeatable)\n"
                "  --at KIND           operating point: equilibrium, given, steady or trim (default: the file's)\n"
-               "  --json              print one JSON object instead of the tables\n"
-               "  --help              this text\n");
+               "  --json              print one JSON object instead of the tables\n");
     else
         printf("\nthe value of parameter NAME nearest VALUE where a mode's real part crosses zero or two eigenvalues\n"
                "leave the imaginary axis together (or, with --order, where a damped frequency meets the line\n"
@@ -73,8 +72,9 @@ static void help(void *ud)
                "  --guess NAME=VALUE  initial value of a coordinate (repeatable)\n"
                "  --at KIND           operating point: equilibrium, given, steady or trim (default: the file's)\n"
                "  --json              print one JSON object\n"
-               "  --verbose           also the search's bracket, the work and the last step\n"
-               "  --help              this text\n");
+               "  --verbose           also the search's bracket, the work and the last step\n");
+    cli_user_code_help(stdout, 22);
+    cli_option_line(stdout, "--help", "this text", 22);
 }
 
 /* the commands' own options (cli_spec.option): -1 to go on, else the exit status */
@@ -311,7 +311,9 @@ int cli_cmd_sensitivity(int argc, char **argv)
     mbl_dae_deriv *dd = NULL;
     mbl_sensitivity *S = NULL;
     int *wrt = NULL, nwrt = 0, code = 0;
-    if (mbl_model_load_file(a.model, a.sets, a.nsets, &md, &st)) return cli_fail(&st);
+    mbl_load_options lo;
+    cli_load_options(&a, &lo);
+    if (mbl_model_load_file_opt(a.model, a.sets, a.nsets, &lo, &md, &st)) return cli_fail(&st);
     mbl_model_info info;
     mbl_model_get_info(md, &info);
     if (c.wrt) {
@@ -412,7 +414,9 @@ int cli_cmd_boundary(int argc, char **argv)
     mbl_status_clear(&st);
     mbl_boundary_result r;
     mbl_model *md = NULL;
-    int failed = mbl_model_load_file(a.model, a.sets, a.nsets, &md, &st) ||
+    mbl_load_options lo;
+    cli_load_options(&a, &lo);
+    int failed = mbl_model_load_file_opt(a.model, a.sets, a.nsets, &lo, &md, &st) ||
                  mbl_boundary(md, a.sets, a.nsets, c.param, c.near, &bo, &r, &st);
     mbl_model_free(md);
     if (failed) return cli_fail(&st);

@@ -89,6 +89,7 @@ static void help(void *ud)
                "                         estimated above it (from its first 0.2 s) is refused at once with the\n"
                "                         estimate\n"
                "  --set, --guess, --at, --json as for simulate\n");
+    cli_user_code_help(stdout, 25);
 }
 
 static int number(cli *c, const char *v, double *x)
@@ -233,7 +234,7 @@ static int parse(cli *c, int argc, char **argv)
 static int load(const cli *c, mbl_model **md, mbl_point **pt, mbl_status *st)
 {
     mbl_load_options lo; /* --mem-budget bounds building the model too (its beams' estimate) */
-    mbl_load_options_default(&lo);
+    cli_load_options(&c->a, &lo);
     lo.mem_budget = c->mem_budget > 0 ? c->mem_budget : 0;
     int rc = mbl_model_load_file_opt(c->a.model, c->a.sets, c->a.nsets, &lo, md, st);
     if (rc) return rc;

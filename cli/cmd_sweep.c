@@ -87,7 +87,9 @@ static const char sweep_help[] =
     "                       report.html (interactive: Campbell diagram, root locus, damping)\n"
     "  --set NAME=VALUE     override a parameter (repeatable)\n"
     "  --guess NAME=VALUE   initial value of a coordinate (repeatable)\n"
-    "  --at KIND            operating point: equilibrium, given, steady or trim (default: the file's)\n"
+    "  --at KIND            operating point: equilibrium, given, steady or trim (default: the file's)\n";
+/* after --allow-user-code (cli_user_code_help) */
+static const char sweep_help_end[] =
     "  --help               this text\n\n"
     "under mpirun -n P the points are split across the P ranks, with the same output (docs/parallel.md)\n";
 
@@ -107,6 +109,8 @@ static void sweep_usage(void *ud)
     (void)ud;
     cli_help_head(stdout, "sweep", "MODEL --param NAME=FROM:TO:COUNT [OPTIONS]");
     fputs(sweep_help, stdout);
+    cli_user_code_help(stdout, 23);
+    fputs(sweep_help_end, stdout);
 }
 
 /* --param NAME=FROM:TO:COUNT: -1 to go on, else the exit status */
@@ -293,7 +297,7 @@ int cli_cmd_sweep(int argc, char **argv)
     mbl_sweep *sw = NULL;
     mbl_model *md = NULL;
     mbl_load_options lopts; /* --mem-budget bounds building the model too (its beams' estimate) */
-    mbl_load_options_default(&lopts);
+    cli_load_options(&c, &lopts);
     lopts.mem_budget = o.mem_budget > 0 ? o.mem_budget : 0;
     /* a failure: md NULL, the sweep reports it (to every rank) */
     mbl_model_load_file_opt(c.model, c.sets, c.nsets, &lopts, &md, &st);
@@ -364,8 +368,7 @@ static const char freqresp_help[] =
     "                       and --to also singular_values.csv and sigma.svg\n"
     "  --set NAME=VALUE     override a parameter (repeatable)\n"
     "  --guess NAME=VALUE   initial value of a coordinate (repeatable)\n"
-    "  --at KIND            operating point: equilibrium, given, steady or trim (default: the file's)\n"
-    "  --help               this text\n";
+    "  --at KIND            operating point: equilibrium, given, steady or trim (default: the file's)\n";
 
 /* freqresp's own options as the parser found them */
 typedef struct freqresp_opts {
@@ -382,6 +385,8 @@ static void freqresp_usage(void *ud)
     (void)ud;
     cli_help_head(stdout, "freqresp", "MODEL [--from INPUT --to OUTPUT] --w FROM:TO:COUNT [OPTIONS]");
     fputs(freqresp_help, stdout);
+    cli_user_code_help(stdout, 23);
+    cli_option_line(stdout, "--help", "this text", 23);
 }
 
 /* freqresp's own options (cli_spec.option) */
@@ -557,7 +562,9 @@ int cli_cmd_freqresp(int argc, char **argv)
     mbl_status st;
     mbl_status_clear(&st);
     mbl_model *md = NULL;
-    if (mbl_model_load_file(c.model, c.sets, c.nsets, &md, &st)) {
+    mbl_load_options lo;
+    cli_load_options(&c, &lo);
+    if (mbl_model_load_file_opt(c.model, c.sets, c.nsets, &lo, &md, &st)) {
         return cli_fail(&st);
     }
     int iu = -1, iy = -1;

@@ -26,8 +26,9 @@ static void usage(FILE *f)
     cli_linearize_options_help(f);
     fprintf(f, "\n"
                "options of every command:\n"
-               "  --progress           a progress line on stderr at most every second (on a terminal: a bar)\n"
-               "  --opt=VALUE          the same as --opt VALUE; -- ends the options\n"
+               "  --progress           a progress line on stderr at most every second (on a terminal: a bar)\n");
+    cli_user_code_help(f, 23);
+    fprintf(f, "  --opt=VALUE          the same as --opt VALUE; -- ends the options\n"
                "  --version, --help\n");
 }
 

@@ -10,7 +10,7 @@
 
 #include "cli.h"
 
-enum { VAL_HELP = 1000, VAL_PROGRESS = 1010, VAL_SET, VAL_GUESS, VAL_AT, VAL_JSON, VAL_METHOD, VAL_SETVEL, VAL_OUTPUTS, VAL_TARGET, VAL_OWN = 1100,
+enum { VAL_HELP = 1000, VAL_USER_CODE = 1001, VAL_PROGRESS = 1010, VAL_SET, VAL_GUESS, VAL_AT, VAL_JSON, VAL_METHOD, VAL_SETVEL, VAL_OUTPUTS, VAL_TARGET, VAL_OWN = 1100,
        MAX_LONG = 64 };
 
 static const struct {
@@ -33,6 +33,7 @@ static int long_options(const cli_spec *spec, struct option *lo)
     int n = 0;
     lo[n++] = (struct option){"help", no_argument, NULL, VAL_HELP};
     lo[n++] = (struct option){"progress", no_argument, NULL, VAL_PROGRESS}; /* every command: cli/progress.c */
+    lo[n++] = (struct option){"allow-user-code", no_argument, NULL, VAL_USER_CODE}; /* every command */
     for (int i = 0; i < NCOMMON; i++)
         if (spec->common & common_opts[i].bit)
             lo[n++] = (struct option){common_opts[i].name, common_opts[i].has_arg, NULL, common_opts[i].val};
@@ -83,11 +84,20 @@ static int outputs_option(cli_args *a, const char *v)
     return -1;
 }
 
-void cli_load_outputs(const cli_args *a, mbl_load_options *lo)
+void cli_load_options(const cli_args *a, mbl_load_options *lo)
 {
+    mbl_load_options_default(lo);
+    lo->allow_user_code = a->allow_user_code;
     if (!a->has_outputs) return;
     lo->outputs = a->outputs;
     lo->noutputs = a->noutputs;
+}
+
+/* the one text of --allow-user-code (docs/cli.md, docs/user-routines.md) */
+void cli_user_code_help(FILE *f, int column)
+{
+    cli_option_line(f, "--allow-user-code", "let the model load and run the shared libraries its file names under "
+                    "routines: (user code: refused without this option; docs/user-routines.md)", column);
 }
 
 static int positional(cli_args *a, const char *arg)
@@ -120,6 +130,9 @@ static int take(const cli_spec *spec, cli_args *a, int val, const char *v)
     case VAL_PROGRESS:
         cli_progress_lines();
         return -1;
+    case VAL_USER_CODE:
+        a->allow_user_code = 1;
+        return -1;
     case VAL_METHOD:
         a->method = v;
         return -1;
@@ -140,7 +153,7 @@ int cli_parse(const cli_spec *spec, cli_args *a, int argc, char **argv)
     /* the fields, not the whole struct: its name buffers (270 KB, static in the commands) are
      * written before they are read, and zeroing them touched 66 pages of every run */
     a->model = a->method = a->out = a->at = NULL;
-    a->json = a->nsets = a->nguess = a->nvel = a->ntarget = a->has_outputs = a->noutputs = 0;
+    a->json = a->nsets = a->nguess = a->nvel = a->ntarget = a->has_outputs = a->noutputs = a->allow_user_code = 0;
     a->cmd = argv[1];
     struct option lo[MAX_LONG + 8];
     long_options(spec, lo);

@@ -33,13 +33,13 @@ except ImportError as _e:  # say what is missing and where it comes from, not on
         % (_sys.executable, _sys.version_info[0], _sys.version_info[1], _e), name="numpy") from _e
 
 from ._errors import (Error, OutOfMemoryError, DimensionError, SingularError, ConvergenceError, ParseError,
-                      DomainError, ModelError, FileError, LibraryError, ArgumentError)
+                      DomainError, ModelError, FileError, LibraryError, ArgumentError, UserCodeError)
 from . import _core
 
 __all__ = [
     "load", "loads", "from_dict", "methods", "Model", "OperatingPoint", "Linearization", "Mode", "Comparison",
     "Error", "OutOfMemoryError", "DimensionError", "SingularError", "ConvergenceError", "ParseError",
-    "DomainError", "ModelError", "FileError", "LibraryError", "ArgumentError", "__version__",
+    "DomainError", "ModelError", "FileError", "LibraryError", "ArgumentError", "UserCodeError", "__version__",
 ]
 
 __version__ = _core.version()
@@ -101,7 +101,23 @@ def _names(seq, what):
     return seq
 
 
-def load(path, set=None, *, states=None, velocity_states=None, outputs=None):
+def _user(user):
+    """load(user=...): a dict {routine name: callable} (a copy), or None."""
+    if user is None:
+        return None
+    if not hasattr(user, "items"):
+        raise TypeError("user must be a dict {routine name: callable}, not %s" % type(user).__name__)
+    out = {}
+    for k, fn in user.items():
+        if not isinstance(k, str):
+            raise TypeError("user: routine names must be str, got %r" % (k,))
+        if not callable(fn):
+            raise TypeError("user: '%s' must be a callable, not %s" % (k, type(fn).__name__))
+        out[k] = fn
+    return out
+
+
+def load(path, set=None, *, states=None, velocity_states=None, outputs=None, allow_user_code=False, user=None):
     """Load a model file (YAML or JSON; ``model: dae`` or ``model: mechanism``).
 
     Args:
@@ -113,29 +129,45 @@ def load(path, set=None, *, states=None, velocity_states=None, outputs=None):
         velocity_states: the same for ``linearize.velocity_states``.
         outputs: the names of the file's outputs to keep, in this order (the CLI's ``--outputs``;
             None: all). Drops outputs a method cannot compute; an unknown name raises ArgumentError.
+        allow_user_code: let the model load and run the shared libraries its file names under
+            ``routines:`` (the CLI's ``--allow-user-code``). False (the default): such a model is
+            refused with :class:`UserCodeError`. A library's code runs in this process with its
+            rights: allow it only for files you trust (docs/user-routines.md).
+        user: the routines written in Python, ``{routine name: callable}``: a ``routines:`` entry
+            of the file without ``library:`` calls ``user[routine]`` (its ``routine:``, default its
+            key) with ``x``, a read-only array of its inputs, and takes its outputs back: a
+            sequence of numbers, or a number for one output; with ``partials: yes`` the pair
+            ``(outputs, jacobian)``, jacobian outputs x inputs (docs/python.md, "User routines").
+            An exception, a wrong length or a non-number fails the evaluation with one line
+            naming the routine. Needs no allow_user_code (the program chose to run them).
 
     Returns:
         Model
 
     Raises:
         FileError: the file cannot be read. ParseError, ModelError: the file is not a valid model;
-        the message starts with ``file:line:column``.
+        the message starts with ``file:line:column``. UserCodeError: the file names a library
+        and allow_user_code is False.
     """
     path = _os.fspath(path)
     sets = _sets(set)
     states = _names(states, "states")
     velocity_states = _names(velocity_states, "velocity_states")
     outputs = _names(outputs, "outputs")
-    core = _core.load_file(path, sets, states, velocity_states, outputs)
-    return Model(core, ("file", path), sets, states, velocity_states, outputs)
+    user = _user(user)
+    allow = bool(allow_user_code)
+    core = _core.load_file(path, sets, states, velocity_states, outputs, user, allow)
+    return Model(core, ("file", path), sets, states, velocity_states, outputs, user, allow)
 
 
-def loads(text, set=None, *, name="<string>", states=None, velocity_states=None, outputs=None):
+def loads(text, set=None, *, name="<string>", states=None, velocity_states=None, outputs=None, allow_user_code=False,
+          user=None):
     """Load a model from YAML or JSON text.
 
     Args:
         text: the model file's content (str or bytes, UTF-8).
-        set, states, velocity_states, outputs: as for :func:`load`.
+        set, states, velocity_states, outputs, allow_user_code, user: as for :func:`load` (a
+            library's relative path is taken from the current directory).
         name: the name used for positions in error messages (``name:line:column``).
 
     Returns:
@@ -149,14 +181,18 @@ def loads(text, set=None, *, name="<string>", states=None, velocity_states=None,
     states = _names(states, "states")
     velocity_states = _names(velocity_states, "velocity_states")
     outputs = _names(outputs, "outputs")
-    core = _core.load_string(text, name, sets, states, velocity_states, outputs)
-    return Model(core, ("text", text, name), sets, states, velocity_states, outputs)
+    user = _user(user)
+    allow = bool(allow_user_code)
+    core = _core.load_string(text, name, sets, states, velocity_states, outputs, user, allow)
+    return Model(core, ("text", text, name), sets, states, velocity_states, outputs, user, allow)
 
 
-def from_dict(d, set=None, *, name="<dict>", states=None, velocity_states=None, outputs=None):
+def from_dict(d, set=None, *, name="<dict>", states=None, velocity_states=None, outputs=None, allow_user_code=False,
+              user=None):
     """Load a model from a dict shaped like a model file (it is written as JSON and read by the
     library's reader, so the rules and the messages are those of files; positions refer to that
-    JSON text, one line).
+    JSON text, one line). set, states, velocity_states, outputs, allow_user_code, user: as for
+    :func:`load`.
 
     Example::
 
@@ -168,7 +204,8 @@ def from_dict(d, set=None, *, name="<dict>", states=None, velocity_states=None, 
     if not isinstance(d, dict):
         raise TypeError("from_dict expects a dict")
     text = _json.dumps(d, allow_nan=False, default=_json_default)
-    return loads(text, set, name=name, states=states, velocity_states=velocity_states, outputs=outputs)
+    return loads(text, set, name=name, states=states, velocity_states=velocity_states, outputs=outputs,
+                 allow_user_code=allow_user_code, user=user)
 
 
 def _json_default(o):
@@ -191,9 +228,11 @@ class Model:
         n, m, k: coordinates, holonomic and non-holonomic constraints.
     """
 
-    def __init__(self, core, source, sets, states, velocity_states, outputs=None):
+    def __init__(self, core, source, sets, states, velocity_states, outputs=None, user=None, allow_user_code=False):
         self._core = core
         self._outputs = outputs
+        self._user = user  # the Python routines and the permission: reload() loads with the same
+        self._allow_user_code = allow_user_code
         self._source = source
         self._sets = list(sets)
         self._states = states
@@ -215,17 +254,19 @@ class Model:
 
     def reload(self, set=None, *, states=None, velocity_states=None):
         """The same model loaded again with more settings (merged over this model's) or other user
-        states (None: this model's). The model itself is unchanged (it is immutable)."""
+        states (None: this model's), with the same routines (``user``) and ``allow_user_code``.
+        The model itself is unchanged (it is immutable)."""
         sets = dict(self._sets)
         sets.update(dict(_sets(set)))
         sets = list(sets.items())
         st = self._states if states is None else _names(states, "states")
         vst = self._velocity_states if velocity_states is None else _names(velocity_states, "velocity_states")
+        extra = (self._outputs, self._user, self._allow_user_code)
         if self._source[0] == "file":
-            core = _core.load_file(self._source[1], sets, st, vst, self._outputs)
+            core = _core.load_file(self._source[1], sets, st, vst, *extra)
         else:
-            core = _core.load_string(self._source[1], self._source[2], sets, st, vst, self._outputs)
-        return Model(core, self._source, sets, st, vst, self._outputs)
+            core = _core.load_string(self._source[1], self._source[2], sets, st, vst, *extra)
+        return Model(core, self._source, sets, st, vst, *extra)
 
     def _variant(self, set, states, velocity_states):
         if set is None and states is None and velocity_states is None:

@@ -7,8 +7,9 @@
  * holds the module and the Model and Point types; _convert.c the conversions, _studies.c the
  * studies (sweep, boundary, Model.sensitivity, Model.freqresp); _core.h what they share.
  *
- *   load_file(path, sets, states, velocity_states) -> Model
- *   load_string(text, name, sets, states, velocity_states) -> Model
+ *   load_file(path, sets, states, velocity_states[, outputs, user, allow_user_code]) -> Model
+ *   load_string(text, name, sets, states, velocity_states[, outputs, user, allow_user_code]) -> Model
+ *       (user: {name: callable}, the model's routines written in Python: _user.c)
  *   Model.info(), .names(kind), .parameters()
  *   Model.point(at, q, v, guess, t, options) -> Point
  *   Model.linearize(point, options, zero_tol) -> dict (the mbl_linear and mbl_modes fields)
@@ -38,34 +39,44 @@ static PyTypeObject ModelType;
 static void Model_dealloc(ModelObject *self)
 {
     mbl_model_free(self->model);
+    Py_XDECREF(self->user); /* after the model, whose routines point into it */
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static PyObject *wrap_model(mbl_model *m)
+/* The model object of m, which takes m and the reference user (the model's Python routines, or
+ * NULL) in every case. */
+static PyObject *wrap_model(mbl_model *m, PyObject *user)
 {
     ModelObject *o = PyObject_New(ModelObject, &ModelType);
     if (!o) {
         mbl_model_free(m);
+        Py_XDECREF(user);
         return NULL;
     }
     o->model = m;
+    o->user = user;
     return (PyObject *)o;
 }
 
-/* The arguments shared by load_file and load_string: sets, states, velocity_states. */
+/* The arguments shared by load_file and load_string: sets, states, velocity_states, outputs, the
+ * Python routines (user) and allow_user_code. */
 typedef struct {
     mbl_setting *sets;
     int nsets;
     const char **states, **vstates, **outputs;
     int nstates, nvstates, noutputs;
     PyObject *keep[4];
+    PyObject *user; /* the routines' holder (py_user_routines), handed to the model object */
     mbl_load_options opt;
 } load_args;
 
-static int load_args_get(load_args *a, PyObject *sets, PyObject *states, PyObject *vstates, PyObject *outputs)
+static int load_args_get(load_args *a, PyObject *sets, PyObject *states, PyObject *vstates, PyObject *outputs,
+                         PyObject *user, int allow_user_code)
 {
     memset(a, 0, sizeof *a);
     mbl_load_options_default(&a->opt);
+    a->opt.allow_user_code = allow_user_code;
+    if (py_user_routines(user, &a->user, &a->opt)) return -1;
     if (py_settings(sets, &a->sets, &a->nsets, &a->keep[0])) return -1;
     if (py_strings(states, &a->states, &a->nstates, &a->keep[1])) return -1;
     if (py_strings(vstates, &a->vstates, &a->nvstates, &a->keep[2])) return -1;
@@ -84,16 +95,31 @@ static void load_args_free(load_args *a)
     PyMem_Free(a->vstates);
     PyMem_Free(a->outputs);
     for (int i = 0; i < 4; i++) Py_XDECREF(a->keep[i]);
+    Py_XDECREF(a->user);
+}
+
+/* The model loaded (rc 0) as an object with its routines, or the error raised. */
+static PyObject *loaded(int rc, mbl_model *m, const mbl_status *st, load_args *a)
+{
+    PyObject *user = a->user;
+    a->user = NULL;
+    load_args_free(a);
+    if (rc) {
+        Py_XDECREF(user);
+        return py_raise_status(st);
+    }
+    return wrap_model(m, user);
 }
 
 static PyObject *core_load_file(PyObject *mod, PyObject *args)
 {
     (void)mod;
-    PyObject *path_obj, *sets, *states, *vstates, *outputs = Py_None, *path_bytes = NULL;
-    if (!PyArg_ParseTuple(args, "OOOO|O", &path_obj, &sets, &states, &vstates, &outputs)) return NULL;
+    PyObject *path_obj, *sets, *states, *vstates, *outputs = Py_None, *user = Py_None, *path_bytes = NULL;
+    int allow = 0;
+    if (!PyArg_ParseTuple(args, "OOOO|OOp", &path_obj, &sets, &states, &vstates, &outputs, &user, &allow)) return NULL;
     if (!PyUnicode_FSConverter(path_obj, &path_bytes)) return NULL;
     load_args a;
-    if (load_args_get(&a, sets, states, vstates, outputs)) {
+    if (load_args_get(&a, sets, states, vstates, outputs, user, allow)) {
         load_args_free(&a);
         Py_DECREF(path_bytes);
         return NULL;
@@ -108,11 +134,9 @@ static PyObject *core_load_file(PyObject *mod, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     rc = mbl_model_load_file_opt(path, a.sets, a.nsets, &a.opt, &m, &st);
     Py_END_ALLOW_THREADS
-    load_args_free(&a);
     Py_DECREF(path_bytes);
-    if (py_interrupt_end(&pi)) return mbl_model_free(m), NULL; /* KeyboardInterrupt */
-    if (rc) return py_raise_status(&st);
-    return wrap_model(m);
+    if (py_interrupt_end(&pi)) return mbl_model_free(m), load_args_free(&a), NULL; /* KeyboardInterrupt */
+    return loaded(rc, m, &st, &a);
 }
 
 static PyObject *core_load_string(PyObject *mod, PyObject *args)
@@ -120,10 +144,12 @@ static PyObject *core_load_string(PyObject *mod, PyObject *args)
     (void)mod;
     const char *text, *name;
     Py_ssize_t len;
-    PyObject *sets, *states, *vstates, *outputs = Py_None;
-    if (!PyArg_ParseTuple(args, "s#sOOO|O", &text, &len, &name, &sets, &states, &vstates, &outputs)) return NULL;
+    PyObject *sets, *states, *vstates, *outputs = Py_None, *user = Py_None;
+    int allow = 0;
+    if (!PyArg_ParseTuple(args, "s#sOOO|OOp", &text, &len, &name, &sets, &states, &vstates, &outputs, &user, &allow))
+        return NULL;
     load_args a;
-    if (load_args_get(&a, sets, states, vstates, outputs)) {
+    if (load_args_get(&a, sets, states, vstates, outputs, user, allow)) {
         load_args_free(&a);
         return NULL;
     }
@@ -136,10 +162,8 @@ static PyObject *core_load_string(PyObject *mod, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     rc = mbl_model_load_string_opt(text, (size_t)len, name, a.sets, a.nsets, &a.opt, &m, &st);
     Py_END_ALLOW_THREADS
-    load_args_free(&a);
-    if (py_interrupt_end(&pi)) return mbl_model_free(m), NULL; /* KeyboardInterrupt */
-    if (rc) return py_raise_status(&st);
-    return wrap_model(m);
+    if (py_interrupt_end(&pi)) return mbl_model_free(m), load_args_free(&a), NULL; /* KeyboardInterrupt */
+    return loaded(rc, m, &st, &a);
 }
 
 static PyObject *Model_info(ModelObject *self, PyObject *noargs)
@@ -596,8 +620,10 @@ static PyObject *core_constant(PyObject *mod, PyObject *args)
 }
 
 static PyMethodDef core_functions[] = {
-    {"load_file", core_load_file, METH_VARARGS, "load_file(path, sets, states, velocity_states) -> Model"},
-    {"load_string", core_load_string, METH_VARARGS, "load_string(text, name, sets, states, velocity_states) -> Model"},
+    {"load_file", core_load_file, METH_VARARGS,
+     "load_file(path, sets, states, velocity_states[, outputs, user, allow_user_code]) -> Model"},
+    {"load_string", core_load_string, METH_VARARGS,
+     "load_string(text, name, sets, states, velocity_states[, outputs, user, allow_user_code]) -> Model"},
     {"constant", core_constant, METH_VARARGS, "constant(text) -> float: a constant expression's value (2, pi/2)"},
     {"methods", core_methods, METH_NOARGS, "the linearization methods"},
     {"version", core_version, METH_NOARGS, "the library version"},

@@ -23,6 +23,7 @@
 
 typedef struct {
     PyObject_HEAD mbl_model *model;
+    PyObject *user; /* the model's Python routines (_user.c), kept while the model lives; or NULL */
 } ModelObject;
 
 typedef struct {
@@ -59,6 +60,15 @@ typedef struct py_interrupt {
 } py_interrupt;
 void py_interrupt_begin(py_interrupt *pi);
 int py_interrupt_end(py_interrupt *pi);
+/* A user routine's callable raised KeyboardInterrupt (_user.c; with the GIL): the call in progress
+ * stops at the library's next progress report, and its py_interrupt_end raises KeyboardInterrupt. */
+void py_interrupt_user(void);
+
+/* ---- user routines written in Python (_user.c): user a dict {name: callable} or None; sets
+ * opt->user_routines, nuser_routines and *holder (NULL for None), which owns what they point to
+ * and must outlive the model (ModelObject.user). 0, or -1 with an exception set ------------------ */
+
+int py_user_routines(PyObject *user, PyObject **holder, mbl_load_options *opt);
 
 /* ---- studies (_studies.c): functions of the module and methods of Model ------------------------ */
 

@@ -11,7 +11,7 @@ import re
 
 __all__ = [
     "Error", "OutOfMemoryError", "DimensionError", "SingularError", "ConvergenceError", "ParseError",
-    "DomainError", "ModelError", "FileError", "LibraryError", "ArgumentError", "from_status",
+    "DomainError", "ModelError", "FileError", "LibraryError", "ArgumentError", "UserCodeError", "from_status",
 ]
 
 _POSITION = re.compile(r"^(?P<file>[^:\n]+?):(?P<line>\d+):(?P<col>\d+): ")
@@ -149,8 +149,22 @@ class ArgumentError(Error, ValueError):
     code = -10
 
 
+class UserCodeError(Error, PermissionError):
+    """MBL_EPERM: the model would run user code that was not allowed: its file names a shared
+    library under ``routines:`` and the load did not say ``allow_user_code=True`` (the CLI's
+    ``--allow-user-code``; docs/user-routines.md). The message names the library's entry in the
+    file (``file:line:column``). It is also a :class:`PermissionError`."""
+    code = -12
+
+    def __str__(self):
+        return self.message
+
+    def __reduce__(self):
+        return (from_status, (self.code, self.message))
+
+
 _BY_CODE = {c.code: c for c in (OutOfMemoryError, DimensionError, SingularError, ConvergenceError, ParseError,
-                                DomainError, ModelError, FileError, LibraryError, ArgumentError)}
+                                DomainError, ModelError, FileError, LibraryError, ArgumentError, UserCodeError)}
 
 
 def from_status(code, message):

@@ -7,12 +7,18 @@
  * KeyboardInterrupt), it keeps the exception and asks the library to stop, which then unwinds
  * (MBL_ECANCELLED). py_interrupt_end, with the GIL again, removes the callback and raises the kept
  * exception. Signal handlers run in the main thread only (Python's rule): a call made from another
- * thread is not stopped, and its callbacks take no GIL. */
+ * thread is not stopped, and its callbacks take no GIL. A KeyboardInterrupt raised in a user
+ * routine's callable (_user.c) stops the call the same way (py_interrupt_user). */
 #include "_core.h"
 
 #include <time.h>
 
 #define PY_SIGNAL_PERIOD 0.02 /* s between two looks at the signals */
+
+/* a routine's callable raised KeyboardInterrupt (py_interrupt_user); read and written with the GIL */
+static int user_interrupted;
+
+void py_interrupt_user(void) { user_interrupted = 1; }
 
 static double now(void)
 {
@@ -32,6 +38,7 @@ static int check_signals(void *user, const char *stage, double done, double tota
     PyGILState_STATE g = PyGILState_Ensure();
     int stop = PyErr_CheckSignals() < 0;
     if (stop) PyErr_Fetch(&pi->type, &pi->value, &pi->tb);
+    stop |= user_interrupted;
     PyGILState_Release(g);
     return stop;
 }
@@ -41,12 +48,15 @@ void py_interrupt_begin(py_interrupt *pi)
     pi->thread = pthread_self();
     pi->last = now();
     pi->type = pi->value = pi->tb = NULL;
+    user_interrupted = 0;
     mbl_progress_set(check_signals, pi);
 }
 
 int py_interrupt_end(py_interrupt *pi)
 {
     mbl_progress_set(NULL, NULL);
+    if (user_interrupted && !pi->type) PyErr_SetNone(PyExc_KeyboardInterrupt), PyErr_Fetch(&pi->type, &pi->value, &pi->tb);
+    user_interrupted = 0;
     if (!pi->type) return 0;
     PyErr_Restore(pi->type, pi->value, pi->tb);
     return -1;

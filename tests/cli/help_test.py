@@ -4,7 +4,8 @@ with its one line (cli/main.c's table); `mblin CMD --help` prints that same line
 line. The options of linearize, equilibrium, check, compare and report are listed in `mblin --help`
 with the same text as in each of those commands' --help, followed (when not all five take it) by the
 commands that take it: exactly those whose --help lists it. Before the item cmd_linearize.c kept a
-second table whose lines had drifted (report's line, the --method text).
+second table whose lines had drifted (report's line, the --method text). The options every command
+takes (--allow-user-code, issue 68) are in every command's --help with the text of `mblin --help`.
 usage: help_test.py PATH_TO_MBLIN (run from the repository root)"""
 import os
 import re
@@ -72,6 +73,17 @@ for cmd, line in listed.items():
     check(max(len(x) for x in lines) <= 100, "%s --help fits 100 columns" % cmd)
 check(max(len(x) for x in top.split("\n")) <= 100, "mblin --help fits 100 columns")
 
+# the options every command takes (issue 68: --allow-user-code): in every command's --help with
+# mblin --help's text
+every = options(block(top, "options of every command:") or [])
+check("--allow-user-code" in every, "mblin --help lists --allow-user-code among every command's options: %s"
+      % sorted(every))
+for cmd in listed:
+    rc, out, err = run(cmd, "--help")
+    own = options(block(out, "options:") or [])
+    check(own.get("--allow-user-code") == every.get("--allow-user-code"),
+          "%s --help's --allow-user-code has mblin --help's text: %r" % (cmd, own.get("--allow-user-code")))
+
 # the options of the linearization commands: one text each, and who takes them
 glob = options(block(top, "options of linearize") or [])
 check("--method NAME" in glob and "-o DIR" in glob and "-o FILE" in glob,
@@ -82,7 +94,7 @@ for cmd in PIPELINE:
     own = options(block(out, "options:") or [])
     check("--help" in own and len(own) > 3, "%s --help lists its options" % cmd)
     for head, text in own.items():
-        if head == "--help":
+        if head == "--help" or head in every:
             continue
         if not check(head in glob, "%s --help's %s is in mblin --help" % (cmd, head)):
             continue

@@ -99,3 +99,12 @@ if(PYTHON3)
   add_test(NAME test_cli_help COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/help_test.py $<TARGET_FILE:mblin_cli>
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# issue 68, item E: --allow-user-code. A library of user routines whose constructor leaves a marker
+# file (tests/cli/user_marker.c; the Python tests load it too): a refused model must not load it
+if(PYTHON3 AND NOT MBLIN_FUZZ)
+  add_library(mblin_user_marker MODULE ${CMAKE_CURRENT_SOURCE_DIR}/cli/user_marker.c)
+  target_include_directories(mblin_user_marker PRIVATE ${PROJECT_SOURCE_DIR}/include)
+  set_target_properties(mblin_user_marker PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/cli)
+  add_test(NAME test_cli_user_code COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/user_code_test.py
+           $<TARGET_FILE:mblin_cli> $<TARGET_FILE:mblin_user_marker> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
