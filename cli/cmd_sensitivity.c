@@ -260,7 +260,9 @@ static void print_table(const mbl_model *md, const mbl_sensitivity *S, const cha
     mbl_model_get_info(md, &info);
     int n = S->n;
     printf("Model: %s (%s)\n", info.name && info.name[0] ? info.name : "(unnamed)", info.file);
-    printf("Sensitivities: exact (expression engine), the shift of the operating point included; %d modes\n", S->nmode);
+    printf("Sensitivities: %s, the shift of the operating point included; %d modes\n",
+           S->exact ? "exact (expression engine)" : "by the expression engine, not exact (user routines: see the notes)",
+           S->nmode);
     if (S->notes[0]) printf("  note: %s\n", S->notes);
     if (named > 0) printf("  the mode of shape %s: mode %d\n", shape, named);
     for (int w = 0; w < S->nwrt; w++) {

@@ -77,6 +77,8 @@ typedef struct mbl_sensitivity {
                                are then NaN */
     int m;                  /* holonomic constraints (rows of dlambda) */
     char notes[512];
+    int exact;              /* 1; 0 when the model has user routines (docs/user-routines.md): their
+                               second derivatives are central differences (notes say so) */
 } mbl_sensitivity;
 
 /* Sensitivities at a point of d's model with respect to the parameters wrt (NULL: all). */

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "modal/order.h"
+#include "model/model_view.h"
 #include "study/sens_internal.h"
 
 #define TWO_PI 6.283185307179586476925286766559
@@ -827,8 +828,32 @@ static int sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, cons
 /* Parameters a mechanism evaluated into numbers of its geometry (mbl_model_param_numeric) have no
  * derivative in the equations: asked for by name they are refused, and with all parameters asked
  * for they are left out, with a note naming them. */
+static int sensitivity_by_param(const mbl_dae_deriv *d, const mbl_point *pt, const int *wrt_in, int nwrt,
+                                const mbl_sens_options *opt_in, mbl_sensitivity **out, mbl_status *st);
+
+/* A model with user routines: its second derivatives through them are central differences of their
+ * partials (docs/user-routines.md, "Exactness"): the result says it is not exact. */
 int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const int *wrt_in, int nwrt,
                             const mbl_sens_options *opt_in, mbl_sensitivity **out, mbl_status *st)
+{
+    int rc = sensitivity_by_param(d, pt, wrt_in, nwrt, opt_in, out, st);
+    if (rc || !out || !*out) return rc;
+    mbl_sensitivity *S = *out;
+    S->exact = 1;
+    model_view view;
+    model_view_get(mbl_dae_deriv_model(d), &view);
+    mblx_user_def ud;
+    if (!mblx_user_count(view.g) || mblx_user_info(view.g, 0, &ud)) return 0;
+    S->exact = 0;
+    size_t l = strlen(S->notes);
+    snprintf(S->notes + l, sizeof S->notes - l,
+             "%snot exact: the second derivatives through user routine%s '%s'%s are central differences of their partials",
+             l ? "; " : "", mblx_user_count(view.g) > 1 ? "s" : "", ud.name, mblx_user_count(view.g) > 1 ? " and others" : "");
+    return 0;
+}
+
+static int sensitivity_by_param(const mbl_dae_deriv *d, const mbl_point *pt, const int *wrt_in, int nwrt,
+                                const mbl_sens_options *opt_in, mbl_sensitivity **out, mbl_status *st)
 {
     const mbl_model *md = d ? mbl_dae_deriv_model(d) : NULL;
     mbl_model_info mi;
