@@ -36,6 +36,7 @@ import concurrent.futures
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -64,7 +65,8 @@ def needs_user_code(path):
     """a model that names a shared library of user routines (docs/user-routines.md): it runs only
     with --allow-user-code (the walkers give it; its library is built into build/examples/user)"""
     with open(path, errors="replace") as f:
-        return any(line.strip().startswith("library:") or (" library:" in line and "routine" in line) for line in f)
+        text = f.read()
+    return "routines:" in text and re.search(r"(^|[\s{,])library:", text, re.M) is not None
 
 
 def model_files():
