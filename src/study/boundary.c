@@ -91,8 +91,8 @@ static double mag(const mbl_sens_mode *m) { return hypot(m->re, m->im); }
  * eigenvalue's estimated error (mbl_sens_mode.error_estimate: its condition times its backward
  * error), never wider than AXIS_TOL |s| nor narrower than AXIS_TOL_MIN |s|. AXIS_TOL |s| alone was
  * 1.4e-4 for the 14142 rad/s mode of a stiff two-mass system whose real part -c/4 is known to 2.5e-11:
- * the boundary c = 0 was reported at c = -0.0004 (issue 68's session; tests/study/test_boundary.c
- * stiff_two_mass). */
+ * the boundary c = 0 was reported at c = -0.0004 (session 40; tests/study/test_boundary.c
+ * stiff_two_mass, with K = 1e6). */
 #define AXIS_ERR 100.0
 #define AXIS_TOL_MIN 1e-13
 static double axis_band(const mbl_sens_mode *m)

@@ -166,10 +166,11 @@ TEST(rolling_disc)
     from_everywhere("rolling disc W (R 0.5)", "examples/rolling_disc.yaml", &set, 1, "W", sqrt(g / (3 * 0.5)), ex);
 }
 
-/* A stiff two-mass system (tests/study/boundaries/stiff_two_mass.yaml): the 14142 rad/s pair's real
- * part -c/4 crosses the axis at c = 0. The axis band was 1e-8 of |s| (1.4e-4, while that real part
- * is known to about 1e-11): the boundary was reported at c = -0.0004 +- 0.0003 and called a
- * divergence. The band now follows each eigenvalue's estimated error (mbl_sens_mode.error_estimate). */
+/* A stiff two-mass system (tests/study/boundaries/stiff_two_mass.yaml): the 1414 rad/s pair's real
+ * part -c/4 crosses the axis at c = 0. The axis band was 1e-8 of |s| (1.4e-5, while that real part
+ * is known to about 1e-12): from c = -0.002 the boundary was reported at c = -5e-05 +- 0.00013 and
+ * called a divergence (with K = 1e8: at c = -0.0004 from 0.01). The band now follows each
+ * eigenvalue's estimated error (mbl_sens_mode.error_estimate). */
 TEST(stiff_two_mass)
 {
     const double nears[] = {0.01, 0.003, -0.01, -0.002};
