@@ -33,7 +33,7 @@ PACKAGES = gcc libc6-dev cmake pkg-config clang libclang-rt-14-dev lld \
            python3-venv python3-pip python3-setuptools python3-jsonschema \
            chromium calculix-ccx gmsh
 # Benchmarks only (bench/peers.py: MuJoCo, and mpmath for the closed-form check): `make bench-setup`.
-BENCH_PACKAGES = libmujoco-dev python3-mpmath
+BENCH_PACKAGES = libmujoco-dev python3-mpmath g++ libeigen3-dev libboost-dev liburdfdom-dev
 
 .PHONY: bench-setup all build setup test test-fast test-kernels asan fuzz demo bench clean install
 
