@@ -8,7 +8,9 @@
  * (default 100; large models: fewer);
  * the first batch is a warm-up and not counted.
  * Environment: MBLIN_DENSE_TREE=off makes the workspace with mbl_lin_options.dense_tree =
- * MBL_DENSE_TREE_OFF (the general path of an unconstrained tree, for comparison; issue 34 item 3);
+ * MBL_DENSE_TREE_OFF (the general path of an unconstrained tree, for comparison; issue 34 item 3),
+ * MBLIN_DENSE_TREE=cholesky with MBL_DENSE_TREE_CHOLESKY (a Cholesky factorization of M instead of the
+ * tree's articulated bodies; issue 69);
  * MBLIN_SKIP_OUTPUTS=1 sets mbl_lin_options.skip_outputs (no C, D per point);
  * MBLIN_BENCH_SWEEP_ONLY=1 skips the one-shot part (instruction counts of the sweep alone);
  * MBLIN_BENCH_RELIN_JAC=1 has mbl_relinearize evaluate the model's Jacobian at each point itself
@@ -60,6 +62,7 @@ int main(int argc, char **argv)
     mbl_lin_options_default(&lo);
     const char *dt = getenv("MBLIN_DENSE_TREE");
     if (dt && !strcmp(dt, "off")) lo.dense_tree = MBL_DENSE_TREE_OFF;
+    if (dt && !strcmp(dt, "cholesky")) lo.dense_tree = MBL_DENSE_TREE_CHOLESKY;
     const char *sk = getenv("MBLIN_SKIP_OUTPUTS");
     lo.skip_outputs = sk && *sk && strcmp(sk, "0");
     if (mbl_operating_point(md, &po, &pt2, &st) || mbl_lin_work_new(md, pt, &lo, &w, &lw, &st)) {

@@ -454,9 +454,12 @@ typedef struct mbl_lin_options {
     int dense_tree;        /* sweeps (mbl_lin_work_new, mbl_relinearize) of a model without
                               constraints whose states are its coordinates and their rates (a
                               URDF robot, a tree in relative coordinates without cut joints):
-                              MBL_DENSE_TREE_AUTO (0, default) solves with a Cholesky
-                              factorization of the mass matrix and BLAS-3 solves, the general path
-                              at a point where it is not positive definite;
+                              MBL_DENSE_TREE_AUTO (0, default) solves with the inverse of the
+                              mass matrix by the tree's articulated bodies (a relative-coordinate
+                              tree whose mass is its bodies' alone) or else a Cholesky
+                              factorization of it, the general path at a point where it is not
+                              positive definite; MBL_DENSE_TREE_CHOLESKY the Cholesky
+                              factorization of M also for a tree (for comparison);
                               MBL_DENSE_TREE_OFF the general path always (for comparison;
                               docs/linearization.md "Sweeps") */
     int skip_outputs;      /* sweeps: nonzero, mbl_relinearize forms no C and D (left zero; the
@@ -475,7 +478,7 @@ typedef struct mbl_lin_options {
 
 #define MBL_MEM_BUDGET_DEFAULT 2147483648.0
 enum { MBL_PARTIAL_AUTO = 0, MBL_PARTIAL_ALWAYS = 1, MBL_PARTIAL_NEVER = -1 };
-enum { MBL_DENSE_TREE_AUTO = 0, MBL_DENSE_TREE_OFF = -1 };
+enum { MBL_DENSE_TREE_AUTO = 0, MBL_DENSE_TREE_OFF = -1, MBL_DENSE_TREE_CHOLESKY = 1 };
 
 MBL_API void mbl_lin_options_default(mbl_lin_options *opt);
 

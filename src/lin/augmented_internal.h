@@ -75,6 +75,10 @@ struct mbl_lin_work {
     int *desrc, *dedst, *diwork;
     int *dcptr, *dcrow; /* the right-hand sides' pattern, by column */
     double *dbuf;
+    /* a tree whose M is its bodies' alone (model_mass_inverse_ok): M^-1 by the articulated-body
+     * recursion at each evaluation (w->ev.minv = dminv, n x n; dmwork its work) instead of a
+     * factorization of M */
+    double *dminv, *dmwork;
     aug_alloc wa, ka; /* the allocations of work_prepare's arrays (ti .. ework), of kin_prepare's */
     /* a sweep's workspace (mbl_lin_work_new): it keeps the triplets, their maps and the matrices for
      * the next points; a one-shot's (0) drops each as soon as the factorizations no longer need it,

@@ -103,7 +103,7 @@ int lin_eval_at_given_syms(const mbl_model *md, const mbl_point *pt, mbl_eval *e
     int given = jac && !model_eval_jac_y_shared(md), rc = 0;
     if (ev->lean) {
         size_t need = mv->work_size, wy = outputs ? mv->work_y : 0;
-        if (given) need = mv->work_us > wy ? mv->work_us : wy;
+        if (given && !ev->minv) need = mv->work_us > wy ? mv->work_us : wy;
         if ((rc = eval_lean_arrays(ev, need, given, st))) return rc;
     }
     if (given) {
@@ -114,10 +114,15 @@ int lin_eval_at_given_syms(const mbl_model *md, const mbl_point *pt, mbl_eval *e
             ev->jac = ev->jac_buf;
         }
         if (outputs) rc = model_eval_outputs(md, ev->syms, ev->y, ev->work, st);
+        if (!rc && ev->minv) rc = model_eval_jac_y_minv(md, ev->syms, NULL, NULL, ev->minv, ev->mwork, ev->work, st);
+    } else if (ev->minv) {
+        ev->jac = ev->jac_buf;
+        rc = model_eval_jac_y_minv(md, ev->syms, ev->jac_buf, outputs ? ev->y : NULL, ev->minv, ev->mwork, ev->work, st);
     } else {
         ev->jac = ev->jac_buf;
         rc = model_eval_jac_y(md, ev->syms, ev->jac_buf, outputs ? ev->y : NULL, ev->work, st);
     }
+    if (ev->minv) ev->minv_rc = rc > 0, rc = rc > 0 ? 0 : rc;
     if (!rc) rc = model_eval_user_states(md, ev->syms, ev->us, ev->work, st);
     if (rc) return model_eval_error(md, ev->syms, "at the operating point", st);
     return 0;

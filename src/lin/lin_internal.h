@@ -34,6 +34,11 @@ typedef struct mbl_eval {
     double *jac_buf;    /* the evaluator's own Jacobian values (NULL until needed when lean) */
     size_t work_cap;
     int lean;
+    /* when minv is set (relin_dense.c: a tree whose M is its bodies' alone, model_mass_inverse_ok),
+     * each evaluation also gives M^-1 there (n x n by columns; mwork: model_mass_inverse_work
+     * doubles; both the caller's), minv_rc 0, or 1 when M is not positive definite there */
+    double *minv, *mwork;
+    int minv_rc;
 } mbl_eval;
 
 int lin_eval_init(const mbl_model *md, mbl_eval *ev, mbl_status *st);

@@ -115,6 +115,12 @@ int aug_dense_prepare(mbl_lin_work *w, mbl_status *st)
     w->dcptr[w->nrhs] = np;
     mbl_free(mask);
     w->dense = 1;
+    if (w->opt.dense_tree != MBL_DENSE_TREE_CHOLESKY && model_mass_inverse_ok(w->md)) {
+        w->dminv = mbl_alloc_array(nn + 1, sizeof *w->dminv);
+        w->dmwork = mbl_alloc_array(model_mass_inverse_work(w->md) + 1, sizeof *w->dmwork);
+        if (!w->dminv || !w->dmwork) return mbl_error(st, MBL_ENOMEM, "out of memory");
+        w->ev.minv = w->dminv, w->ev.mwork = w->dmwork;
+    }
     return 0;
 }
 
@@ -176,6 +182,19 @@ static double norm1_scale(int n, double *restrict M, const double *restrict d)
             m0[i] = a * (d[i] * d0);
         }
         if (s0 > best || isnan(s0)) best = s0;
+    }
+    return best;
+}
+
+/* ||S^-1||_1 of S = D M D from Minv = M^-1 (S^-1 = D^-1 Minv D^-1; d powers of 2: exact scalings) */
+static double inv_norm1_scaled(int n, const double *restrict Minv, const double *restrict d)
+{
+    double best = 0.0;
+    for (int j = 0; j < n; j++) {
+        const double *m = Minv + (size_t)j * n;
+        double s = 0.0, dj = 1.0 / d[j];
+        for (int i = 0; i < n; i++) s += fabs(m[i]) * ((1.0 / d[i]) * dj);
+        if (s > best || isnan(s)) best = s;
     }
     return best;
 }
@@ -296,17 +315,27 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
         for (int i = j; i < n; i++) cs += fabs(Mb[i + (size_t)j * n] *= d[i] * d[j]);
         anorm = fmax(anorm, cs);
     }
-    mbl_status quiet;
-    if (mbla_dchol(n, Mb, n, &quiet) || mbla_dchol_inverse(n, Mb, n, &quiet))
-        return 1; /* not positive definite: the general path */
+    /* M^-1: the tree's articulated bodies' (evaluated with the Jacobian, w->ev.minv), else from a
+     * Cholesky factorization of S */
+    const double *Minv = Mb;
+    double inorm;
+    if (w->dminv) {
+        if (w->ev.minv_rc) return 1; /* not positive definite: the general path */
+        Minv = w->dminv;
+        inorm = inv_norm1_scaled(n, Minv, d);
+    } else {
+        mbl_status quiet;
+        if (mbla_dchol(n, Mb, n, &quiet) || mbla_dchol_inverse(n, Mb, n, &quiet))
+            return 1; /* not positive definite: the general path */
+        inorm = norm1_scale(n, Mb, d); /* and M^-1 = D S^-1 D */
+    }
     /* the reciprocal condition ||S||_1^-1 ||S^-1||_1^-1, exact from the inverse (the general path's
      * dgecon estimates it from below: this is never the larger) */
-    double inorm = norm1_scale(n, Mb, d); /* and M^-1 = D S^-1 D */
     if (!(1.0 / (anorm * inorm) >= RELIN_DENSE_RCOND_MARGIN * w->opt.rcond_min))
         return 1; /* near the states' test's bound: the general path decides */
     double *T = work;
     for (int j = 0; j < nx + nr; j++) memset(xcol(lin, nx, j) - n, 0, (size_t)n * sizeof *T);
-    responses(w, Mb, R, n, nrhs, lin, T, w->diwork);
+    responses(w, Minv, R, n, nrhs, lin, T, w->diwork);
     for (int i = 0; i < n; i++) lin->A[i + (size_t)(n + i) * nx] = 1.0;
     outputs(w, lin);
     lin->cond = 1.0;

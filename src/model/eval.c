@@ -148,3 +148,43 @@ int model_eval_jac_memo(const mbl_model *md, const model_jac_memo *memo, const d
     memcpy(jac, kept, (size_t)md->jac.nz * sizeof *jac);
     return 0;
 }
+
+/* ---- the inverse of the mass matrix by a term's own recursion (a tree's articulated bodies) ---- */
+
+/* the model's only present term when it gives M^-1 (mass_only), with a Jacobian tape */
+static const model_term_ops *mass_term(const mbl_model *md)
+{
+    const model_term_ops *only = NULL;
+    for (int t = 0; t < MODEL_NTERMS; t++) {
+        if (!model_terms[t]->present(md)) continue;
+        if (only) return NULL;
+        only = model_terms[t];
+    }
+    return only && only->minv && md->tape_jac && only->mass_only(md) ? only : NULL;
+}
+
+int model_mass_inverse_ok(const mbl_model *md) { return mass_term(md) != NULL; }
+
+size_t model_mass_inverse_work(const mbl_model *md)
+{
+    const model_term_ops *term = mass_term(md);
+    return term ? term->mass_work(md) : 0;
+}
+
+int model_eval_jac_y_minv(const mbl_model *md, const double *syms, double *jac, double *y, double *minv, double *mwork,
+                          double *work, mbl_status *st)
+{
+    const model_term_ops *term = mass_term(md);
+    if (!term) return mbl_error(st, MBL_EARG, "model_eval_jac_y_minv: the model's mass matrix is not a tree's alone");
+    if (jac) {
+        if (jac_observer) jac_observer(jac_observer_ctx, md, syms);
+        int rc = mblx_tape_eval(md->tape_jac, syms, jac, work, st);
+        if (rc) return rc;
+    }
+    /* y from the term's shared tape with the outputs (jac_y_term), else from the outputs' own */
+    int shared = jac_y_term(md) != NULL;
+    int rc = term->minv(md, syms, jac, shared ? y : NULL, minv, mwork, work, st);
+    if (rc < 0 || shared || !y || md->ny <= 0) return rc;
+    int rc2 = mblx_tape_eval(md->tape_y, syms, y, work, st);
+    return rc2 ? rc2 : rc;
+}

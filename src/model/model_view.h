@@ -173,6 +173,19 @@ int model_eval_jac_y(const mbl_model *md, const double *syms, double *jac, doubl
  * so that they may differ from model_eval_jac's in the last bits; 0 when it calls model_eval_jac. */
 int model_eval_jac_y_shared(const mbl_model *md);
 
+/* The inverse of the mass matrix M = dR/da by the tree's own recursion (the articulated bodies,
+ * src/model/terms/rtree_minv.c), never from M itself: model_mass_inverse_ok 1 when the model's M is
+ * its relative-coordinate tree's alone (every coordinate a joint of the tree, no text row of the
+ * equations of motion with an acceleration entry). model_eval_jac_y_minv: M^-1 at syms into minv
+ * (n x n by columns, both triangles; mwork: model_mass_inverse_work doubles) and, when jac is not
+ * NULL, the Jacobian's values and the outputs (y: NULL, not wanted) as model_eval_jac_y gives
+ * them, bit for bit, in the same pass. Returns 1 when M is not positive definite at syms (a joint
+ * without inertia; minv undefined), else 0 or an error. */
+int model_mass_inverse_ok(const mbl_model *md);
+size_t model_mass_inverse_work(const mbl_model *md);
+int model_eval_jac_y_minv(const mbl_model *md, const double *syms, double *jac, double *y, double *minv, double *mwork,
+                          double *work, mbl_status *st);
+
 /* An evaluation of the model's tapes at the symbol values `syms` failed with `st` (MBL_EDOMAIN:
  * a division by zero, log/sqrt outside the domain, a non-finite result). Find which of the
  * user's expressions fails there, or which of its derivatives (up to the third, as the

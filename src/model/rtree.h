@@ -86,6 +86,16 @@ int model_rtree_num_yjac(struct mbl_model *md, const mbl_rtree_num *r, int ny, c
 int model_rtree_num_bind_outputs(struct mbl_model *md, mbl_rtree_num *r, mbl_status *st);
 int model_rtree_num_jac_y(const mbl_rtree_num *r, const double *syms, double *jac, double *y, double *work,
                           mbl_status *st);
+/* The inverse of the mass matrix by the tree's articulated bodies (rtree_minv.c), when
+ * model_rtree_num_mass_only: M^-1 at syms into minv (n x n by columns), and when jac is not NULL the
+ * term's Jacobian entries added to jac and the outputs into y (NULL: not wanted) as
+ * model_rtree_num_jac_y or model_rtree_num_jac add them (the same values, bit for bit); mwork:
+ * model_rtree_num_mass_work doubles. 1 when M is not positive definite there (a pivot), else 0 or
+ * an error of the texts' evaluation. */
+int model_rtree_num_mass_only(const mbl_rtree_num *r);
+size_t model_rtree_num_mass_work(const mbl_rtree_num *r);
+int model_rtree_num_minv(const mbl_rtree_num *r, const double *syms, double *jac, double *y, double *minv,
+                         double *mwork, double *work, mbl_status *st);
 /* Number of Jacobian entries the term writes (for tests and benchmarks). */
 int model_rtree_num_entries(const mbl_rtree_num *r);
 void model_rtree_num_free(mbl_rtree_num *r);

@@ -24,6 +24,7 @@
 
 #include "core/vec3.h"
 #include "model/model_internal.h"
+#include "model/terms/rtree_num.h"
 #include "model/terms/vec3_nodes.h"
 
 void model_rtree_free(mbl_rtree *t)
@@ -317,40 +318,12 @@ int model_rtree_formulate(mbl_model *md, const mbl_rtree *t, const int *qidx, co
  * before. The expression form is built only when the sensitivities or the code generator ask for
  * it (model_rtree_num_exprs, through model_dae_nodes). */
 
-struct mbl_rtree_num {
-    mbl_rtree tree;   /* nb, parents and kinds (no texts) */
-    int n;            /* the model's coordinates */
-    int *qidx;        /* nb: coordinate of each body (-1 fixed) */
-    int *vs, *as;     /* nb: symbol index of its q' and q'' (-1 fixed) */
-    mblx_tape *in;    /* the texts but e: nb * NTV values, then gravity (3) */
-    size_t nin, in_work;
-    mblx_tape *iny;   /* NULL, or the texts, then the model's outputs and their Jacobian (ny values) */
-    size_t ny, iny_work;
-    mblx_id *tn, gn[3]; /* the texts as nodes (the lazy expression form) */
-    int npair;        /* (i, j): j = i or an ancestor of i, both with coordinates */
-    int *pi, *pj;
-    int *pos;         /* 6 per pair: positions in the Jacobian's values, -1 for none */
-    char *qzero;      /* nb: the rows do not depend on the body's coordinate (in structure) */
-};
-
-/* The texts the evaluation reads (all but the Euler parameters, which only the outputs'
- * Jacobian's expressions use, rtree_y.c), NTV per body, then gravity */
-#define NTV MBL_RTREE_E
-
 static void texts_evaluated(const mbl_rtree_num *r, mblx_id *out)
 {
     int nb = r->tree.nb;
     for (int b = 0; b < nb; b++) memcpy(out + (size_t)b * NTV, r->tn + (size_t)b * MBL_RTREE_NT, NTV * sizeof *out);
     memcpy(out + (size_t)nb * NTV, r->tn + (size_t)nb * MBL_RTREE_NT, 3 * sizeof *out);
 }
-
-enum { NB_S = 0, NB_VP = 6, NB_AP = 12, NB_V = 18, NB_A = 24, NB_F = 30, NB_HC = 36, NB_P = 42, NB_Q = 48,
-       NB_U = 54, NB_G = 60, NB_D = 66, NB_E = 72, NB_I = 78, NB_IC = 114, NB_BC = 150, NB_SUB = 186,
-       NB_SIZE = 188 };
-/* NB_IC, NB_BC: the subtree's sums of I and B, NB_SUB: not zero once a child has added to them (the
- * first contribution is copied, not added to zeros: the sums differ at most in the sign of a zero
- * entry, which no product or sum that reads them sees: nm6v's sums start from +0, to which adding
- * a zero of either sign gives +0, and a zero added to anything else changes nothing) */
 
 void model_rtree_num_free(mbl_rtree_num *r)
 {
@@ -361,6 +334,7 @@ void model_rtree_num_free(mbl_rtree_num *r)
     mblx_tape_free(r->iny);
     mbl_free(r->tn);
     mbl_free(r->pi), mbl_free(r->pj), mbl_free(r->pos), mbl_free(r->qzero);
+    mbl_free(r->qlo), mbl_free(r->qhi);
     mbl_free(r);
 }
 
@@ -483,7 +457,8 @@ static int skip_slot(const mbl_rtree_num *r, int p, int s)
 
 int model_rtree_num_pattern(mbl_model *md, mbl_rtree_num *r, mbl_status *st)
 {
-    int n = md->n, rc = 0;
+    int n = md->n, rc = model_rtree_minv_setup(md, r, st); /* before the term's entries join md->jac */
+    if (rc) return rc;
     mblx_id zero = mblx_const(md->g, 0.0);
     /* the existing entries of the equations of motion, by row */
     int *rp = mbl_calloc((size_t)n + 2, sizeof *rp), *ent = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ent);
@@ -661,7 +636,7 @@ static void nbmat(const double *v, const double *I6, double *B)
 
 /* The forward pass and the backward pass from the texts' values tv (full: the subtree sums the
  * Jacobian needs) into the bodies N (nb * NB_SIZE). */
-static void nrnea_tv(const mbl_rtree_num *r, const double *syms, const double *tv, double *N, int full)
+void model_rtree_nrnea_tv(const mbl_rtree_num *r, const double *syms, const double *tv, double *N, int full)
 {
     int nb = r->tree.nb;
     const double *gv = tv + (size_t)nb * NTV;
@@ -732,7 +707,7 @@ static int nrnea(const mbl_rtree_num *r, const double *syms, double *work, int f
     int rc = mblx_tape_eval(r->in, syms, work, work + r->nin, st);
     if (rc) return rc;
     *bodies = work + r->nin + r->in_work;
-    nrnea_tv(r, syms, work, *bodies, full);
+    model_rtree_nrnea_tv(r, syms, work, *bodies, full);
     return 0;
 }
 
@@ -749,7 +724,7 @@ int model_rtree_num_F(const mbl_rtree_num *r, const double *syms, double *out, d
 }
 
 /* The Jacobian's entries from the bodies N of the full pass */
-static void jac_entries(const mbl_rtree_num *r, double *N, double *out)
+void model_rtree_jac_entries(const mbl_rtree_num *r, double *N, double *out)
 {
     for (int b = 0; b < r->tree.nb; b++) {
         double *n = N + (size_t)b * NB_SIZE;
@@ -793,7 +768,7 @@ int model_rtree_num_jac(const mbl_rtree_num *r, const double *syms, double *out,
 {
     double *N;
     int rc = nrnea(r, syms, work, 1, &N, st);
-    if (!rc) jac_entries(r, N, out);
+    if (!rc) model_rtree_jac_entries(r, N, out);
     return rc;
 }
 
@@ -821,8 +796,8 @@ int model_rtree_num_jac_y(const mbl_rtree_num *r, const double *syms, double *ja
     int rc = mblx_tape_eval(r->iny, syms, tv, tv + r->nin + r->ny, st);
     if (rc) return rc;
     if (y) memcpy(y, tv + r->nin, r->ny * sizeof *y);
-    nrnea_tv(r, syms, tv, N, 1);
-    jac_entries(r, N, jac);
+    model_rtree_nrnea_tv(r, syms, tv, N, 1);
+    model_rtree_jac_entries(r, N, jac);
     return 0;
 }
 

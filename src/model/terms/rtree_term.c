@@ -97,6 +97,16 @@ static int num_row_depends(const mbl_model *md, int r, mblx_id p)
     return dep;
 }
 
+static int num_mass_only(const mbl_model *md) { return model_rtree_num_mass_only(md->rtn); }
+
+static size_t num_mass_work(const mbl_model *md) { return model_rtree_num_mass_work(md->rtn); }
+
+static int num_minv(const mbl_model *md, const double *syms, double *jac, double *y, double *minv, double *mwork,
+                    double *work, mbl_status *st)
+{
+    return model_rtree_num_minv(md->rtn, syms, jac, y, minv, mwork, work, st);
+}
+
 static void num_free(mbl_model *md) { model_rtree_num_free(md->rtn); }
 
 const model_term_ops model_term_rtree = {
@@ -111,6 +121,9 @@ const model_term_ops model_term_rtree = {
     .work = num_work,
     .eval = num_eval,
     .jac_y = num_jac_y,
+    .mass_only = num_mass_only,
+    .mass_work = num_mass_work,
+    .minv = num_minv,
     .exprs = num_exprs,
     .row_depends = num_row_depends,
     .free = num_free,

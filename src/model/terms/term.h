@@ -70,6 +70,15 @@ typedef struct model_term_ops {
      * model_eval_jac_y when it is the model's only present term and md->ny > 0. NULL: eval, then
      * tape_y */
     int (*jac_y)(const mbl_model *md, const double *syms, double *jac, double *y, double *work, mbl_status *st);
+    /* the inverse of the mass matrix by the term's own recursion (a tree's articulated bodies),
+     * for a model whose M = dR/da is the term's alone (mass_only 1; once compiled): M^-1 at syms
+     * into minv (n x n by columns; mwork: mass_work doubles), and with jac not NULL its Jacobian
+     * entries and outputs as jac_y (or eval) gives them, in the same pass; 1 when M is not
+     * positive definite there. All three NULL for a term without one */
+    int (*mass_only)(const mbl_model *md);
+    size_t (*mass_work)(const mbl_model *md);
+    int (*minv)(const mbl_model *md, const double *syms, double *jac, double *y, double *minv, double *mwork,
+                double *work, mbl_status *st);
     /* its rows (added to Fs) and Jacobian entries (pushed into S) as expressions (model_dae_nodes;
      * graph lock held) */
     int (*exprs)(mbl_model *md, mblx_id *Fs, mbl_sjac *S, mbl_status *st);

@@ -1,0 +1,201 @@
+/* The inverse of a tree's mass matrix by its articulated bodies (rtree_num.h; issue 69).
+ *
+ * M^-1 is not taken from M: along a chain M's condition grows like N^4 (a 100-link chain: about
+ * 1e8), and M's entries, sums over subtrees, already carry errors of eps |M| that any
+ * factorization of M turns into errors of cond(M) eps in M^-1 (the dense path's 2.6e-10 in A at
+ * N = 100). The articulated-body recursion (Featherstone 2008, ch. 7; the inverse as in Carpentier
+ * and Mansard 2018's computeMinverse) works from the bodies' spatial inertias I_b and joint axes S_b
+ * instead, where nothing is ill-conditioned but the physics. All in global axes about the global
+ * origin (the term's frame, rtree.c): no coordinate transforms between bodies.
+ *
+ * Backward, leaves first, for every body b with parent p (the columns j are the coordinates):
+ *   IA_b = I_b + sum over b's children c of (IA_c - U_c U_c^T / D_c), U_b = IA_b S_b, D_b = S_b . U_b,
+ *   u_b(j) = [j = k] - S_b . F_b(:, j)    (k the coordinate of b's joint),
+ *   F_p(:, j) += F_b(:, j) + U_b u_b(j)   (F_b: the subtree's bias forces, zero outside its columns);
+ * a body with a fixed joint passes IA_b and F_b to its parent whole. Forward, root first:
+ *   A'_b = A_p (0 at the ground), M^-1(k, j) = (u_b(j) - U_b . A'_b(:, j)) / D_b,
+ *   A_b(:, j) = A'_b(:, j) + S_b M^-1(k, j):
+ * column j is the articulated-body algorithm's solution of M x = e_j without velocities or gravity,
+ * for all j at once. F_b is nonzero only in the columns of b's subtree (qlo_b .. qhi_b); A_b takes
+ * F_b's place once the backward pass is done. Flops: about 18 per body and subtree column and 24 per
+ * body and column: 21 n^2 for a chain (2,100 at N = 10), against n^3 for dpotrf + dpotri. Row k of
+ * M^-1 is written as its column k (M^-1 is symmetric; both triangles are computed, each to its own
+ * rounding). A pivot D_b that is not positive (M not positive definite: a joint without inertia)
+ * returns 1 and the caller takes another path. */
+#include <math.h>
+#include <string.h>
+
+#include "model/model_internal.h"
+#include "model/terms/rtree_num.h"
+
+int model_rtree_minv_setup(const mbl_model *md, mbl_rtree_num *r, mbl_status *st)
+{
+    int nb = r->tree.nb, n = md->n;
+    r->qlo = mbl_alloc_array((size_t)nb + 1, sizeof *r->qlo);
+    r->qhi = mbl_alloc_array((size_t)nb + 1, sizeof *r->qhi);
+    char *seen = mbl_calloc((size_t)n + 1, 1);
+    if (!r->qlo || !r->qhi || !seen) {
+        mbl_free(seen);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    int joints = 0, once = 1;
+    for (int b = 0; b < nb; b++) {
+        int q = r->qidx[b];
+        r->qlo[b] = q >= 0 ? q : n, r->qhi[b] = q >= 0 ? q : -1;
+        if (q >= 0) joints++, once &= !seen[q], seen[q] = 1;
+    }
+    mbl_free(seen);
+    for (int b = nb - 1; b >= 0; b--) {
+        int p = r->tree.b[b].parent;
+        if (p < 0) continue;
+        if (r->qlo[b] < r->qlo[p]) r->qlo[p] = r->qlo[b];
+        if (r->qhi[b] > r->qhi[p]) r->qhi[p] = r->qhi[b];
+    }
+    /* no text row of the equations of motion reads an acceleration (the term's own entries are not
+     * in md->jac yet) */
+    int ja = model_blk0_inline(md, MBL_BLK_A), text_mass = 0;
+    for (int p = 0; p < md->jac.nz && !text_mass; p++)
+        text_mass = md->jac.row[p] < n && md->jac.col[p] >= ja && md->jac.col[p] < ja + n;
+    r->mass_only = n > 0 && joints == n && once && !text_mass;
+    return 0;
+}
+
+size_t model_rtree_minv_work(const mbl_rtree_num *r)
+{
+    return 6 * (size_t)r->n * (size_t)r->tree.nb + 43 * (size_t)r->tree.nb + (size_t)r->n + 1;
+}
+
+/* IA += X (6 x 6 symmetric, by columns; the lower triangle and its mirror) */
+static void sym_add(double *restrict IA, const double *restrict X)
+{
+    for (int j = 0; j < 6; j++)
+        for (int i = j; i < 6; i++) IA[i + 6 * j] += X[i + 6 * j];
+}
+
+/* o = X s (X 6 x 6 symmetric, its lower triangle read) */
+static void sym_mv(const double *X, const double *s, double *o)
+{
+    for (int i = 0; i < 6; i++) {
+        double t = 0;
+        for (int k = 0; k < 6; k++) t += (i >= k ? X[i + 6 * k] : X[k + 6 * i]) * s[k];
+        o[i] = t;
+    }
+}
+
+/* the backward pass of body b (a joint with coordinate k): u into column k of Minv, its part into
+ * the parent's F; 1 when its pivot is not positive */
+static int backward_joint(const mbl_rtree_num *r, int b, const double *S, const double *IA, double *U, double *D,
+                          double *F, double *Fp, double *Minv, double *urow)
+{
+    int n = r->n, k = r->qidx[b], lo = r->qlo[b], hi = r->qhi[b];
+    sym_mv(IA, S, U);
+    double d = S[0] * U[0] + S[1] * U[1] + S[2] * U[2] + S[3] * U[3] + S[4] * U[4] + S[5] * U[5];
+    if (!(d > 0) || !isfinite(d)) return 1;
+    *D = d;
+    const double *f0 = F, *f1 = F + n, *f2 = F + 2 * n, *f3 = F + 3 * n, *f4 = F + 4 * n, *f5 = F + 5 * n;
+    double *mk = Minv + (size_t)k * n;
+    for (int j = lo; j <= hi; j++) {
+        double s = S[0] * f0[j] + S[1] * f1[j] + S[2] * f2[j] + S[3] * f3[j] + S[4] * f4[j] + S[5] * f5[j];
+        urow[j] = (j == k ? 1.0 : 0.0) - s;
+        mk[j] = urow[j];
+    }
+    if (!Fp) return 0;
+    for (int i = 0; i < 6; i++) {
+        const double *f = F + (size_t)i * n, ui = U[i];
+        double *g = Fp + (size_t)i * n;
+        for (int j = lo; j <= hi; j++) g[j] += f[j] + ui * urow[j];
+    }
+    return 0;
+}
+
+/* the forward pass of body b (a joint with coordinate k): column k of Minv from u (there in
+ * b's subtree's columns) and the parent's accelerations Ap (NULL: the ground's, zero); A_b into Ab */
+static void forward_joint(const mbl_rtree_num *r, int b, const double *S, const double *U, double D, const double *Ap,
+                          double *Ab, double *Minv)
+{
+    int n = r->n, k = r->qidx[b], lo = r->qlo[b], hi = r->qhi[b];
+    double *mk = Minv + (size_t)k * n;
+    for (int j = 0; j < n; j++) {
+        double u = j >= lo && j <= hi ? mk[j] : 0.0, t = 0.0;
+        if (Ap)
+            t = U[0] * Ap[j] + U[1] * Ap[n + j] + U[2] * Ap[2 * n + j] + U[3] * Ap[3 * n + j] + U[4] * Ap[4 * n + j] +
+                U[5] * Ap[5 * n + j];
+        mk[j] = (u - t) / D;
+    }
+    for (int i = 0; i < 6; i++) {
+        double *a = Ab + (size_t)i * n, si = S[i];
+        if (Ap) {
+            const double *ap = Ap + (size_t)i * n;
+            for (int j = 0; j < n; j++) a[j] = ap[j] + si * mk[j];
+        } else {
+            for (int j = 0; j < n; j++) a[j] = si * mk[j];
+        }
+    }
+}
+
+int model_rtree_minv(const mbl_rtree_num *r, const double *N, double *Minv, double *mwork)
+{
+    int nb = r->tree.nb, n = r->n;
+    size_t sn = 6 * (size_t)n;
+    double *F = mwork, *IA = F + sn * (size_t)nb, *U = IA + 36 * (size_t)nb, *D = U + 6 * (size_t)nb;
+    double *urow = D + nb;
+    for (int b = 0; b < nb; b++) {
+        memcpy(IA + 36 * (size_t)b, N + (size_t)b * NB_SIZE + NB_I, 36 * sizeof *IA);
+        int lo = r->qlo[b], hi = r->qhi[b];
+        for (int i = 0; i < 6 && lo <= hi; i++) memset(F + sn * b + (size_t)i * n + lo, 0, (size_t)(hi - lo + 1) * sizeof *F);
+    }
+    for (int b = nb - 1; b >= 0; b--) {
+        int p = r->tree.b[b].parent, lo = r->qlo[b], hi = r->qhi[b];
+        double *Fb = F + sn * b, *Fp = p >= 0 ? F + sn * p : NULL, *ia = IA + 36 * (size_t)b;
+        const double *S = N + (size_t)b * NB_SIZE + NB_S;
+        if (r->qidx[b] >= 0) {
+            double *Ub = U + 6 * (size_t)b;
+            if (backward_joint(r, b, S, ia, Ub, D + b, Fb, Fp, Minv, urow)) return 1;
+            if (p < 0) continue;
+            double X[36];
+            for (int j = 0; j < 6; j++)
+                for (int i = j; i < 6; i++) X[i + 6 * j] = ia[i + 6 * j] - Ub[i] * Ub[j] / D[b];
+            sym_add(IA + 36 * (size_t)p, X);
+        } else if (p >= 0) {
+            sym_add(IA + 36 * (size_t)p, ia);
+            for (int i = 0; i < 6 && lo <= hi; i++) {
+                double *g = Fp + (size_t)i * n;
+                const double *f = Fb + (size_t)i * n;
+                for (int j = lo; j <= hi; j++) g[j] += f[j];
+            }
+        }
+    }
+    /* forward: A_b in F_b's place; a fixed body's A is that of its nearest ancestor with a joint
+     * (rigidly attached: the same spatial acceleration in global axes) */
+    for (int b = 0; b < nb; b++) {
+        if (r->qidx[b] < 0) continue;
+        int a = r->tree.b[b].parent;
+        while (a >= 0 && r->qidx[a] < 0) a = r->tree.b[a].parent;
+        forward_joint(r, b, N + (size_t)b * NB_SIZE + NB_S, U + 6 * (size_t)b, D[b], a >= 0 ? F + sn * a : NULL,
+                      F + sn * b, Minv);
+    }
+    return 0;
+}
+
+int model_rtree_num_mass_only(const mbl_rtree_num *r) { return r && r->mass_only; }
+
+size_t model_rtree_num_mass_work(const mbl_rtree_num *r) { return model_rtree_minv_work(r); }
+
+int model_rtree_num_minv(const mbl_rtree_num *r, const double *syms, double *jac, double *y, double *minv,
+                         double *mwork, double *work, mbl_status *st)
+{
+    double *tv = work, *N;
+    int rc;
+    if (r->iny) { /* the texts from the outputs' shared tape, as model_rtree_num_jac_y reads them */
+        N = work + r->nin + r->ny + r->iny_work;
+        rc = mblx_tape_eval(r->iny, syms, tv, tv + r->nin + r->ny, st);
+        if (!rc && y) memcpy(y, tv + r->nin, r->ny * sizeof *y);
+    } else {
+        N = work + r->nin + r->in_work;
+        rc = mblx_tape_eval(r->in, syms, tv, tv + r->nin, st);
+    }
+    if (rc) return rc;
+    model_rtree_nrnea_tv(r, syms, tv, N, jac != NULL);
+    if (jac) model_rtree_jac_entries(r, N, jac);
+    return model_rtree_minv(r, N, minv, mwork);
+}

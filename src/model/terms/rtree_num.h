@@ -1,0 +1,58 @@
+/* The numeric tree term's data and the bodies' layout of its passes (rtree.c), shared with the
+ * articulated-body inverse of its mass matrix (rtree_minv.c). Internal to src/model/terms. */
+#ifndef MBLIN_MODEL_TERMS_RTREE_NUM_H
+#define MBLIN_MODEL_TERMS_RTREE_NUM_H
+
+#include <stddef.h>
+
+#include "model/rtree.h"
+
+struct mbl_rtree_num {
+    mbl_rtree tree;   /* nb, parents and kinds (no texts) */
+    int n;            /* the model's coordinates */
+    int *qidx;        /* nb: coordinate of each body (-1 fixed) */
+    int *vs, *as;     /* nb: symbol index of its q' and q'' (-1 fixed) */
+    mblx_tape *in;    /* the texts but e: nb * NTV values, then gravity (3) */
+    size_t nin, in_work;
+    mblx_tape *iny;   /* NULL, or the texts, then the model's outputs and their Jacobian (ny values) */
+    size_t ny, iny_work;
+    mblx_id *tn, gn[3]; /* the texts as nodes (the lazy expression form) */
+    int npair;        /* (i, j): j = i or an ancestor of i, both with coordinates */
+    int *pi, *pj;
+    int *pos;         /* 6 per pair: positions in the Jacobian's values, -1 for none */
+    char *qzero;      /* nb: the rows do not depend on the body's coordinate (in structure) */
+    /* the articulated-body inverse of M (rtree_minv.c): mass_only 1 when M = dR/da is the term's
+     * alone (every coordinate a joint of the tree, no text row of the equations of motion with an
+     * acceleration entry); qlo, qhi (nb): the least and the greatest coordinate of the joints in a
+     * body's subtree, itself included (qlo > qhi: none) */
+    int mass_only;
+    int *qlo, *qhi;
+};
+
+/* The texts the evaluation reads (all but the Euler parameters, which only the outputs'
+ * Jacobian's expressions use, rtree_y.c), NTV per body, then gravity */
+#define NTV MBL_RTREE_E
+
+enum { NB_S = 0, NB_VP = 6, NB_AP = 12, NB_V = 18, NB_A = 24, NB_F = 30, NB_HC = 36, NB_P = 42, NB_Q = 48,
+       NB_U = 54, NB_G = 60, NB_D = 66, NB_E = 72, NB_I = 78, NB_IC = 114, NB_BC = 150, NB_SUB = 186,
+       NB_SIZE = 188 };
+/* NB_IC, NB_BC: the subtree's sums of I and B, NB_SUB: not zero once a child has added to them (the
+ * first contribution is copied, not added to zeros: the sums differ at most in the sign of a zero
+ * entry, which no product or sum that reads them sees: nm6v's sums start from +0, to which adding
+ * a zero of either sign gives +0, and a zero added to anything else changes nothing) */
+
+/* The forward and backward passes from the texts' values tv into the bodies N (nb * NB_SIZE; full:
+ * the subtree sums the Jacobian needs), rtree.c */
+void model_rtree_nrnea_tv(const mbl_rtree_num *r, const double *syms, const double *tv, double *N, int full);
+/* The Jacobian's entries added to out from the bodies N of the full pass, rtree.c */
+void model_rtree_jac_entries(const mbl_rtree_num *r, double *N, double *out);
+/* rtree_minv.c: M^-1 (n x n by columns) from the bodies N of a pass (the articulated bodies;
+ * mwork: model_rtree_minv_work doubles); 1 when a pivot is not positive */
+size_t model_rtree_minv_work(const mbl_rtree_num *r);
+int model_rtree_minv(const mbl_rtree_num *r, const double *N, double *Minv, double *mwork);
+/* rtree_minv.c: mass_only, qlo and qhi from the model's Jacobian pattern before the term's entries
+ * are added (model_rtree_num_pattern); 0 or MBL_ENOMEM */
+struct mbl_model;
+int model_rtree_minv_setup(const struct mbl_model *md, mbl_rtree_num *r, mbl_status *st);
+
+#endif
