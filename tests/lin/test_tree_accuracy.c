@@ -92,13 +92,12 @@ static int ref_read(int n, const char *pt, chain_ref *r)
     if (text && sscanf(text, "# mblin chain reference (tests/lin/chain_reference.py): N=%d", &hn) != 1) hn = -1;
     size_t nn = (size_t)n;
     r->q = malloc(sizeof *r->q * (2 * nn + 3 * nn * nn));
-    int ok = p && h && hn == n && r->q;
+    int ok = p && h && sscanf(h, "urdf_fnv1a64=%16[0-9a-f]", r->hash) == 1 && hn == n && r->q;
     if (ok) {
         r->n = n;
-        memcpy(r->hash, h + strlen("urdf_fnv1a64="), 16);
         r->v = r->q + nn, r->A = r->v + nn, r->B = r->A + 2 * nn * nn;
         ok = read_numbers(&p, r->q, 2 * nn + 3 * nn * nn) == 0;
-        while (ok && *p == '\n') p++;
+        while (ok && (*p == '\n' || *p == ' ')) p++;
         ok = ok && *p == 0;
     }
     CHECK_MSG(ok, "%s: not a reference of N = %d (regenerate with tests/lin/chain_reference.py --write)", path, n);
@@ -123,15 +122,17 @@ static double block_error(const double *got, int ldg, int row0, const double *re
     return d / s;
 }
 
-/* the states (j<k> coordinates, then their rates) and inputs (u_j<k>) in the joints' order */
+/* the states (the coordinates j<k>_q, then their rates der(j<k>_q)) and the inputs (u_j<k>) in the
+ * joints' order */
 static int layout_ok(const mbl_linear *l, int n)
 {
     int ok = l->nx == 2 * n && l->z0 == n && l->z1 == n && l->nu == n;
     for (int k = 0; ok && k < n; k++) {
-        char name[32];
-        snprintf(name, sizeof name, "u_j%d", k + 1);
-        ok = !strcmp(l->input_names[k], name) && strstr(l->state_names[k], name + 2) &&
-             strstr(l->state_names[n + k], name + 2);
+        char q[32], dq[40], u[32];
+        snprintf(q, sizeof q, "j%d_q", k + 1);
+        snprintf(dq, sizeof dq, "der(%s)", q);
+        snprintf(u, sizeof u, "u_j%d", k + 1);
+        ok = !strcmp(l->state_names[k], q) && !strcmp(l->state_names[n + k], dq) && !strcmp(l->input_names[k], u);
     }
     return ok;
 }
