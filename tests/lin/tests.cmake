@@ -26,3 +26,9 @@ if(PYTHON3)
   add_test(NAME test_lin_edges COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/lin/edges_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+
+# issue 69, item 1: URDF chains' A and B against a 40-digit reference (tests/lin/chain_reference.py
+# wrote tests/lin/data/*.txt.gz); zlib reads them (libxml2-dev brings zlib1g-dev)
+find_package(ZLIB REQUIRED)
+mblin_add_test(test_tree_accuracy ${CMAKE_CURRENT_SOURCE_DIR}/lin/test_tree_accuracy.c)
+target_link_libraries(test_tree_accuracy PRIVATE ZLIB::ZLIB)
