@@ -187,13 +187,17 @@ static double norm1_scale(int n, double *restrict M, const double *restrict d)
 }
 
 /* ||S^-1||_1 of S = D M D from Minv = M^-1 (S^-1 = D^-1 Minv D^-1; d powers of 2: exact scalings) */
-static double inv_norm1_scaled(int n, const double *restrict Minv, const double *restrict d)
+static double inv_norm1_scaled(int n, const double *restrict Minv, const double *restrict d, double *restrict e)
 {
     double best = 0.0;
+    for (int i = 0; i < n; i++) e[i] = 1.0 / d[i];
     for (int j = 0; j < n; j++) {
         const double *m = Minv + (size_t)j * n;
-        double s = 0.0, dj = 1.0 / d[j];
-        for (int i = 0; i < n; i++) s += fabs(m[i]) * ((1.0 / d[i]) * dj);
+        double s = 0.0, t = 0.0;
+        int i = 0;
+        for (; i + 1 < n; i += 2) s += fabs(m[i]) * e[i], t += fabs(m[i + 1]) * e[i + 1];
+        if (i < n) s += fabs(m[i]) * e[i];
+        s = (s + t) * e[j];
         if (s > best || isnan(s)) best = s;
     }
     return best;
@@ -322,7 +326,7 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     if (w->dminv) {
         if (w->ev.minv_rc) return 1; /* not positive definite: the general path */
         Minv = w->dminv;
-        inorm = inv_norm1_scaled(n, Minv, d);
+        inorm = inv_norm1_scaled(n, Minv, d, work);
     } else {
         mbl_status quiet;
         if (mbla_dchol(n, Mb, n, &quiet) || mbla_dchol_inverse(n, Mb, n, &quiet))

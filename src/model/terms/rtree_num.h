@@ -27,6 +27,7 @@ struct mbl_rtree_num {
      * body's subtree, itself included (qlo > qhi: none) */
     int mass_only;
     int *qlo, *qhi;
+    int preorder;     /* the coordinates number the joints in a preorder of the tree (rtree_minv.c) */
 };
 
 /* The texts the evaluation reads (all but the Euler parameters, which only the outputs'
