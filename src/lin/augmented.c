@@ -654,6 +654,9 @@ int lin_augmented(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
     mbl_lin_work *w = NULL;
     int rc = work_prepare(md, pt, opt, NULL, 0, 0, &w, out, st);
     if (!rc && lin_states_frozen(md, pt, w->W, w->z0, w->z1)) rc = aug_frozen(md, pt, opt, w, *out, st);
+    /* a tree whose mass is its bodies' alone: the responses from their M^-1 (relin_dense.c; the
+     * factorization of the augmented matrix loses digits with M's condition, issue 69) */
+    else if (!rc) rc = aug_dense_oneshot(w, *out, st);
     if (rc) {
         mbl_linear_free(*out);
         *out = NULL;

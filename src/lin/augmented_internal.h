@@ -124,5 +124,9 @@ int aug_direct_finish(mbl_lin_work *w, mbl_linear *lin, mbl_status *st);
  * symmetric positive definite (then the general path), else 0 or an error */
 int aug_dense_prepare(mbl_lin_work *w, mbl_status *st);
 int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st);
+/* relin_dense.c: a one-shot's (lin from the general path at the point in w->ev) responses again by
+ * the tree's articulated bodies when the model's mass is theirs alone (model_mass_inverse_ok) and
+ * the dense path applies; otherwise lin stays as it is */
+int aug_dense_oneshot(mbl_lin_work *w, mbl_linear *lin, mbl_status *st);
 
 #endif

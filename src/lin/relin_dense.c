@@ -345,3 +345,26 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     lin->cond = 1.0;
     return 0;
 }
+
+int aug_dense_oneshot(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
+{
+    const model_view *mv = &w->ev.mv;
+    if (w->opt.dense_tree != MBL_DENSE_TREE_AUTO || !model_mass_inverse_ok(w->md) || !w->Y.ptr) return 0;
+    /* the workspace this needs (M, the right-hand sides, M^-1 and the recursion's), within half the
+     * memory budget; else the general path's result stands */
+    double n = mv->n, need = 8.0 * (n * (n + 4.0 * w->nrhs + 2.0) + (double)model_mass_inverse_work(w->md) +
+                                    (double)mv->work_size);
+    if (!(need <= 0.5 * w->opt.mem_budget)) return 0;
+    int rc = aug_dense_prepare(w, st);
+    if (rc || !w->dense || !w->dminv) return rc;
+    double *work = mbl_alloc_array(mv->work_size + 1, sizeof *work);
+    if (!work) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    rc = model_eval_jac_y_minv(w->md, w->ev.syms, NULL, NULL, w->dminv, w->dmwork, work, st);
+    mbl_free(work);
+    if (rc < 0) return rc;
+    w->ev.minv_rc = rc > 0;
+    double cond = lin->cond;
+    rc = aug_dense_relin(w, lin, st);
+    lin->cond = cond; /* the general path's figure, as before */
+    return rc > 0 ? 0 : rc;
+}

@@ -76,21 +76,16 @@ size_t model_rtree_minv_work(const mbl_rtree_num *r)
     return 6 * (size_t)r->n * (size_t)r->tree.nb + 43 * (size_t)r->tree.nb + 1;
 }
 
-/* IA += X (6 x 6 symmetric, by columns; the lower triangle and its mirror) */
-static void sym_add(double *restrict IA, const double *restrict X)
+/* o = X s (X 6 x 6 by columns, both triangles): each o_i summed over k in increasing order, the six
+ * rows in pairs of vector lanes */
+static inline void m6v(const double *X, const double *s, double *o)
 {
-    for (int j = 0; j < 6; j++)
-        for (int i = j; i < 6; i++) IA[i + 6 * j] += X[i + 6 * j];
-}
-
-/* o = X s (X 6 x 6 symmetric, its lower triangle read) */
-static void sym_mv(const double *X, const double *s, double *o)
-{
-    for (int i = 0; i < 6; i++) {
-        double t = 0;
-        for (int k = 0; k < 6; k++) t += (i >= k ? X[i + 6 * k] : X[k + 6 * i]) * s[k];
-        o[i] = t;
+    double r0 = 0, r1 = 0, r2 = 0, r3 = 0, r4 = 0, r5 = 0;
+    for (int k = 0; k < 6; k++) {
+        const double *x = X + 6 * k, sk = s[k];
+        r0 += x[0] * sk, r1 += x[1] * sk, r2 += x[2] * sk, r3 += x[3] * sk, r4 += x[4] * sk, r5 += x[5] * sk;
     }
+    o[0] = r0, o[1] = r1, o[2] = r2, o[3] = r3, o[4] = r4, o[5] = r5;
 }
 
 /* The loops over the columns j below take two columns at a time (each column's operations the same
@@ -102,7 +97,7 @@ static int backward_joint(const mbl_rtree_num *r, int b, const double *S, const 
                           const double *F, double *Fp, double *Minv)
 {
     int n = r->n, k = r->qidx[b], lo = r->qlo[b], hi = r->qhi[b];
-    sym_mv(IA, S, U);
+    m6v(IA, S, U);
     double d = S[0] * U[0] + S[1] * U[1] + S[2] * U[2] + S[3] * U[3] + S[4] * U[4] + S[5] * U[5];
     if (!(d > 0) || !isfinite(d)) return 1;
     *D = d;
@@ -215,12 +210,18 @@ int model_rtree_minv(const mbl_rtree_num *r, const double *N, double *Minv, doub
             double *Ub = U + 6 * (size_t)b;
             if (backward_joint(r, b, S, ia, Ub, D + b, Fb, Fp, Minv)) return 1;
             if (p < 0) continue;
-            double X[36];
-            for (int j = 0; j < 6; j++)
-                for (int i = j; i < 6; i++) X[i + 6 * j] = ia[i + 6 * j] - Ub[i] * Ub[j] / D[b];
-            sym_add(IA + 36 * (size_t)p, X);
+            /* IA_p += IA_b - U U^T / D: each entry's product U_i U_j the same both sides of the
+             * diagonal (IA stays symmetric bit for bit) */
+            double invd = 1.0 / D[b], *iap = IA + 36 * (size_t)p;
+            for (int j = 0; j < 6; j++) {
+                double *x = iap + 6 * j, uj = Ub[j];
+                const double *y = ia + 6 * j;
+                for (int i = 0; i < 6; i += 2)
+                    x[i] += y[i] - Ub[i] * uj * invd, x[i + 1] += y[i + 1] - Ub[i + 1] * uj * invd;
+            }
         } else if (p >= 0) {
-            sym_add(IA + 36 * (size_t)p, ia);
+            double *iap = IA + 36 * (size_t)p;
+            for (int e = 0; e < 36; e += 2) iap[e] += ia[e], iap[e + 1] += ia[e + 1];
             for (int i = 0; i < 6 && lo <= hi; i++) {
                 double *g = Fp + (size_t)i * n;
                 const double *f = Fb + (size_t)i * n;
