@@ -51,12 +51,15 @@ def peer(exe, model, n, outputs, reps=None, batch=None):
 
 def peer_instructions(exe, model, outputs, tmp):
     """Instructions per call of the peer: two whole runs under callgrind, 30 and 230 calls (a warm-up
-    batch of 10 and 2 or 22 timed batches), the difference over the 200 more calls."""
+    batch of 10 and 2 or 22 timed batches), the difference over the 200 more calls. None when valgrind
+    cannot run it (valgrind 3.19 decodes no AVX-512: a -march=native build on such a CPU dies of SIGILL)."""
     total = {}
     for reps in (20, 220):
         out = os.path.join(tmp, 'cg_peer.out')
-        subprocess.run(['valgrind', '--tool=callgrind', '--callgrind-out-file=' + out, exe, model, str(reps), '10']
-                       + (['--outputs'] if outputs else []), capture_output=True, text=True, check=True)
+        p = subprocess.run(['valgrind', '--tool=callgrind', '--callgrind-out-file=' + out, exe, model, str(reps), '10']
+                           + (['--outputs'] if outputs else []), capture_output=True, text=True)
+        if p.returncode:
+            return None
         with open(out) as f:
             total[reps] = max(int(line.split()[1]) for line in f if line.startswith(('summary:', 'totals:')))
     return (total[220] - total[20]) / 200.0
@@ -104,13 +107,14 @@ def main():
     # the columns: (side, with outputs); a ratio column per peer and per kind
     cols = [(s, o) for o in (True, False) for s in ['mblin'] + [t for t, _ in peers]]
     exe = dict(peers)
+    def label(s, o):
+        return ('mblin with C, D' if o else 'mblin, no C, D') if s == 'mblin' else s + (' + frame J' if o else '')
     head = ['model']
     for o in (True, False):
-        kind = 'with outputs' if o else 'no outputs'
-        head += ['%s, %s [us]' % (s, kind) for s in [t for t, _ in peers] + ['mblin']]
-        head += ['mblin / %s speed, %s' % (t, kind) for t, _ in peers]
+        head += ['%s [us]' % label(s, o) for s in [t for t, _ in peers] + ['mblin']]
+        head += ['ratio to %s' % t for t, _ in peers]  # mblin's speed over the peer's
     if a.callgrind:
-        head += ['%s, %s [instr.]' % (s, 'with outputs' if o else 'no outputs') for s, o in cols]
+        head += ['%s [instr.]' % label(s, o) for s, o in cols]
     print('| ' + ' | '.join(head) + ' |')
     print('|' + '---|' * len(head))
     res = []
@@ -120,20 +124,26 @@ def main():
             for s, o in cols:
                 t[(s, o)].append(relin(a.build, path, n, env[o]) if s == 'mblin' else peer(exe[s], path, n, o))
         med = {c: sorted(v)[len(v) // 2] for c, v in t.items()}
-        res.append((name, n, med))
+        ins = {}
         row = [name]
         for o in (True, False):
             row += ['%.1f' % med[(s, o)] for s in [t for t, _ in peers] + ['mblin']]
             row += ['%.2f' % (med[(s, o)] / med[('mblin', o)]) for s, _ in peers]
         if a.callgrind:
-            row += ['%.0f' % (instructions(a.build, path, env[o], tmp) if s == 'mblin'
-                              else peer_instructions(exe[s], path, o, tmp)) for s, o in cols]
+            ins = {(s, o): instructions(a.build, path, env[o], tmp) if s == 'mblin'
+                   else peer_instructions(exe[s], path, o, tmp) for s, o in cols}
+            row += ['-' if ins[c] is None else '%.0f' % ins[c] for c in cols]
+        res.append((name, n, med, ins))
         print('| ' + ' | '.join(row) + ' |', flush=True)
-    chains = [(n, m) for name, n, m in res if name.startswith('chain')]
-    for (n1, m1), (n2, m2) in zip(chains, chains[1:]):
-        print('growth %d-%d: %s' % (n1, n2, ', '.join(
-            '%s%s N^%.2f' % (s, '' if o else ' (no outputs)', math.log(m2[(s, o)] / m1[(s, o)]) / math.log(n2 / n1))
-            for s, o in cols)))
+    if a.callgrind:
+        print('(instructions per call; "-": the peer did not run under valgrind, e.g. AVX-512 code of -march=native)')
+    chains = [(n, m, i) for name, n, m, i in res if name.startswith('chain')]
+    for (n1, m1, i1), (n2, m2, i2) in zip(chains, chains[1:]):
+        for what, v1, v2 in (('time', m1, m2), ('instructions', i1, i2)):
+            grow = ['%s N^%.2f' % (label(s, o), math.log(v2[(s, o)] / v1[(s, o)]) / math.log(n2 / n1))
+                    for s, o in cols if v1.get((s, o)) and v2.get((s, o))]
+            if grow:
+                print('growth %d-%d, %s: %s' % (n1, n2, what, ', '.join(grow)))
 
 
 if __name__ == '__main__':
