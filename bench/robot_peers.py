@@ -18,13 +18,18 @@ mblin's inclusive in mbl_relinearize (callgrind collecting only inside it, bench
 Pinocchio's from two whole runs of the peer, 30 and 230 calls: (I_230 - I_30) / 200, which
 leaves out the loading of the URDF and whatever the compiler inlined or not.
 
+With --agreement also how far mblin's d qdd / dq (A's lower left block, `mblin linearize --json`) is
+from Pinocchio's (the peer's --dump) at the chains' zero angles, relative to its largest entry: an
+agreement between the two, not an error against an exact reference.
+
 The header names the CPU, the kernels mblin's OpenBLAS runs (from `mblin --version`; the
 environment's OPENBLAS_CORETYPE chooses them) and whether the peer links a BLAS (Pinocchio
 computes with Eigen's own kernels, vectorized as its compiler flags allow).
 
 usage: python3 bench/robot_peers.py BUILD --pinocchio PEER [--pinocchio-native PEER2]
-                                    [--sizes 2,10,20,100] [--runs 5] [--callgrind]"""
+                                    [--sizes 2,10,20,100] [--runs 5] [--callgrind] [--agreement]"""
 import argparse
+import json
 import math
 import os
 import re
@@ -65,6 +70,21 @@ def peer_instructions(exe, model, outputs, tmp):
     return (total[220] - total[20]) / 200.0
 
 
+def agreement(build, exe, model, n, env, tmp):
+    """max |mblin's d qdd / dq - Pinocchio's| / max |Pinocchio's| at the URDF's zero angles: A's lower left
+    block from `mblin linearize --json` against the peer's --dump (a chain: the same joint order). Not
+    the velocity block: Pinocchio's ABA leaves out the URDF's joint damping, which mblin applies."""
+    dump = os.path.join(tmp, 'dump.txt')
+    subprocess.run([exe, model, '20', '10', '--dump', dump], capture_output=True, text=True, check=True)
+    with open(dump) as f:
+        ref = [[float(x) for x in line.split()[:n]] for line in f]
+    p = subprocess.run([os.path.join(build, 'mblin'), 'linearize', model, '--json'], capture_output=True, text=True,
+                       env=env, check=True)
+    A = json.loads(p.stdout)['ss']['A']
+    diff = max(abs(A[n + i][j] - ref[i][j]) for i in range(n) for j in range(n))
+    return diff / max(abs(x) for row in ref for x in row)
+
+
 def header(build, env, peers):
     """The CPU, mblin's BLAS kernels and the peers' BLAS, as markdown lines."""
     cpu = 'unknown CPU'
@@ -93,6 +113,7 @@ def main():
     ap.add_argument('--sizes', default='2,10,20,100')
     ap.add_argument('--runs', type=int, default=5)
     ap.add_argument('--callgrind', action='store_true')
+    ap.add_argument('--agreement', action='store_true', help='d qdd / dq of both sides compared on the chains')
     a = ap.parse_args()
     for exe in [a.pinocchio] + ([a.pinocchio_native] if a.pinocchio_native else []):
         if not os.access(exe, os.X_OK):
@@ -137,6 +158,10 @@ def main():
         print('| ' + ' | '.join(row) + ' |', flush=True)
     if a.callgrind:
         print('(instructions per call; "-": the peer did not run under valgrind, e.g. AVX-512 code of -march=native)')
+    if a.agreement:
+        print('agreement of d qdd / dq at q = 0 (max |mblin - Pinocchio| / max |Pinocchio|): ' + ', '.join(
+            'N = %d %.1e' % (n, agreement(a.build, a.pinocchio, path, n, base, tmp))
+            for name, n, path in models if name.startswith('chain')))
     chains = [(n, m, i) for name, n, m, i in res if name.startswith('chain')]
     for (n1, m1, i1), (n2, m2, i2) in zip(chains, chains[1:]):
         for what, v1, v2 in (('time', m1, m2), ('instructions', i1, i2)):
