@@ -25,6 +25,18 @@ from chain_urdf import chain  # noqa: E402
 TREE = os.path.join(HERE, '..', 'tests', 'lin', 'humanoid30.urdf')
 
 
+def tree_models(sizes, tmp):
+    """(name, N, URDF path): the chains of the comma-separated sizes, written into tmp, and the humanoid."""
+    models = []
+    for n in [int(s) for s in sizes.split(',') if s]:
+        path = os.path.join(tmp, 'chain%d.urdf' % n)
+        with open(path, 'w') as f:
+            f.write(chain(n))
+        models.append(('chain N = %d' % n, n, path))
+    models.append(('humanoid tree (30 joints)', 30, TREE))
+    return models
+
+
 def relin(build, model, n, env):
     reps, batch = (1000, 100) if n <= 30 else (200, 50) if n <= 100 else (20, 10)
     p = subprocess.run([os.path.join(build, 'bench', 'bench_relin'), model, str(reps), str(batch)],
@@ -63,13 +75,7 @@ def main():
         env['before'] = dict(base)
     bld = {k: (a.before if k == 'before' else a.build) for k in tags}
     tmp = tempfile.mkdtemp(prefix='mblin_tree_')
-    models = []
-    for n in [int(s) for s in a.sizes.split(',') if s]:
-        path = os.path.join(tmp, 'chain%d.urdf' % n)
-        with open(path, 'w') as f:
-            f.write(chain(n))
-        models.append(('chain N = %d' % n, n, path))
-    models.append(('humanoid tree (30 joints)', 30, TREE))
+    models = tree_models(a.sizes, tmp)
     res = {}
     print('| model | general [us] | dense [us] | ratio | dense, no C, D [us] |%s%s' % (
         ' before, dense [us] |' if a.before else '',

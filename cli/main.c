@@ -4,7 +4,7 @@
  *
  *   mblin COMMAND MODEL [OPTIONS]
  *   mblin COMMAND --help
- *   mblin --version, mblin --help
+ *   mblin --version (and the BLAS kernels in use), mblin --help
  *
  * Results go to stdout, diagnostics to stderr as one line "mblin: <reason>", and the exit status
  * is 0 on success, 1 when the model or the computation fails, 2 for a usage error. */
@@ -49,7 +49,11 @@ static int dispatch(int argc, char **argv)
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--version")) {
-        printf("mblin %s\n", mbl_version());
+        /* the second line: the BLAS and the kernels it chose, which set the speed and the last
+         * bits of results (OPENBLAS_CORETYPE chooses them; docs/cli.md) */
+        char blas[256];
+        mbla_blas_describe(blas, sizeof blas);
+        printf("mblin %s\n%s\n", mbl_version(), blas);
         return 0;
     }
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {

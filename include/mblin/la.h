@@ -41,6 +41,13 @@ extern "C" {
 /* Pass as a tolerance (or any negative value) to select the documented default. */
 #define MBLA_DEFAULT (-1.0)
 
+/* The BLAS this process runs, in one line: OpenBLAS's version, the kernels it chose for this CPU
+ * (or the ones the environment variable OPENBLAS_CORETYPE names) and its build options, e.g.
+ * "OpenBLAS 0.3.21, Haswell kernels (NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64)".
+ * Writes at most len bytes, NUL-terminated (buf may be NULL when len is 0), and returns the length
+ * of the whole text, as snprintf does. */
+MBL_API int mbla_blas_describe(char *buf, size_t len);
+
 /* ============================================================================================
  * Dense: small utilities
  * ========================================================================================== */

@@ -10,4 +10,5 @@ list(APPEND MBLIN_SOURCES
   src/la/eigs.c
   src/la/eigs_refine.c
   src/la/eigs_refine_quad.c
+  src/la/blas_info.c
 )

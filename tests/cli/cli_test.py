@@ -5,6 +5,8 @@ usage: cli_test.py PATH_TO_MBLIN (run from the repository root)"""
 import json
 import math
 import os
+import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -261,6 +263,15 @@ rc, out, err = run("linearize")
 check(rc == 2, "missing model")
 rc, out, err = run("--version")
 check(rc == 0 and out.startswith("mblin "), "--version")
+# its second line names the BLAS kernels in use: those OPENBLAS_CORETYPE forces (OpenBLAS's generic
+# SSE3 ones, which every x86-64 CPU runs), with OpenBLAS's version
+if platform.machine() in ("x86_64", "AMD64"):
+    p = subprocess.run([MBLIN, "--version"], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, OPENBLAS_CORETYPE="Prescott"))
+    lines = p.stdout.split("\n")
+    check(p.returncode == 0 and len(lines) == 3 and lines[0].startswith("mblin ") and lines[2] == ""
+          and re.match(r"OpenBLAS [0-9]+\.[0-9]+\.[0-9]+, Prescott kernels \(.*\)$", lines[1]) is not None,
+          "--version names the kernels OPENBLAS_CORETYPE=Prescott forces: %r" % p.stdout)
 
 # --- outputs of accelerations and constraint forces (tests/model/test_outputs.c has the values) ---
 PEND = ("model: dae\nparameters: {m: 2, l: 1.5, g: 9.81}\ncoordinates: {x: 0.1, y: -1.4}\n"
