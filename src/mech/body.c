@@ -189,7 +189,7 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
     body *B = &M->b[bi];
     const char *name = mech_sc(key);
     char what[200];
-    snprintf(what, sizeof what, "marker '%s' of body '%s'", name, B->name);
+    mech_snprintf(what, sizeof what, "marker '%s' of body '%s'", name, B->name);
     if (!mech_valid_name(name)) return err_at(M, key, "%s: not a valid name (letters, digits, _)", what);
     if (mech_find_marker(M, name, strlen(name)) >= 0) return err_at(M, key, "duplicate marker name '%s'", name);
     if (val->type == YAML_SCALAR_NODE && val->data.scalar.length == 0) {
@@ -209,7 +209,7 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
     const char *s[3] = {"0", "0", "0"};
     yaml_node_t *pn = mech_get(M, val, "position");
     if (pn) {
-        snprintf(what, sizeof what, "marker '%s': position", name);
+        mech_snprintf(what, sizeof what, "marker '%s': position", name);
         int rc = mech_vec_of(M, pn, dim, what, s);
         if (rc) return rc;
     }
@@ -292,7 +292,7 @@ int mech_add_markers(mech *M, int bi, const yaml_node_t *mks)
     if (!mks) return 0;
     if (mks->type == YAML_SCALAR_NODE && mks->data.scalar.length == 0) return 0;
     char what[160];
-    snprintf(what, sizeof what, "markers of body '%s'", M->b[bi].name);
+    mech_snprintf(what, sizeof what, "markers of body '%s'", M->b[bi].name);
     int rc = mech_want_map(M, mks, what);
     for (yaml_node_pair_t *p = mks->data.mapping.pairs.start; !rc && p < mks->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
@@ -555,7 +555,7 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
 {
     const char *name = mech_sc(key);
     char what[200];
-    snprintf(what, sizeof what, "body '%s'", name);
+    mech_snprintf(what, sizeof what, "body '%s'", name);
     if (!mech_valid_name(name)) return err_at(M, key, "%s: not a valid name (letters, digits, _)", what);
     if (!strcmp(name, "ground")) return err_at(M, key, "'ground' is built in: give its markers under 'ground'");
     if (mech_find_body(M, name) >= 0) return err_at(M, key, "duplicate body name '%s'", name);

@@ -164,6 +164,12 @@ char *mech_fmt(mech *M, const char *f, ...)
 #endif
     ;
 char *mech_num(mech *M, double v);
+/* snprintf (the same text), fast for formats of %s, %d and %c alone */
+int mech_snprintf(char *buf, size_t cap, const char *f, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 /* A beam body of ne elements (spatial: 12 dofs per element, else 6) is about to be built: its size
  * is added to the model's estimate, and the model is refused (MBL_ENOMEM, at `at`) when the
  * estimate exceeds the memory budget (src->mem_budget; beam_body.c). */
