@@ -260,7 +260,7 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
             } else {
                 t = mech_fmt(M, "%s + (%s)", B->r[k], s[k]);
             }
-            rc = mech_add_var(M, K->p[k], t, line, col);
+            rc = mech_add_spare_var(M, K->p[k], t, line, col); /* the drawing uses it, when there is one */
         }
         return rc;
     }
@@ -275,7 +275,7 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
         K->p[k] = mech_fmt(M, "_p_%s_%d", name, k + 1);
         const char *a[3] = {B->A[3 * k], B->A[3 * k + 1], B->A[3 * k + 2]};
         const char *t = mech_affine(M, B->r[k], 3, a, s, "+++");
-        rc = mech_add_var(M, K->p[k], t, line, col);
+        rc = mech_add_spare_var(M, K->p[k], t, line, col);
     }
     for (int a = 0; a < 3 && !rc; a++)
         for (int k = 0; k < 3 && !rc; k++) {
@@ -470,8 +470,9 @@ static int body_planar_rotation(mech *M, body *B, int bi, const char *name, cons
         if (!rc) rc = mech_push_at(M, &M->src->velocities, B->th, w0, wn);
     }
     char *c = mech_fmt(M, "_c_%s", name), *s = mech_fmt(M, "_s_%s", name);
-    if (!rc) rc = mech_add_var(M, c, mech_fmt(M, "cos(%s)", B->th), B->line, B->col);
-    if (!rc) rc = mech_add_var(M, s, mech_fmt(M, "sin(%s)", B->th), B->line, B->col);
+    /* spare: unused when the body's texts do not need them (the numeric term, no drawing) */
+    if (!rc) rc = mech_add_spare_var(M, c, mech_fmt(M, "cos(%s)", B->th), B->line, B->col);
+    if (!rc) rc = mech_add_spare_var(M, s, mech_fmt(M, "sin(%s)", B->th), B->line, B->col);
     B->A[0] = c;
     B->A[1] = mech_fmt(M, "(-%s)", s);
     B->A[2] = "0";

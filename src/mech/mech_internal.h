@@ -226,9 +226,10 @@ int mech_beam_node(mech *M, const yaml_node_t *val, const char *what, int ne, do
 int mech_euler_texts(mech *M, body *B, int constraint, int wvars);
 int mech_add_var(mech *M, const char *name, const char *text, int line, int col);
 int mech_add_var_of(mech *M, const char *name, const char *text, int line, int col, const char *element);
-/* A generated variable without user text (a marker's axis components), named _x_..., _y_...,
- * _z_..., _p_... or _phi_...: dropped by mech_drop_spare_vars when no item of the generated source uses it
- * (a name of another form makes an ordinary variable). */
+/* A generated variable without user text (a marker's axis components and position, a planar
+ * body's cosine and sine), named _x_..., _y_..., _z_..., _p_..., _c_..., _s_... or _phi_...:
+ * dropped by mech_drop_spare_vars when no item of the generated source uses it (a name of another
+ * form makes an ordinary variable). */
 int mech_add_spare_var(mech *M, const char *name, const char *text, int line, int col);
 /* Drop the spare variables that nothing uses, directly or through other variables (a planar
  * revolute four-bar used 3 of every marker's 13 variables: the rest were parsed for nothing). */

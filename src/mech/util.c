@@ -493,11 +493,13 @@ int mech_add_var_of(mech *M, const char *name, const char *text, int line, int c
 }
 
 /* the names a spare variable may have: _x_..., _y_..., _z_..., _p_... (a marker's axes and
- * position) and _phi_... (a planar marker's angle) */
+ * position), _phi_... (a planar marker's angle) and _c_..., _s_... (a planar body's cosine and
+ * sine: unused when its joints and forces are the numeric term's and nothing is drawn) */
 static int spare_form(const char *b, size_t n)
 {
     if (n > 5 && !strncmp(b, "_phi_", 5)) return 1;
-    return n >= 4 && b[0] == '_' && b[2] == '_' && (b[1] == 'x' || b[1] == 'y' || b[1] == 'z' || b[1] == 'p');
+    return n >= 4 && b[0] == '_' && b[2] == '_' &&
+           (b[1] == 'x' || b[1] == 'y' || b[1] == 'z' || b[1] == 'p' || b[1] == 'c' || b[1] == 's');
 }
 
 int mech_add_spare_var(mech *M, const char *name, const char *text, int line, int col)
@@ -534,7 +536,7 @@ static void mark_uses(const nameset *vi, const char *text, unsigned char *used, 
         }
         const char *b = c;
         while (mech_is_id(*c)) c++;
-        /* only spare names are in vi, all of the form _x_..., _y_..., _z_..., _p_..., _phi_... */
+        /* only spare names are in vi, all of the form _x_..., _y_..., _z_..., _p_..., _c_..., _s_..., _phi_... */
         if (!spare_form(b, (size_t)(c - b))) continue;
         int i = mech_ns_find(vi, b, (size_t)(c - b));
         if (i >= 0 && !used[i]) {
@@ -582,9 +584,12 @@ int mech_drop_spare_vars(mech *M)
     const mbl_src_list *lists[] = {&s->coordinates, &s->velocities,  &s->forces,         &s->inputs,
                                    &s->outputs,     &s->constraints, &s->nonholonomic,   &s->mass_matrix,
                                    &s->states,      &s->velocity_states, &s->ode_states, &s->ode,
-                                   &s->implicit_variables, &s->draw, &s->kinematics, &s->validity};
+                                   &s->implicit_variables, &s->draw, &s->kinematics, &s->validity,
+                                   &s->trim_targets, &s->trim_free, &s->trim_acc};
     for (size_t k = 0; k < sizeof lists / sizeof *lists; k++) mark_list(&vi, lists[k], used, stack, &nstack);
     for (int r = 0; r < s->nroutines; r++) mark_list(&vi, &s->routines[r].inputs, used, stack, &nstack);
+    for (int k = 0; k < s->trim_targets.n; k++) /* a trim target's quantity is its key (trim.c) */
+        mark_uses(&vi, s->trim_targets.items[k].key, used, stack, &nstack);
     for (int h = 0; h < 2; h++) { /* the held quantity is the key (model/held.c) */
         const mbl_src_list *hl = h ? &s->held_body_velocities : &s->held_velocities;
         mark_list(&vi, hl, used, stack, &nstack);
