@@ -102,6 +102,8 @@ typedef struct mech {
     int planar;
     char **arena;
     int narena, carena;
+    char *block;       /* mech_fmt's texts: the rest of the arena's current block (block_left bytes) */
+    size_t block_left;
     int oom;
     mblx_graph *g;
     double *pval;
