@@ -275,8 +275,8 @@ static int load_string(const char *text, size_t len, char **owned, const char *n
     if (owned) *owned = NULL;
     if (!org) return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", name ? name : "<model>");
     mbl_src *src = NULL;
-    int rc = load_src_read_opt(org->text, len, name, sets, nsets, lim.max_nesting, lim.mem_budget, lim.no_drawing, &src,
-                               st);
+    int rc = load_src_read_opt(org->text, len, name, sets, nsets, lim.max_nesting, lim.mem_budget,
+                               lim.no_drawing && !lim.states && !lim.velocity_states, &src, st);
     if (rc) {
         model_origin_free(org);
         return rc;
