@@ -391,6 +391,7 @@ int cli_cmd_linearize(int argc, char **argv)
     cli_load_options(&a, &lo);
     lo.mem_budget = p.mem_budget > 0 ? p.mem_budget : 0;
     lo.forward_jacobian = !p.symbolic_jacobian;
+    lo.no_drawing = strcmp(commands[p.c], "report") != 0; /* only the page draws the mechanism */
     if (mbl_model_load_file_opt(a.model, a.sets, a.nsets, &lo, &model, &st)) return cli_fail(&st);
     code = cli_check_guesses(&a, model);
     if (code) {

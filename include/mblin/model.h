@@ -95,6 +95,13 @@ typedef struct mbl_load_options {
      * (copies included). NULL, 0: none. */
     const struct mbl_user_routine_def *user_routines;
     int nuser_routines;
+    /* 1: a mechanism's drawing (mbl_model_geometry, mbl_model_draw: the report's picture and mode
+     * animation) is not built: its points are not read, and the marker positions that only the
+     * drawing used are not variables of the model; mbl_model_geometry then gives no points. No
+     * other result changes. Ignored when states or velocity_states are given (they may name
+     * those variables). The tool sets it for linearize, equilibrium, check and compare (the
+     * N = 2000 four-bar mechanism: 12 % fewer instructions). 0 (default): drawn. */
+    int no_drawing;
 } mbl_load_options;
 /* A routine given by the calling program (mbl_load_options.user_routines). */
 typedef struct mbl_user_routine_def {

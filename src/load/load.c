@@ -78,7 +78,7 @@ static int read_root(yaml_document_t *doc, const yaml_node_t *root, const mbl_se
 
 int load_src_read(const char *text, size_t len, const char *file, mbl_src **out, mbl_status *st)
 {
-    return load_src_read_opt(text, len, file, NULL, 0, MBL_MAX_NESTING, 0, out, st);
+    return load_src_read_opt(text, len, file, NULL, 0, MBL_MAX_NESTING, 0, 0, out, st);
 }
 
 /* The bytes libyaml's document takes per value (its node, text, marks and slot in its list): the
@@ -99,13 +99,13 @@ static int yaml_budget(const char *text, size_t len, const char *file, double bu
 }
 
 int load_src_read_opt(const char *text, size_t len, const char *file, const mbl_setting *sets, int nsets,
-                      int max_nesting, double mem_budget, mbl_src **out, mbl_status *st)
+                      int max_nesting, double mem_budget, int no_drawing, mbl_src **out, mbl_status *st)
 {
     *out = NULL;
     if (mech_urdf_is_xml(text, len)) { /* a URDF robot: translated to a mechanism text first */
         char *y = NULL;
         int rc = mech_urdf_to_mech(text, len, file, NULL, sets, nsets, &y, st);
-        if (!rc) rc = load_src_read_opt(y, strlen(y), file, sets, nsets, max_nesting, mem_budget, out, st);
+        if (!rc) rc = load_src_read_opt(y, strlen(y), file, sets, nsets, max_nesting, mem_budget, no_drawing, out, st);
         mbl_free(y);
         return rc;
     }
@@ -116,6 +116,7 @@ int load_src_read_opt(const char *text, size_t len, const char *file, const mbl_
     mbl_src *src = model_src_new(file);
     if (!src) return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", file);
     src->mem_budget = mem_budget > 0 ? mem_budget : MBL_MEM_BUDGET_DEFAULT;
+    src->no_drawing = no_drawing != 0;
     yaml_parser_t parser;
     if (!yaml_parser_initialize(&parser)) {
         model_src_free(src);
@@ -159,6 +160,7 @@ void mbl_load_options_default(mbl_load_options *opt)
     opt->allow_user_code = 0;
     opt->user_routines = NULL;
     opt->nuser_routines = 0;
+    opt->no_drawing = 0;
 }
 
 /* mbl_load_options.states / velocity_states: replace the file's list by the given expressions. */
@@ -273,7 +275,8 @@ static int load_string(const char *text, size_t len, char **owned, const char *n
     if (owned) *owned = NULL;
     if (!org) return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", name ? name : "<model>");
     mbl_src *src = NULL;
-    int rc = load_src_read_opt(org->text, len, name, sets, nsets, lim.max_nesting, lim.mem_budget, &src, st);
+    int rc = load_src_read_opt(org->text, len, name, sets, nsets, lim.max_nesting, lim.mem_budget,
+                               lim.no_drawing && !lim.states && !lim.velocity_states, &src, st);
     if (rc) {
         model_origin_free(org);
         return rc;

@@ -189,7 +189,7 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
     body *B = &M->b[bi];
     const char *name = mech_sc(key);
     char what[200];
-    snprintf(what, sizeof what, "marker '%s' of body '%s'", name, B->name);
+    mech_snprintf(what, sizeof what, "marker '%s' of body '%s'", name, B->name);
     if (!mech_valid_name(name)) return err_at(M, key, "%s: not a valid name (letters, digits, _)", what);
     if (mech_find_marker(M, name, strlen(name)) >= 0) return err_at(M, key, "duplicate marker name '%s'", name);
     if (val->type == YAML_SCALAR_NODE && val->data.scalar.length == 0) {
@@ -209,7 +209,7 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
     const char *s[3] = {"0", "0", "0"};
     yaml_node_t *pn = mech_get(M, val, "position");
     if (pn) {
-        snprintf(what, sizeof what, "marker '%s': position", name);
+        mech_snprintf(what, sizeof what, "marker '%s': position", name);
         int rc = mech_vec_of(M, pn, dim, what, s);
         if (rc) return rc;
     }
@@ -260,7 +260,7 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
             } else {
                 t = mech_fmt(M, "%s + (%s)", B->r[k], s[k]);
             }
-            rc = mech_add_var(M, K->p[k], t, line, col);
+            rc = mech_add_spare_var(M, K->p[k], t, line, col); /* the drawing uses it, when there is one */
         }
         return rc;
     }
@@ -275,7 +275,7 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
         K->p[k] = mech_fmt(M, "_p_%s_%d", name, k + 1);
         const char *a[3] = {B->A[3 * k], B->A[3 * k + 1], B->A[3 * k + 2]};
         const char *t = mech_affine(M, B->r[k], 3, a, s, "+++");
-        rc = mech_add_var(M, K->p[k], t, line, col);
+        rc = mech_add_spare_var(M, K->p[k], t, line, col);
     }
     for (int a = 0; a < 3 && !rc; a++)
         for (int k = 0; k < 3 && !rc; k++) {
@@ -292,7 +292,7 @@ int mech_add_markers(mech *M, int bi, const yaml_node_t *mks)
     if (!mks) return 0;
     if (mks->type == YAML_SCALAR_NODE && mks->data.scalar.length == 0) return 0;
     char what[160];
-    snprintf(what, sizeof what, "markers of body '%s'", M->b[bi].name);
+    mech_snprintf(what, sizeof what, "markers of body '%s'", M->b[bi].name);
     int rc = mech_want_map(M, mks, what);
     for (yaml_node_pair_t *p = mks->data.mapping.pairs.start; !rc && p < mks->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
@@ -470,8 +470,9 @@ static int body_planar_rotation(mech *M, body *B, int bi, const char *name, cons
         if (!rc) rc = mech_push_at(M, &M->src->velocities, B->th, w0, wn);
     }
     char *c = mech_fmt(M, "_c_%s", name), *s = mech_fmt(M, "_s_%s", name);
-    if (!rc) rc = mech_add_var(M, c, mech_fmt(M, "cos(%s)", B->th), B->line, B->col);
-    if (!rc) rc = mech_add_var(M, s, mech_fmt(M, "sin(%s)", B->th), B->line, B->col);
+    /* spare: unused when the body's texts do not need them (the numeric term, no drawing) */
+    if (!rc) rc = mech_add_spare_var(M, c, mech_fmt(M, "cos(%s)", B->th), B->line, B->col);
+    if (!rc) rc = mech_add_spare_var(M, s, mech_fmt(M, "sin(%s)", B->th), B->line, B->col);
     B->A[0] = c;
     B->A[1] = mech_fmt(M, "(-%s)", s);
     B->A[2] = "0";
@@ -555,7 +556,7 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
 {
     const char *name = mech_sc(key);
     char what[200];
-    snprintf(what, sizeof what, "body '%s'", name);
+    mech_snprintf(what, sizeof what, "body '%s'", name);
     if (!mech_valid_name(name)) return err_at(M, key, "%s: not a valid name (letters, digits, _)", what);
     if (!strcmp(name, "ground")) return err_at(M, key, "'ground' is built in: give its markers under 'ground'");
     if (mech_find_body(M, name) >= 0) return err_at(M, key, "duplicate body name '%s'", name);

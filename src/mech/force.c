@@ -341,7 +341,7 @@ int mech_read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
 {
     const char *name = mech_sc(key);
     char what[200];
-    snprintf(what, sizeof what, "force '%s'", name);
+    mech_snprintf(what, sizeof what, "force '%s'", name);
     int rc = mech_want_map(M, v, what);
     if (rc) return rc;
     yaml_node_t *ty = mech_get(M, v, "type");

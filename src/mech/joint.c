@@ -166,7 +166,7 @@ int mech_read_joints(mech *M, const yaml_node_t *js)
         yaml_node_t *k = yaml_document_get_node(M->doc, p->key), *v = yaml_document_get_node(M->doc, p->value);
         if (!mech_is_scalar(k) || !mech_valid_name(mech_sc(k))) return err_at(M, k, "a joint name must be a plain word");
         char what[200];
-        snprintf(what, sizeof what, "joint '%s'", mech_sc(k));
+        mech_snprintf(what, sizeof what, "joint '%s'", mech_sc(k));
         if (mech_find_joint(M, mech_sc(k), k->data.scalar.length) >= 0) return err_at(M, k, "duplicate joint name '%s'", mech_sc(k));
         if ((rc = mech_want_map(M, v, what))) return rc;
         yaml_node_t *ty = mech_get(M, v, "type");

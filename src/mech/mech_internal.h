@@ -102,6 +102,8 @@ typedef struct mech {
     int planar;
     char **arena;
     int narena, carena;
+    char *block;       /* mech_fmt's texts: the rest of the arena's current block (block_left bytes) */
+    size_t block_left;
     int oom;
     mblx_graph *g;
     double *pval;
@@ -164,6 +166,12 @@ char *mech_fmt(mech *M, const char *f, ...)
 #endif
     ;
 char *mech_num(mech *M, double v);
+/* snprintf (the same text), fast for formats of %s, %d and %c alone */
+int mech_snprintf(char *buf, size_t cap, const char *f, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 /* A beam body of ne elements (spatial: 12 dofs per element, else 6) is about to be built: its size
  * is added to the model's estimate, and the model is refused (MBL_ENOMEM, at `at`) when the
  * estimate exceeds the memory budget (src->mem_budget; beam_body.c). */
@@ -220,9 +228,10 @@ int mech_beam_node(mech *M, const yaml_node_t *val, const char *what, int ne, do
 int mech_euler_texts(mech *M, body *B, int constraint, int wvars);
 int mech_add_var(mech *M, const char *name, const char *text, int line, int col);
 int mech_add_var_of(mech *M, const char *name, const char *text, int line, int col, const char *element);
-/* A generated variable without user text (a marker's axis components), named _x_..., _y_...,
- * _z_..., _p_... or _phi_...: dropped by mech_drop_spare_vars when no item of the generated source uses it
- * (a name of another form makes an ordinary variable). */
+/* A generated variable without user text (a marker's axis components and position, a planar
+ * body's cosine and sine), named _x_..., _y_..., _z_..., _p_..., _c_..., _s_... or _phi_...:
+ * dropped by mech_drop_spare_vars when no item of the generated source uses it (a name of another
+ * form makes an ordinary variable). */
 int mech_add_spare_var(mech *M, const char *name, const char *text, int line, int col);
 /* Drop the spare variables that nothing uses, directly or through other variables (a planar
  * revolute four-bar used 3 of every marker's 13 variables: the rest were parsed for nothing). */

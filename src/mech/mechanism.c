@@ -293,7 +293,10 @@ static int read_all(mech *M, const yaml_node_t *root)
                       "count %d); replace redundant joints by weaker ones (e.g. a revolute closing a loop by a "
                       "universal or spherical joint)",
                       ncon, ncoord, ncoord - ncon);
-    if ((rc = emit_draw(M))) return rc;
+    /* the drawing only when wanted: without it, the marker positions nothing else uses (spare
+     * variables) are dropped too, with their parses, records and tapes (mbl_load_options.no_drawing:
+     * the N = 2000 four-bar mechanism 1,944 -> 1,734 M instructions) */
+    if (!M->src->no_drawing && (rc = emit_draw(M))) return rc;
     if ((rc = mech_energies_and_forces(M, line, col))) return rc;
     return mech_drop_spare_vars(M);
 }

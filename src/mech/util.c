@@ -5,6 +5,7 @@
 #include "mech/mech_internal.h"
 #include "model/rtree.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -88,25 +89,101 @@ char *mech_keep(mech *M, char *s)
     return s;
 }
 
+/* n bytes of t at buf + *o (of cap bytes; what does not fit is counted, not written) */
+static void put_n(char *buf, size_t cap, size_t *o, const char *t, size_t n)
+{
+    if (*o + 1 < cap) memcpy(buf + *o, t, n < cap - 1 - *o ? n : cap - 1 - *o);
+    *o += n;
+}
+
+/* A format of plain conversions only (%s, %d, %c, %%: no flags, width or precision), written into
+ * buf (cap bytes, cut short and terminated when too small) as vsnprintf would: the text's length,
+ * or -1 at another conversion (ap then partly read: the caller passes a copy). Nearly every text
+ * of the compiler is made of names and indices ("_p_%s_%d", "cos(%s)"): vsnprintf took about 800
+ * instructions for each (64 M of the N = 2000 four-bar mechanism's 2,027 M). */
+static int fmt_plain(char *buf, size_t cap, const char *f, va_list ap)
+{
+    size_t o = 0;
+    for (const char *c = f;;) {
+        const char *p = strchr(c, '%');
+        put_n(buf, cap, &o, c, p ? (size_t)(p - c) : strlen(c));
+        if (!p) break;
+        if (p[1] == 's') {
+            const char *t = va_arg(ap, const char *);
+            put_n(buf, cap, &o, t, strlen(t));
+        } else if (p[1] == 'c' || p[1] == '%') {
+            char ch = p[1] == '%' ? '%' : (char)va_arg(ap, int);
+            put_n(buf, cap, &o, &ch, 1);
+        } else if (p[1] == 'd') {
+            int v = va_arg(ap, int);
+            unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
+            char d[12];
+            int k = (int)sizeof d;
+            do d[--k] = (char)('0' + u % 10u); while ((u /= 10u));
+            if (v < 0) d[--k] = '-';
+            put_n(buf, cap, &o, d + k, sizeof d - (size_t)k);
+        } else {
+            return -1;
+        }
+        c = p + 2;
+    }
+    if (cap) buf[o < cap ? o : cap - 1] = '\0';
+    return o > (size_t)INT_MAX ? -1 : (int)o;
+}
+
+/* snprintf, fast for plain formats (fmt_plain): the element descriptions ("marker '%s' of body
+ * '%s'") written for the messages of every body, marker, joint and force (24 M instructions of
+ * snprintf at N = 2000) */
+int mech_snprintf(char *buf, size_t cap, const char *f, ...)
+{
+    va_list ap, aq;
+    va_start(ap, f);
+    va_copy(aq, ap);
+    int n = fmt_plain(buf, cap, f, aq);
+    va_end(aq);
+    if (n < 0) n = vsnprintf(buf, cap, f, ap);
+    va_end(ap);
+    return n;
+}
+
+/* n bytes owned by the arena, from its current block of MECH_BLOCK bytes (a text of more than a
+ * quarter block gets its own): the compiler's 80,000 texts of the N = 2000 four-bar were a
+ * malloc, a slot in the arena and a free each; NULL on out of memory (the flag is then set) */
+#define MECH_BLOCK ((size_t)64 << 10)
+static char *arena_bytes(mech *M, size_t n)
+{
+    if (n <= M->block_left) {
+        char *p = M->block;
+        M->block += n;
+        M->block_left -= n;
+        return p;
+    }
+    char *b = mech_keep(M, mbl_malloc(n > MECH_BLOCK / 4 ? n : MECH_BLOCK));
+    if (!b || n > MECH_BLOCK / 4) return b;
+    M->block = b + n;
+    M->block_left = MECH_BLOCK - n;
+    return b;
+}
+
 /* printf into a string owned by the arena; "" on out of memory (the flag is then set) */
 char *mech_fmt(mech *M, const char *f, ...)
 {
     /* formatted once into a local buffer when it fits (nearly always): a second vsnprintf only
      * for long texts (formatting was 6 % of reading the N = 2000 four-bar) */
     char buf[512];
-    va_list ap;
+    va_list ap, aq;
     va_start(ap, f);
-    int n = vsnprintf(buf, sizeof buf, f, ap);
+    va_copy(aq, ap);
+    int n = fmt_plain(buf, sizeof buf, f, aq);
+    va_end(aq);
+    if (n < 0) n = vsnprintf(buf, sizeof buf, f, ap);
     va_end(ap);
     if (n < 0) {
         M->oom = 1;
         return (char *)"";
     }
-    char *s = mbl_malloc((size_t)n + 1);
-    if (!s) {
-        M->oom = 1;
-        return (char *)"";
-    }
+    char *s = arena_bytes(M, (size_t)n + 1);
+    if (!s) return (char *)"";
     if ((size_t)n < sizeof buf) {
         memcpy(s, buf, (size_t)n + 1);
     } else {
@@ -114,7 +191,7 @@ char *mech_fmt(mech *M, const char *f, ...)
         vsnprintf(s, (size_t)n + 1, f, ap);
         va_end(ap);
     }
-    return mech_keep(M, s) ? s : (char *)"";
+    return s;
 }
 
 char *mech_num(mech *M, double v) { return mech_fmt(M, "%.17g", v); }
@@ -432,11 +509,13 @@ int mech_add_var_of(mech *M, const char *name, const char *text, int line, int c
 }
 
 /* the names a spare variable may have: _x_..., _y_..., _z_..., _p_... (a marker's axes and
- * position) and _phi_... (a planar marker's angle) */
+ * position), _phi_... (a planar marker's angle) and _c_..., _s_... (a planar body's cosine and
+ * sine: unused when its joints and forces are the numeric term's and nothing is drawn) */
 static int spare_form(const char *b, size_t n)
 {
     if (n > 5 && !strncmp(b, "_phi_", 5)) return 1;
-    return n >= 4 && b[0] == '_' && b[2] == '_' && (b[1] == 'x' || b[1] == 'y' || b[1] == 'z' || b[1] == 'p');
+    return n >= 4 && b[0] == '_' && b[2] == '_' &&
+           (b[1] == 'x' || b[1] == 'y' || b[1] == 'z' || b[1] == 'p' || b[1] == 'c' || b[1] == 's');
 }
 
 int mech_add_spare_var(mech *M, const char *name, const char *text, int line, int col)
@@ -473,7 +552,7 @@ static void mark_uses(const nameset *vi, const char *text, unsigned char *used, 
         }
         const char *b = c;
         while (mech_is_id(*c)) c++;
-        /* only spare names are in vi, all of the form _x_..., _y_..., _z_..., _p_..., _phi_... */
+        /* only spare names are in vi, all of the form _x_..., _y_..., _z_..., _p_..., _c_..., _s_..., _phi_... */
         if (!spare_form(b, (size_t)(c - b))) continue;
         int i = mech_ns_find(vi, b, (size_t)(c - b));
         if (i >= 0 && !used[i]) {
@@ -521,9 +600,12 @@ int mech_drop_spare_vars(mech *M)
     const mbl_src_list *lists[] = {&s->coordinates, &s->velocities,  &s->forces,         &s->inputs,
                                    &s->outputs,     &s->constraints, &s->nonholonomic,   &s->mass_matrix,
                                    &s->states,      &s->velocity_states, &s->ode_states, &s->ode,
-                                   &s->implicit_variables, &s->draw, &s->kinematics, &s->validity};
+                                   &s->implicit_variables, &s->draw, &s->kinematics, &s->validity,
+                                   &s->trim_targets, &s->trim_free, &s->trim_acc};
     for (size_t k = 0; k < sizeof lists / sizeof *lists; k++) mark_list(&vi, lists[k], used, stack, &nstack);
     for (int r = 0; r < s->nroutines; r++) mark_list(&vi, &s->routines[r].inputs, used, stack, &nstack);
+    for (int k = 0; k < s->trim_targets.n; k++) /* a trim target's quantity is its key (trim.c) */
+        mark_uses(&vi, s->trim_targets.items[k].key, used, stack, &nstack);
     for (int h = 0; h < 2; h++) { /* the held quantity is the key (model/held.c) */
         const mbl_src_list *hl = h ? &s->held_body_velocities : &s->held_velocities;
         mark_list(&vi, hl, used, stack, &nstack);

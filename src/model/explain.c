@@ -143,11 +143,14 @@ int model_record_expr(loader *L, const mbl_src_item *it, const char *what, mblx_
     char text[64], gen[200];
     quote_text(it->text, text, sizeof text);
     if (it->key2 && it->key && !strcmp(what, it->key2)) { /* a mechanism's element (force 'spring') */
-        snprintf(gen, sizeof gen, "the expression of %s here (mblin's variable '%s')", what, it->key);
+        const char *part[5] = {"the expression of ", what, " here (mblin's variable '", it->key, "')"};
+        join_parts(gen, sizeof gen, part, 5);
         what = gen;
         text[0] = '\0';
     } else if (!strncmp(what, "variable '_", 11)) { /* made by the mechanism reader: its text is not the user's */
-        snprintf(gen, sizeof gen, "the expression of the element here (mblin's %s)", what);
+        /* joined, not printed (24,006 snprintf at N = 2000: 16 M instructions) */
+        const char *part[3] = {"the expression of the element here (mblin's ", what, ")"};
+        join_parts(gen, sizeof gen, part, 3);
         what = gen;
         text[0] = '\0';
     }

@@ -70,6 +70,7 @@ typedef struct mbl_src {
     int forward_jacobian; /* mbl_load_options.forward_jacobian (set by the loader): model_compile's Jacobian
                              values by forward mode (src/model/compile.c) */
     int from_mechanism; /* 1 when compiled from `model: mechanism` (its parameters are partly evaluated into numbers) */
+    int no_drawing;     /* mbl_load_options.no_drawing (set by the loader): a mechanism's drawing not built */
     char *no_sens;      /* why sensitivities are not available for this model (NULL: they are) */
     /* parameters.n flags (NULL: none): 1 where a mechanism used the parameter as a number that fixes
      * the equations' geometry (a marker's or body's orientation, a beam's axis, a marker of a tree in

@@ -101,3 +101,6 @@ endif()
 # a rolling wheel's tire as an expression and SLIP(joint) (issue 68): the Magic Formula written out
 # equals the built-in (A, a trimmed turn), refusals naming the joint
 mblin_add_test(test_tire_force ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_tire_force.c)
+# mbl_load_options.no_drawing (issue 69): no drawing points, the same point and linear model bit for
+# bit (the four-bar; a trimmed turn whose targets are marker measures)
+mblin_add_test(test_no_drawing ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_no_drawing.c)
