@@ -25,6 +25,8 @@ TEST(entries)
                   T->remap ? "set" : "NULL");
         CHECK_MSG(!T->param_dep == !T->param_deriv, "%s: param_dep and param_deriv not both set", T->name);
         CHECK_MSG(!T->jac_y || T->outputs_bind, "%s: jac_y without outputs_bind", T->name);
+        CHECK_MSG(!T->mass_only == !T->minv && !T->mass_work == !T->minv, "%s: mass_only, mass_work and minv not all set",
+                  T->name);
         CHECK_MSG(!T->claim_rows || T->in_src, "%s: claim_rows without in_src", T->name);
         CHECK_MSG(!T->in_src == !T->formulate, "%s: in_src and formulate not both set", T->name);
         for (int u = 0; u < t; u++) CHECK_MSG(model_terms[u] != T, "%s twice in the table", T->name);
@@ -44,12 +46,14 @@ TEST(loaded_models)
     static const struct {
         const char *path;
         const model_term_ops *term; /* the one term it has */
-    } m[] = {{"examples/mech/fourbar_N1.yaml", &model_term_pmech},
-             {"examples/mech/slider_pendulum_relative.yaml", &model_term_rtree},
-             {"examples/mech/spatial_fourbar_relative.yaml", &model_term_rtree},
-             {"examples/flexible_pendulum_beams.yaml", &model_term_ffr},
-             {"examples/mech/spatial_beam_pendulum.yaml", &model_term_ffr3},
-             {"examples/whipple_bicycle.yaml", NULL}};
+        int minv;                   /* its mass matrix the tree's alone (model_mass_inverse_ok) */
+    } m[] = {{"examples/mech/fourbar_N1.yaml", &model_term_pmech, 0},
+             {"examples/mech/slider_pendulum_relative.yaml", &model_term_rtree, 1},
+             /* its coupler below a universal joint keeps the symbolic recursion: text mass */
+             {"examples/mech/spatial_fourbar_relative.yaml", &model_term_rtree, 0},
+             {"examples/flexible_pendulum_beams.yaml", &model_term_ffr, 0},
+             {"examples/mech/spatial_beam_pendulum.yaml", &model_term_ffr3, 0},
+             {"examples/whipple_bicycle.yaml", NULL, 0}};
     for (size_t i = 0; i < sizeof m / sizeof *m; i++) {
         mbl_status st = {0, ""};
         mbl_model *md = NULL;
@@ -67,6 +71,8 @@ TEST(loaded_models)
         if (m[i].term) CHECK_MSG(m[i].term->present(md), "%s: %s absent", m[i].path, m[i].term->name);
         CHECK_MSG(model_eval_jac_y_shared(md) == (md->rtn != NULL && md->ny > 0), "%s: shared pass %d", m[i].path,
                   model_eval_jac_y_shared(md));
+        CHECK_MSG(model_mass_inverse_ok(md) == m[i].minv, "%s: mass inverse by the term %d", m[i].path,
+                  model_mass_inverse_ok(md));
         mbl_model_free(md);
     }
 }
