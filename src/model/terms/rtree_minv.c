@@ -5,23 +5,27 @@
  * factorization of M turns into errors of cond(M) eps in M^-1 (the dense path's 2.6e-10 in A at
  * N = 100). The articulated-body recursion (Featherstone 2008, ch. 7; the inverse as in Carpentier
  * and Mansard 2018's computeMinverse) works from the bodies' spatial inertias I_b and joint axes S_b
- * instead, where nothing is ill-conditioned but the physics. All in global axes about the global
- * origin (the term's frame, rtree.c): no coordinate transforms between bodies.
+ * instead, where nothing is ill-conditioned but the physics. Axes are global, and each body's
+ * vectors are about its own point O_b (a point of its joint's axis; a body without a joint: its
+ * origin): about one global origin a body 20 m down a chain has inertia entries m r^2 = 400 beside
+ * its own 1e-3 and the sums lose five digits (4.4e-12 in B at N = 100 against 1.2e-13 here).
+ * Moving a vector between neighbours is a translation by d = O_b - O_p (n_p = n_b + d x f for a
+ * force, v_b = v_p + w x d for a motion, X_p = T^T X_b T for an inertia).
  *
  * Backward, leaves first, for every body b with parent p (the columns j are the coordinates):
- *   IA_b = I_b + sum over b's children c of (IA_c - U_c U_c^T / D_c), U_b = IA_b S_b, D_b = S_b . U_b,
- *   u_b(j) = [j = k] - S_b . F_b(:, j)    (k the coordinate of b's joint),
- *   F_p(:, j) += F_b(:, j) + U_b u_b(j) / D_b   (F_b: the subtree's bias forces, zero outside its columns);
+ *   IA_b = I_b + sum over b's children c of T_c^T (IA_c - U_c U_c^T / D_c) T_c, U_b = IA_b S_b,
+ *   D_b = S_b . U_b, u_b(j) = [j = k] - S_b . F_b(:, j)    (k the coordinate of b's joint),
+ *   F_p(:, j) += T^T (F_b(:, j) + U_b u_b(j) / D_b)   (F_b: the subtree's bias forces, zero outside
+ *   its columns);
  * a body with a fixed joint passes IA_b and F_b to its parent whole. Forward, root first:
- *   A'_b = A_p (0 at the ground), M^-1(k, j) = (u_b(j) - U_b . A'_b(:, j)) / D_b,
- *   A_b(:, j) = A'_b(:, j) + S_b M^-1(k, j):
+ *   A'_b = T A_a (a: the nearest ancestor with a joint; 0 at the ground),
+ *   M^-1(k, j) = (u_b(j) - U_b . A'_b(:, j)) / D_b, A_b(:, j) = A'_b(:, j) + S_b M^-1(k, j):
  * column j is the articulated-body algorithm's solution of M x = e_j without velocities or gravity,
  * for all j at once. F_b is nonzero only in the columns of b's subtree (qlo_b .. qhi_b); A_b takes
- * F_b's place once the backward pass is done. Flops: about 18 per body and subtree column and 24 per
- * body and column: 21 n^2 for a chain (2,100 at N = 10), against n^3 for dpotrf + dpotri. Row k of
- * M^-1 is written as its column k (M^-1 is symmetric; both triangles are computed, each to its own
- * rounding). A pivot D_b that is not positive (M not positive definite: a joint without inertia)
- * returns 1 and the caller takes another path. */
+ * F_b's place once the backward pass is done. Flops: about 24 per body and subtree column and 30
+ * per body and column (half the columns when the coordinates are in preorder, the rest by
+ * symmetry). Row k of M^-1 is written as its column k. A pivot D_b that is not positive (M not
+ * positive definite: a joint without inertia) returns 1 and the caller takes another path. */
 #include <math.h>
 #include <string.h>
 
@@ -73,7 +77,7 @@ int model_rtree_minv_setup(const mbl_model *md, mbl_rtree_num *r, mbl_status *st
 
 size_t model_rtree_minv_work(const mbl_rtree_num *r)
 {
-    return 6 * (size_t)r->n * (size_t)r->tree.nb + 43 * (size_t)r->tree.nb + 1;
+    return 6 * (size_t)r->n * (size_t)r->tree.nb + 52 * (size_t)r->tree.nb + 1;
 }
 
 /* o = X s (X 6 x 6 by columns, both triangles): each o_i summed over k in increasing order, the six
@@ -91,10 +95,38 @@ static inline void m6v(const double *X, const double *s, double *o)
 /* The loops over the columns j below take two columns at a time (each column's operations the same
  * as one at a time, in pairs of vector lanes at -O2). */
 
+/* X' = T^T X T (6 x 6 by columns), X's about a body's point moved to a point d behind it (d = the
+ * body's point less the other's): T = [1 0; -[d]x 1] takes a motion about the other point to one
+ * about the body's (v_b = v_o + w x d), T^T a force about the body's point to one about the other's
+ * (n_o = n_b + d x f) */
+static void shift6(const double *X, const double *d, double *out)
+{
+    double Y[36];
+    /* Y = X T: columns 0-2 are X's less X[:, 3:6] [d]x's, columns 3-5 are X's */
+    for (int i = 0; i < 6; i++) {
+        double x3 = X[i + 18], x4 = X[i + 24], x5 = X[i + 30];
+        /* (X[:, 3:6] [d]x)[:, k]: [d]x = [0 -d2 d1; d2 0 -d0; -d1 d0 0] */
+        Y[i] = X[i] - (x4 * d[2] - x5 * d[1]);
+        Y[i + 6] = X[i + 6] - (x5 * d[0] - x3 * d[2]);
+        Y[i + 12] = X[i + 12] - (x3 * d[1] - x4 * d[0]);
+        Y[i + 18] = x3, Y[i + 24] = x4, Y[i + 30] = x5;
+    }
+    /* out = T^T Y: rows 0-2 are Y's plus [d]x Y[3:6, :], rows 3-5 are Y's */
+    for (int j = 0; j < 6; j++) {
+        const double *y = Y + 6 * j;
+        double *o = out + 6 * j;
+        o[0] = y[0] + (d[1] * y[5] - d[2] * y[4]);
+        o[1] = y[1] + (d[2] * y[3] - d[0] * y[5]);
+        o[2] = y[2] + (d[0] * y[4] - d[1] * y[3]);
+        o[3] = y[3], o[4] = y[4], o[5] = y[5];
+    }
+}
+
 /* the backward pass of body b (a joint with coordinate k): u into column k of Minv, its part
- * U u / D into the parent's F; 1 when its pivot is not positive */
-static int backward_joint(const mbl_rtree_num *r, int b, const double *S, const double *IA, double *U, double *D,
-                          const double *F, double *Fp, double *Minv)
+ * (F_b + U u / D, moved by d to the parent's point) into the parent's F; 1 when its pivot is not
+ * positive */
+static int backward_joint(const mbl_rtree_num *r, int b, const double *S, const double *IA, const double *dv, double *U,
+                          double *D, const double *F, double *Fp, double *Minv)
 {
     int n = r->n, k = r->qidx[b], lo = r->qlo[b], hi = r->qhi[b];
     m6v(IA, S, U);
@@ -108,35 +140,29 @@ static int backward_joint(const mbl_rtree_num *r, int b, const double *S, const 
         mk[j] = (j == k ? 1.0 : 0.0) - (s0 * f0[j] + s1 * f1[j] + s2 * f2[j] + s3 * f3[j] + s4 * f4[j] + s5 * f5[j]);
     if (!Fp) return 0;
     const double w0 = U[0] / d, w1 = U[1] / d, w2 = U[2] / d, w3 = U[3] / d, w4 = U[4] / d, w5 = U[5] / d;
+    const double d0 = dv[0], d1 = dv[1], d2 = dv[2];
     double *restrict g0 = Fp, *restrict g1 = Fp + n, *restrict g2 = Fp + 2 * n, *restrict g3 = Fp + 3 * n,
                      *restrict g4 = Fp + 4 * n, *restrict g5 = Fp + 5 * n;
-    int j = lo;
-    for (; j + 1 <= hi; j += 2) {
-        double u0 = mk[j], u1 = mk[j + 1];
-        g0[j] += f0[j] + w0 * u0, g0[j + 1] += f0[j + 1] + w0 * u1;
-        g1[j] += f1[j] + w1 * u0, g1[j + 1] += f1[j + 1] + w1 * u1;
-        g2[j] += f2[j] + w2 * u0, g2[j + 1] += f2[j + 1] + w2 * u1;
-        g3[j] += f3[j] + w3 * u0, g3[j + 1] += f3[j + 1] + w3 * u1;
-        g4[j] += f4[j] + w4 * u0, g4[j + 1] += f4[j + 1] + w4 * u1;
-        g5[j] += f5[j] + w5 * u0, g5[j + 1] += f5[j + 1] + w5 * u1;
-    }
-    if (j <= hi) {
-        double u0 = mk[j];
-        g0[j] += f0[j] + w0 * u0, g1[j] += f1[j] + w1 * u0, g2[j] += f2[j] + w2 * u0;
-        g3[j] += f3[j] + w3 * u0, g4[j] += f4[j] + w4 * u0, g5[j] += f5[j] + w5 * u0;
+    for (int j = lo; j <= hi; j++) {
+        double u = mk[j], y3 = f3[j] + w3 * u, y4 = f4[j] + w4 * u, y5 = f5[j] + w5 * u;
+        g0[j] += (f0[j] + w0 * u) + (d1 * y5 - d2 * y4);
+        g1[j] += (f1[j] + w1 * u) + (d2 * y3 - d0 * y5);
+        g2[j] += (f2[j] + w2 * u) + (d0 * y4 - d1 * y3);
+        g3[j] += y3, g4[j] += y4, g5[j] += y5;
     }
     return 0;
 }
 
-/* the forward pass of one body over a range of columns: its parent's accelerations' rows p (NULL:
- * the ground's, zero), its own rows a, its axis s, U, D and column mk of Minv */
+/* the forward pass of one body over a range of columns: the accelerations' rows p of its nearest
+ * ancestor with a joint (NULL: the ground's, zero) about that ancestor's point, d its own point less
+ * that one, its own rows a, its axis s, U, D and column mk of Minv */
 typedef struct fwd_body {
     const double *p[6];
-    double *a[6], s[6], U[6], D, *mk;
+    double *a[6], s[6], U[6], d[3], D, *mk;
 } fwd_body;
 
-/* columns j1 .. j2 - 1: M^-1(k, j) = (u_j - U . A_p(:, j)) / D with u_j = mk[j] (useu) or 0, into
- * mk[j]; A_b(:, j) = A_p(:, j) + S M^-1(k, j) */
+/* columns j1 .. j2 - 1: A'(:, j) = A_p(:, j) moved to the body's point, M^-1(k, j) = (u_j - U .
+ * A'(:, j)) / D with u_j = mk[j] (useu) or 0, into mk[j]; A_b(:, j) = A'(:, j) + S M^-1(k, j) */
 static void fwd_range(const fwd_body *f, int j1, int j2, int useu)
 {
     const double *p0 = f->p[0], *p1 = f->p[1], *p2 = f->p[2], *p3 = f->p[3], *p4 = f->p[4], *p5 = f->p[5];
@@ -144,46 +170,37 @@ static void fwd_range(const fwd_body *f, int j1, int j2, int useu)
                      *restrict a4 = f->a[4], *restrict a5 = f->a[5], *restrict mk = f->mk;
     const double U0 = f->U[0], U1 = f->U[1], U2 = f->U[2], U3 = f->U[3], U4 = f->U[4], U5 = f->U[5], D = f->D;
     const double s0 = f->s[0], s1 = f->s[1], s2 = f->s[2], s3 = f->s[3], s4 = f->s[4], s5 = f->s[5];
-    int j = j1;
+    const double d0 = f->d[0], d1 = f->d[1], d2 = f->d[2];
     if (!p0) { /* the ground: A_p = 0 */
-        for (; j < j2; j++) {
+        for (int j = j1; j < j2; j++) {
             double x = (useu ? mk[j] : 0.0) / D;
             mk[j] = x;
             a0[j] = s0 * x, a1[j] = s1 * x, a2[j] = s2 * x, a3[j] = s3 * x, a4[j] = s4 * x, a5[j] = s5 * x;
         }
         return;
     }
-    for (; j + 1 < j2; j += 2) {
-        double t0 = U0 * p0[j] + U1 * p1[j] + U2 * p2[j] + U3 * p3[j] + U4 * p4[j] + U5 * p5[j];
-        double t1 = U0 * p0[j + 1] + U1 * p1[j + 1] + U2 * p2[j + 1] + U3 * p3[j + 1] + U4 * p4[j + 1] + U5 * p5[j + 1];
-        double x0 = ((useu ? mk[j] : 0.0) - t0) / D, x1 = ((useu ? mk[j + 1] : 0.0) - t1) / D;
-        mk[j] = x0, mk[j + 1] = x1;
-        a0[j] = p0[j] + s0 * x0, a0[j + 1] = p0[j + 1] + s0 * x1;
-        a1[j] = p1[j] + s1 * x0, a1[j + 1] = p1[j + 1] + s1 * x1;
-        a2[j] = p2[j] + s2 * x0, a2[j + 1] = p2[j + 1] + s2 * x1;
-        a3[j] = p3[j] + s3 * x0, a3[j + 1] = p3[j + 1] + s3 * x1;
-        a4[j] = p4[j] + s4 * x0, a4[j + 1] = p4[j + 1] + s4 * x1;
-        a5[j] = p5[j] + s5 * x0, a5[j + 1] = p5[j + 1] + s5 * x1;
-    }
-    if (j < j2) {
-        double t0 = U0 * p0[j] + U1 * p1[j] + U2 * p2[j] + U3 * p3[j] + U4 * p4[j] + U5 * p5[j];
-        double x0 = ((useu ? mk[j] : 0.0) - t0) / D;
-        mk[j] = x0;
-        a0[j] = p0[j] + s0 * x0, a1[j] = p1[j] + s1 * x0, a2[j] = p2[j] + s2 * x0;
-        a3[j] = p3[j] + s3 * x0, a4[j] = p4[j] + s4 * x0, a5[j] = p5[j] + s5 * x0;
+    for (int j = j1; j < j2; j++) {
+        double w0 = p0[j], w1 = p1[j], w2 = p2[j];
+        double v0 = p3[j] + (w1 * d2 - w2 * d1), v1 = p4[j] + (w2 * d0 - w0 * d2), v2 = p5[j] + (w0 * d1 - w1 * d0);
+        double t = U0 * w0 + U1 * w1 + U2 * w2 + U3 * v0 + U4 * v1 + U5 * v2;
+        double x = ((useu ? mk[j] : 0.0) - t) / D;
+        mk[j] = x;
+        a0[j] = w0 + s0 * x, a1[j] = w1 + s1 * x, a2[j] = w2 + s2 * x;
+        a3[j] = v0 + s3 * x, a4[j] = v1 + s4 * x, a5[j] = v2 + s5 * x;
     }
 }
 
 /* the forward pass of body b (a joint with coordinate k) over the columns j0 .. n - 1: column k of
- * Minv from u (there in b's subtree's columns) and the parent's accelerations Ap (NULL: the
- * ground's, zero); A_b into Ab */
+ * Minv from u (there in b's subtree's columns) and the accelerations Ap of its nearest ancestor with a
+ * joint (NULL: the ground's, zero), d its point less that ancestor's; A_b into Ab */
 static void forward_joint(const mbl_rtree_num *r, int b, int j0, const double *S, const double *U, double D,
-                          const double *Ap, double *Ab, double *Minv)
+                          const double *Ap, const double *d, double *Ab, double *Minv)
 {
     int n = r->n, lo = r->qlo[b], hi = r->qhi[b];
     fwd_body f;
     for (int i = 0; i < 6; i++)
         f.p[i] = Ap ? Ap + (size_t)i * n : NULL, f.a[i] = Ab + (size_t)i * n, f.s[i] = S[i], f.U[i] = U[i];
+    for (int i = 0; i < 3; i++) f.d[i] = d[i];
     f.D = D, f.mk = Minv + (size_t)r->qidx[b] * n;
     int l = lo > j0 ? lo : j0;
     if (j0 < l) fwd_range(&f, j0, l < n ? l : n, 0);
@@ -192,52 +209,95 @@ static void forward_joint(const mbl_rtree_num *r, int b, int j0, const double *S
     if (h < n) fwd_range(&f, h, n, 0);
 }
 
-int model_rtree_minv(const mbl_rtree_num *r, const double *N, double *Minv, double *mwork)
+/* A body's point (its joint's point on the axis, or its origin without a joint: O), its joint axis
+ * S and its spatial inertia I about it (by columns) from its texts tb: the same quantities as the
+ * term's about the global origin, without the m r^2 of a body far from it */
+static void body_local(int kind, const double *tb, double *O, double *S, double *I6)
+{
+    const double *A = tb + MBL_RTREE_A, *cm = tb + MBL_RTREE_CM, *Jv = tb + MBL_RTREE_I;
+    const double *o = kind == MBL_RTREE_FIXED ? tb + MBL_RTREE_R : tb + MBL_RTREE_P, *u = tb + MBL_RTREE_U;
+    double m = tb[MBL_RTREE_M];
+    for (int k = 0; k < 3; k++) O[k] = o[k];
+    for (int k = 0; k < 6; k++) S[k] = 0.0;
+    if (kind == MBL_RTREE_REV) {
+        for (int k = 0; k < 3; k++) S[k] = u[k]; /* about a point on the axis: [u; 0] */
+    } else if (kind == MBL_RTREE_PRI) {
+        for (int k = 0; k < 3; k++) S[3 + k] = u[k];
+    }
+    double J[9] = {Jv[0], Jv[3], Jv[4], Jv[3], Jv[1], Jv[5], Jv[4], Jv[5], Jv[2]}, AJ[9], Ib[9], c[3], mc[3];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) AJ[3 * i + j] = A[3 * i] * J[j] + A[3 * i + 1] * J[3 + j] + A[3 * i + 2] * J[6 + j];
+    for (int i = 0; i < 3; i++)
+        for (int j = i; j < 3; j++)
+            Ib[3 * i + j] = Ib[3 * j + i] =
+                AJ[3 * i] * A[3 * j] + AJ[3 * i + 1] * A[3 * j + 1] + AJ[3 * i + 2] * A[3 * j + 2];
+    for (int i = 0; i < 3; i++) {
+        c[i] = (tb[MBL_RTREE_R + i] - O[i]) + (A[3 * i] * cm[0] + A[3 * i + 1] * cm[1] + A[3 * i + 2] * cm[2]);
+        mc[i] = m * c[i];
+    }
+    double c2 = mc[0] * c[0] + mc[1] * c[1] + mc[2] * c[2];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            double e = Ib[3 * i + j] - mc[i] * c[j];
+            I6[i + 6 * j] = i == j ? e + c2 : e;
+            I6[i + 3 + 6 * (j + 3)] = i == j ? m : 0.0;
+        }
+    double sk[9] = {0, -mc[2], mc[1], mc[2], 0, -mc[0], -mc[1], mc[0], 0};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) I6[i + 6 * (j + 3)] = sk[3 * i + j], I6[j + 3 + 6 * i] = sk[3 * i + j];
+}
+
+int model_rtree_minv(const mbl_rtree_num *r, const double *tv, double *Minv, double *mwork)
 {
     int nb = r->tree.nb, n = r->n;
     size_t sn = 6 * (size_t)n;
     double *F = mwork, *IA = F + sn * (size_t)nb, *U = IA + 36 * (size_t)nb, *D = U + 6 * (size_t)nb;
+    double *O = D + nb, *S = O + 3 * (size_t)nb;
     for (int b = 0; b < nb; b++) {
-        memcpy(IA + 36 * (size_t)b, N + (size_t)b * NB_SIZE + NB_I, 36 * sizeof *IA);
+        body_local(r->tree.b[b].kind, tv + (size_t)b * NTV, O + 3 * (size_t)b, S + 6 * (size_t)b, IA + 36 * (size_t)b);
         int lo = r->qlo[b], hi = r->qhi[b];
         for (int i = 0; i < 6 && lo <= hi; i++) memset(F + sn * b + (size_t)i * n + lo, 0, (size_t)(hi - lo + 1) * sizeof *F);
     }
     for (int b = nb - 1; b >= 0; b--) {
         int p = r->tree.b[b].parent, lo = r->qlo[b], hi = r->qhi[b];
-        double *Fb = F + sn * b, *Fp = p >= 0 ? F + sn * p : NULL, *ia = IA + 36 * (size_t)b;
-        const double *S = N + (size_t)b * NB_SIZE + NB_S;
+        double *Fb = F + sn * b, *Fp = p >= 0 ? F + sn * p : NULL, *ia = IA + 36 * (size_t)b, X[36], Y[36], dv[3] = {0, 0, 0};
+        for (int k = 0; k < 3 && p >= 0; k++) dv[k] = O[3 * (size_t)b + k] - O[3 * (size_t)p + k];
         if (r->qidx[b] >= 0) {
             double *Ub = U + 6 * (size_t)b;
-            if (backward_joint(r, b, S, ia, Ub, D + b, Fb, Fp, Minv)) return 1;
+            if (backward_joint(r, b, S + 6 * (size_t)b, ia, dv, Ub, D + b, Fb, Fp, Minv)) return 1;
             if (p < 0) continue;
-            /* IA_p += IA_b - U U^T / D: each entry's product U_i U_j the same both sides of the
-             * diagonal (IA stays symmetric bit for bit) */
-            double invd = 1.0 / D[b], *iap = IA + 36 * (size_t)p;
-            for (int j = 0; j < 6; j++) {
-                double *x = iap + 6 * j, uj = Ub[j];
-                const double *y = ia + 6 * j;
-                for (int i = 0; i < 6; i += 2)
-                    x[i] += y[i] - Ub[i] * uj * invd, x[i + 1] += y[i + 1] - Ub[i + 1] * uj * invd;
-            }
+            /* IA_b - U U^T / D, its lower triangle mirrored (symmetric bit for bit) */
+            double invd = 1.0 / D[b], w[6];
+            for (int i = 0; i < 6; i++) w[i] = Ub[i] * invd;
+            for (int j = 0; j < 6; j++)
+                for (int i = j; i < 6; i++) X[i + 6 * j] = X[j + 6 * i] = ia[i + 6 * j] - Ub[i] * w[j];
         } else if (p >= 0) {
-            double *iap = IA + 36 * (size_t)p;
-            for (int e = 0; e < 36; e += 2) iap[e] += ia[e], iap[e + 1] += ia[e + 1];
-            for (int i = 0; i < 6 && lo <= hi; i++) {
-                double *g = Fp + (size_t)i * n;
-                const double *f = Fb + (size_t)i * n;
-                for (int j = lo; j <= hi; j++) g[j] += f[j];
+            memcpy(X, ia, sizeof X);
+            for (int j = lo; j <= hi; j++) { /* F_b moved to the parent's point */
+                double y3 = Fb[3 * (size_t)n + j], y4 = Fb[4 * (size_t)n + j], y5 = Fb[5 * (size_t)n + j];
+                Fp[j] += Fb[j] + (dv[1] * y5 - dv[2] * y4);
+                Fp[n + j] += Fb[n + j] + (dv[2] * y3 - dv[0] * y5);
+                Fp[2 * (size_t)n + j] += Fb[2 * (size_t)n + j] + (dv[0] * y4 - dv[1] * y3);
+                Fp[3 * (size_t)n + j] += y3, Fp[4 * (size_t)n + j] += y4, Fp[5 * (size_t)n + j] += y5;
             }
+        } else {
+            continue;
         }
+        shift6(X, dv, Y);
+        double *iap = IA + 36 * (size_t)p;
+        for (int e = 0; e < 36; e++) iap[e] += Y[e];
     }
-    /* forward: A_b in F_b's place; a fixed body's A is that of its nearest ancestor with a joint
-     * (rigidly attached: the same spatial acceleration in global axes) */
+    /* forward: A_b in F_b's place, about b's point; a fixed body's children read its nearest
+     * ancestor with a joint (rigidly attached: its acceleration moved to their points) */
     for (int b = 0; b < nb; b++) {
         if (r->qidx[b] < 0) continue;
         int a = r->tree.b[b].parent;
         while (a >= 0 && r->qidx[a] < 0) a = r->tree.b[a].parent;
+        double d[3] = {0, 0, 0};
+        for (int k = 0; k < 3 && a >= 0; k++) d[k] = O[3 * (size_t)b + k] - O[3 * (size_t)a + k];
         /* with the coordinates in preorder, only the columns from b's own on (the rest by symmetry) */
-        forward_joint(r, b, r->preorder ? r->qidx[b] : 0, N + (size_t)b * NB_SIZE + NB_S, U + 6 * (size_t)b, D[b],
-                      a >= 0 ? F + sn * a : NULL, F + sn * b, Minv);
+        forward_joint(r, b, r->preorder ? r->qidx[b] : 0, S + 6 * (size_t)b, U + 6 * (size_t)b, D[b],
+                      a >= 0 ? F + sn * a : NULL, d, F + sn * b, Minv);
     }
     for (int k = 0; k < n && r->preorder; k++) /* row k's columns past k from column k's rows */
         for (int j = k + 1; j < n; j++) Minv[k + (size_t)j * n] = Minv[j + (size_t)k * n];
@@ -262,7 +322,9 @@ int model_rtree_num_minv(const mbl_rtree_num *r, const double *syms, double *jac
         rc = mblx_tape_eval(r->in, syms, tv, tv + r->nin, st);
     }
     if (rc) return rc;
-    model_rtree_nrnea_tv(r, syms, tv, N, jac != NULL);
-    if (jac) model_rtree_jac_entries(r, N, jac);
-    return model_rtree_minv(r, N, minv, mwork);
+    if (jac) { /* the Jacobian's passes; M^-1 reads the texts alone */
+        model_rtree_nrnea_tv(r, syms, tv, N, 1);
+        model_rtree_jac_entries(r, N, jac);
+    }
+    return model_rtree_minv(r, tv, minv, mwork);
 }

@@ -47,10 +47,10 @@ enum { NB_S = 0, NB_VP = 6, NB_AP = 12, NB_V = 18, NB_A = 24, NB_F = 30, NB_HC =
 void model_rtree_nrnea_tv(const mbl_rtree_num *r, const double *syms, const double *tv, double *N, int full);
 /* The Jacobian's entries added to out from the bodies N of the full pass, rtree.c */
 void model_rtree_jac_entries(const mbl_rtree_num *r, double *N, double *out);
-/* rtree_minv.c: M^-1 (n x n by columns) from the bodies N of a pass (the articulated bodies;
- * mwork: model_rtree_minv_work doubles); 1 when a pivot is not positive */
+/* rtree_minv.c: M^-1 (n x n by columns) from the texts' values tv (the articulated bodies, each
+ * about its own point; mwork: model_rtree_minv_work doubles); 1 when a pivot is not positive */
 size_t model_rtree_minv_work(const mbl_rtree_num *r);
-int model_rtree_minv(const mbl_rtree_num *r, const double *N, double *Minv, double *mwork);
+int model_rtree_minv(const mbl_rtree_num *r, const double *tv, double *Minv, double *mwork);
 /* rtree_minv.c: mass_only, qlo and qhi from the model's Jacobian pattern before the term's entries
  * are added (model_rtree_num_pattern); 0 or MBL_ENOMEM */
 struct mbl_model;
