@@ -570,7 +570,7 @@ static inline double ndot(const double *a, const double *b)
 }
 
 /* the spatial inertia, stored by columns (I6[i + 6 j] = I_ij) */
-static void ninertia(const double *t, double *I6)
+void model_rtree_inertia(const double *t, const double *o, double *I6)
 {
     const double *A = t + MBL_RTREE_A, *r = t + MBL_RTREE_R, *cm = t + MBL_RTREE_CM, *Jv = t + MBL_RTREE_I;
     double m = t[MBL_RTREE_M];
@@ -583,7 +583,7 @@ static void ninertia(const double *t, double *I6)
             Ib[3 * i + j] = Ib[3 * j + i] =
                 AJ[3 * i] * A[3 * j] + AJ[3 * i + 1] * A[3 * j + 1] + AJ[3 * i + 2] * A[3 * j + 2];
     for (int i = 0; i < 3; i++) {
-        cw[i] = r[i] + (A[3 * i] * cm[0] + A[3 * i + 1] * cm[1] + A[3 * i + 2] * cm[2]);
+        cw[i] = (o ? r[i] - o[i] : r[i]) + (A[3 * i] * cm[0] + A[3 * i + 1] * cm[1] + A[3 * i + 2] * cm[2]);
         mc[i] = m * cw[i];
     }
     double c2 = vec3_dot(mc, cw);
@@ -674,7 +674,7 @@ void model_rtree_nrnea_tv(const mbl_rtree_num *r, const double *syms, const doub
         const double *tb = tv + (size_t)b * NTV;
         double h[6], Ia[6], vh[6];
         double *I = n + NB_I;
-        ninertia(tb, I);
+        model_rtree_inertia(tb, NULL, I);
         nm6v(I, n + NB_V, h);
         nm6v(I, n + NB_A, Ia);
         ncrf(n + NB_V, h, vh);

@@ -214,9 +214,7 @@ static void forward_joint(const mbl_rtree_num *r, int b, int j0, const double *S
  * term's about the global origin, without the m r^2 of a body far from it */
 static void body_local(int kind, const double *tb, double *O, double *S, double *I6)
 {
-    const double *A = tb + MBL_RTREE_A, *cm = tb + MBL_RTREE_CM, *Jv = tb + MBL_RTREE_I;
     const double *o = kind == MBL_RTREE_FIXED ? tb + MBL_RTREE_R : tb + MBL_RTREE_P, *u = tb + MBL_RTREE_U;
-    double m = tb[MBL_RTREE_M];
     for (int k = 0; k < 3; k++) O[k] = o[k];
     for (int k = 0; k < 6; k++) S[k] = 0.0;
     if (kind == MBL_RTREE_REV) {
@@ -224,27 +222,7 @@ static void body_local(int kind, const double *tb, double *O, double *S, double 
     } else if (kind == MBL_RTREE_PRI) {
         for (int k = 0; k < 3; k++) S[3 + k] = u[k];
     }
-    double J[9] = {Jv[0], Jv[3], Jv[4], Jv[3], Jv[1], Jv[5], Jv[4], Jv[5], Jv[2]}, AJ[9], Ib[9], c[3], mc[3];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) AJ[3 * i + j] = A[3 * i] * J[j] + A[3 * i + 1] * J[3 + j] + A[3 * i + 2] * J[6 + j];
-    for (int i = 0; i < 3; i++)
-        for (int j = i; j < 3; j++)
-            Ib[3 * i + j] = Ib[3 * j + i] =
-                AJ[3 * i] * A[3 * j] + AJ[3 * i + 1] * A[3 * j + 1] + AJ[3 * i + 2] * A[3 * j + 2];
-    for (int i = 0; i < 3; i++) {
-        c[i] = (tb[MBL_RTREE_R + i] - O[i]) + (A[3 * i] * cm[0] + A[3 * i + 1] * cm[1] + A[3 * i + 2] * cm[2]);
-        mc[i] = m * c[i];
-    }
-    double c2 = mc[0] * c[0] + mc[1] * c[1] + mc[2] * c[2];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            double e = Ib[3 * i + j] - mc[i] * c[j];
-            I6[i + 6 * j] = i == j ? e + c2 : e;
-            I6[i + 3 + 6 * (j + 3)] = i == j ? m : 0.0;
-        }
-    double sk[9] = {0, -mc[2], mc[1], mc[2], 0, -mc[0], -mc[1], mc[0], 0};
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) I6[i + 6 * (j + 3)] = sk[3 * i + j], I6[j + 3 + 6 * i] = sk[3 * i + j];
+    model_rtree_inertia(tb, O, I6);
 }
 
 int model_rtree_minv(const mbl_rtree_num *r, const double *tv, double *Minv, double *mwork)

@@ -45,6 +45,9 @@ enum { NB_S = 0, NB_VP = 6, NB_AP = 12, NB_V = 18, NB_A = 24, NB_F = 30, NB_HC =
 /* The forward and backward passes from the texts' values tv into the bodies N (nb * NB_SIZE; full:
  * the subtree sums the Jacobian needs), rtree.c */
 void model_rtree_nrnea_tv(const mbl_rtree_num *r, const double *syms, const double *tv, double *N, int full);
+/* A body's spatial inertia (6 x 6 by columns) from its texts t, about the point o (NULL: the
+ * global origin), rtree.c */
+void model_rtree_inertia(const double *t, const double *o, double *I6);
 /* The Jacobian's entries added to out from the bodies N of the full pass, rtree.c */
 void model_rtree_jac_entries(const mbl_rtree_num *r, double *N, double *out);
 /* rtree_minv.c: M^-1 (n x n by columns) from the texts' values tv (the articulated bodies, each
