@@ -71,15 +71,20 @@ int model_eval_jac_rows(const mbl_model *md, mblx__subtape *view, const int *out
  * evaluated there also when y is NULL, so that the Jacobian's values do not depend on whether the
  * outputs are wanted; that tape shares subexpressions across more outputs than the texts' own,
  * which can change their last bits). NULL when the model has no such term. */
-static const model_term_ops *jac_y_term(const mbl_model *md)
+static const model_term_ops *only_term(const mbl_model *md)
 {
     const model_term_ops *only = NULL;
-    if (md->ny <= 0) return NULL;
     for (int t = 0; t < MODEL_NTERMS; t++) {
         if (!model_terms[t]->present(md)) continue;
         if (only) return NULL;
         only = model_terms[t];
     }
+    return only;
+}
+
+static const model_term_ops *jac_y_term(const mbl_model *md)
+{
+    const model_term_ops *only = md->ny > 0 ? only_term(md) : NULL;
     return only && only->jac_y ? only : NULL;
 }
 
@@ -154,12 +159,7 @@ int model_eval_jac_memo(const mbl_model *md, const model_jac_memo *memo, const d
 /* the model's only present term when it gives M^-1 (mass_only), with a Jacobian tape */
 static const model_term_ops *mass_term(const mbl_model *md)
 {
-    const model_term_ops *only = NULL;
-    for (int t = 0; t < MODEL_NTERMS; t++) {
-        if (!model_terms[t]->present(md)) continue;
-        if (only) return NULL;
-        only = model_terms[t];
-    }
+    const model_term_ops *only = only_term(md);
     return only && only->minv && md->tape_jac && only->mass_only(md) ? only : NULL;
 }
 
