@@ -26,6 +26,8 @@ at DPS - 10 digits (every written digit agrees).
 
 usage:
   chain_reference.py --write [N ...]    writes tests/lin/data/chain<N>_<P0|P1>.txt.gz (default 10 20 100)
+  chain_reference.py --write-vdot [N ...]  writes tests/lin/data/chain<N>_P1_vdot.txt (default 10 20 100):
+                                        the accelerations qdd0 at P1 (u = 0), N numbers
   chain_reference.py --check [N ...]    the checks above, then the files of N (default 10 20) recomputed
   chain_reference.py --compare FILE N   the error of a dump (n rows of 2n numbers, d qdd/dq then
                                         d qdd/dv, as bench/peer_pinocchio.cpp --dump writes) against
@@ -290,6 +292,30 @@ def write(n, name):
     print('wrote %s (%.1f s)' % (path_of(n, name), time.process_time() - t0))
 
 
+def accelerations(n, name, dps=DPS):
+    """qdd0 = M^-1 (-h - c v) at the point (u = 0), as the linearization's"""
+    with mp.workdps(dps):
+        joints = read_urdf(chain_urdf.chain(n))
+        qd, vd = point(n, name)
+        q, v = [mpf(x) for x in qd], [mpf(x) for x in vd]
+        S = Solver(mass_matrix(joints, q))
+        c = [jt['damping'] for jt in joints]
+        h = inverse_dynamics(joints, q, v, [mpf(0)] * n, mpf(GRAVITY))
+        return S.solve([-h[i] - c[i] * v[i] for i in range(n)])
+
+
+def write_vdot(n, name='P1'):
+    t0 = time.process_time()
+    qdd = accelerations(n, name)
+    path = os.path.join(DATA, 'chain%d_%s_vdot.txt' % (n, name))
+    text = ('# mblin chain reference (tests/lin/chain_reference.py --write-vdot): N=%d point=%s urdf_fnv1a64=%s '
+            'dps=%d; the accelerations qdd0 = M^-1 (-h - c v) at the point (u = 0), %d significant digits\n'
+            % (n, name, fnv1a64(chain_urdf.chain(n)), DPS, DIGITS)) + ' '.join(_fmt(x) for x in qdd) + '\n'
+    with open(path, 'w') as f:
+        f.write(text)
+    print('wrote %s (%.1f s)' % (path, time.process_time() - t0))
+
+
 def read(n, name):
     """(q, v, [rows of A's lower half], [rows of B's lower half]) of a file, as mpf."""
     with gzip.open(path_of(n, name), 'rt') as f:
@@ -433,6 +459,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--write', action='store_true')
     ap.add_argument('--check', action='store_true')
+    ap.add_argument('--write-vdot', action='store_true')
     ap.add_argument('--compare', metavar='FILE')
     ap.add_argument('--dq-only', action='store_true')
     ap.add_argument('N', nargs='*', type=int)
@@ -447,6 +474,9 @@ def main():
         for n in a.N or [10, 20, 100]:
             for name in ('P0', 'P1'):
                 write(n, name)
+    if a.write_vdot:
+        for n in a.N or [10, 20, 100]:
+            write_vdot(n)
     if a.check:
         ok = check_compound(True)
         ok = check_double_planar(ok)
@@ -457,7 +487,7 @@ def main():
                 ok = check_file(n, name, ok)
         print('all checks passed' if ok else 'SOME CHECKS FAILED')
         return 0 if ok else 1
-    if not a.write:
+    if not a.write and not a.write_vdot:
         ap.print_help()
     return 0
 

@@ -1,9 +1,10 @@
 /* The structured term of a tree in relative coordinates (rtree.h).
  *
- * Spatial vectors in global axes about the global origin (Featherstone): a motion [w; v_O], a force
- * [n_O; f]; the motion cross product [w1; v1] x [w2; v2] = [w1 x w2; w1 x v2 + v1 x w2], the force
+ * Spatial vectors in global axes (Featherstone): a motion [w; v_O], a force [n_O; f] about a point
+ * O, in the node form below the global origin, in the numeric passes each body's own point
+ * (rtree_num.h); the motion cross product [w1; v1] x [w2; v2] = [w1 x w2; w1 x v2 + v1 x w2], the force
  * one [w; v] x* [n; f] = [w x n + v x f; w x f]. A body k with tree joint axis S_k ([u; p x u] for
- * a revolute through p, [0; u] for a prismatic) and parent l:
+ * a revolute through p about the origin, [u; 0] about p, [0; u] for a prismatic) and parent l:
  *   v_k = v_l + S_k q'_k,  a_k = a_l + S_k q''_k + (v_l x S_k) q'_k  (a_ground = [0; -g]),
  *   f_k = I_k a_k + v_k x* I_k v_k,  F_k = f_k + sum of the children's F,  row_k = S_k . F_k,
  * the inertia and weight of the subtree on the joint (moved to the left of the equations).
@@ -634,8 +635,61 @@ static void nbmat(const double *v, const double *I6, double *B)
         for (int j = i; j < 6; j++) B[6 * i + j] = B[6 * j + i] = -(M[i + 6 * j] + M[j + 6 * i]);
 }
 
+/* X' = T^T X T (6 x 6 by columns), X's about a body's point moved to a point d behind it (d = the
+ * body's point less the other's): T = [1 0; -[d]x 1] takes a motion about the other point to one
+ * about the body's (v_b = v_o + w x d), T^T a force about the body's point to one about the other's
+ * (n_o = n_b + d x f); for any X that maps motions to forces (an inertia, the sums B) */
+void model_rtree_shift6(const double *X, const double *d, double *out)
+{
+    double Y[36];
+    /* Y = X T: columns 0-2 are X's less X[:, 3:6] [d]x's, columns 3-5 are X's */
+    for (int i = 0; i < 6; i++) {
+        double x3 = X[i + 18], x4 = X[i + 24], x5 = X[i + 30];
+        /* (X[:, 3:6] [d]x)[:, k]: [d]x = [0 -d2 d1; d2 0 -d0; -d1 d0 0] */
+        Y[i] = X[i] - (x4 * d[2] - x5 * d[1]);
+        Y[i + 6] = X[i + 6] - (x5 * d[0] - x3 * d[2]);
+        Y[i + 12] = X[i + 12] - (x3 * d[1] - x4 * d[0]);
+        Y[i + 18] = x3, Y[i + 24] = x4, Y[i + 30] = x5;
+    }
+    /* out = T^T Y: rows 0-2 are Y's plus [d]x Y[3:6, :], rows 3-5 are Y's */
+    for (int j = 0; j < 6; j++) {
+        const double *y = Y + 6 * j;
+        double *o = out + 6 * j;
+        o[0] = y[0] + (d[1] * y[5] - d[2] * y[4]);
+        o[1] = y[1] + (d[2] * y[3] - d[0] * y[5]);
+        o[2] = y[2] + (d[0] * y[4] - d[1] * y[3]);
+        o[3] = y[3], o[4] = y[4], o[5] = y[5];
+    }
+}
+
+/* a motion m about one point, o about a point d from it: o = [w; v + w x d] */
+static inline void nshift_m(const double *m, const double *d, double *o)
+{
+    o[0] = m[0], o[1] = m[1], o[2] = m[2];
+    o[3] = m[3] + (m[1] * d[2] - m[2] * d[1]);
+    o[4] = m[4] + (m[2] * d[0] - m[0] * d[2]);
+    o[5] = m[5] + (m[0] * d[1] - m[1] * d[0]);
+}
+
+/* a force f about a body's point added to o about a point d behind it (d = the body's point less
+ * o's): o += [n + d x f; f] */
+static inline void nshift_f_add(const double *f, const double *d, double *o)
+{
+    o[0] += f[0] + (d[1] * f[5] - d[2] * f[4]);
+    o[1] += f[1] + (d[2] * f[3] - d[0] * f[5]);
+    o[2] += f[2] + (d[0] * f[4] - d[1] * f[3]);
+    o[3] += f[3], o[4] += f[4], o[5] += f[5];
+}
+
+/* A body's point: a point of its joint's axis, or its origin without a joint (rtree_num.h) */
+const double *model_rtree_point(int kind, const double *tb)
+{
+    return kind == MBL_RTREE_FIXED ? tb + MBL_RTREE_R : tb + MBL_RTREE_P;
+}
+
 /* The forward pass and the backward pass from the texts' values tv (full: the subtree sums the
- * Jacobian needs) into the bodies N (nb * NB_SIZE). */
+ * Jacobian needs) into the bodies N (nb * NB_SIZE), each body's vectors about its own point
+ * (model_rtree_point; rtree_num.h says why) */
 void model_rtree_nrnea_tv(const mbl_rtree_num *r, const double *syms, const double *tv, double *N, int full)
 {
     int nb = r->tree.nb;
@@ -643,16 +697,22 @@ void model_rtree_nrnea_tv(const mbl_rtree_num *r, const double *syms, const doub
     double a0[6] = {0, 0, 0, -gv[0], -gv[1], -gv[2]}, z6[6] = {0, 0, 0, 0, 0, 0};
     for (int b = 0; b < nb; b++) {
         double *n = N + (size_t)b * NB_SIZE;
-        const double *tb = tv + (size_t)b * NTV;
+        const double *tb = tv + (size_t)b * NTV, *o = model_rtree_point(r->tree.b[b].kind, tb);
         int p = r->tree.b[b].parent, kind = r->tree.b[b].kind;
-        const double *vp = p >= 0 ? N + (size_t)p * NB_SIZE + NB_V : z6, *ap = p >= 0 ? N + (size_t)p * NB_SIZE + NB_A : a0;
-        memcpy(n + NB_VP, vp, 6 * sizeof *n);
-        memcpy(n + NB_AP, ap, 6 * sizeof *n);
+        double *O = n + NB_O, *d = n + NB_DP;
+        for (int k = 0; k < 3; k++) O[k] = o[k], d[k] = p >= 0 ? o[k] - N[(size_t)p * NB_SIZE + NB_O + k] : o[k];
+        if (p >= 0) {
+            nshift_m(N + (size_t)p * NB_SIZE + NB_V, d, n + NB_VP);
+            nshift_m(N + (size_t)p * NB_SIZE + NB_A, d, n + NB_AP);
+        } else { /* the ground: at rest, its acceleration -g the same about every point */
+            memcpy(n + NB_VP, z6, 6 * sizeof *n);
+            memcpy(n + NB_AP, a0, 6 * sizeof *n);
+        }
+        const double *vp = n + NB_VP, *ap = n + NB_AP;
         double *S = n + NB_S;
         memset(S, 0, 6 * sizeof *S);
-        if (kind == MBL_RTREE_REV) {
+        if (kind == MBL_RTREE_REV) { /* about a point of its axis: [u; 0] */
             for (int k = 0; k < 3; k++) S[k] = tb[MBL_RTREE_U + k];
-            vec3_cross(tb + MBL_RTREE_P, tb + MBL_RTREE_U, S + 3);
         } else if (kind == MBL_RTREE_PRI) {
             for (int k = 0; k < 3; k++) S[3 + k] = tb[MBL_RTREE_U + k];
         }
@@ -674,7 +734,7 @@ void model_rtree_nrnea_tv(const mbl_rtree_num *r, const double *syms, const doub
         const double *tb = tv + (size_t)b * NTV;
         double h[6], Ia[6], vh[6];
         double *I = n + NB_I;
-        model_rtree_inertia(tb, NULL, I);
+        model_rtree_inertia(tb, n + NB_O, I);
         nm6v(I, n + NB_V, h);
         nm6v(I, n + NB_A, Ia);
         ncrf(n + NB_V, h, vh);
@@ -691,11 +751,19 @@ void model_rtree_nrnea_tv(const mbl_rtree_num *r, const double *syms, const doub
         int p = r->tree.b[b].parent;
         if (p < 0) continue;
         double *np = N + (size_t)p * NB_SIZE;
-        nadd(np + NB_F, n + NB_F, 12);
-        if (full && np[NB_SUB] != 0.0) {
-            nadd(np + NB_IC, n + NB_IC, 72);
-        } else if (full) {
-            memcpy(np + NB_IC, n + NB_IC, 72 * sizeof *n);
+        const double *d = n + NB_DP;
+        nshift_f_add(n + NB_F, d, np + NB_F);
+        nshift_f_add(n + NB_HC, d, np + NB_HC);
+        if (!full) continue;
+        if (np[NB_SUB] != 0.0) {
+            double Y[36];
+            model_rtree_shift6(n + NB_IC, d, Y);
+            nadd(np + NB_IC, Y, 36);
+            model_rtree_shift6(n + NB_BC, d, Y);
+            nadd(np + NB_BC, Y, 36);
+        } else {
+            model_rtree_shift6(n + NB_IC, d, np + NB_IC);
+            model_rtree_shift6(n + NB_BC, d, np + NB_BC);
             np[NB_SUB] = 1.0;
         }
     }
@@ -752,14 +820,22 @@ void model_rtree_jac_entries(const mbl_rtree_num *r, double *N, double *out)
         const double *ni = N + (size_t)pi[p] * NB_SIZE, *nj = N + (size_t)pj[p] * NB_SIZE;
         const int *ps = pos + 6 * (size_t)p;
         int p0 = ps[0], p1 = ps[1], p2 = ps[2];
-        if (p0 >= 0) out[p0] -= ndot(ni + NB_P, nj + NB_G) + ndot(ni + NB_Q, nj + NB_U);
-        if (p1 >= 0) out[p1] += ndot(ni + NB_Q, nj + NB_S) - 2.0 * ndot(ni + NB_P, nj + NB_U);
-        double ps2 = ndot(ni + NB_P, nj + NB_S); /* = S_j . P_i, slot 5 (the same products and sum) */
+        /* j's motions moved to i's point (i's forces are about it) */
+        const double *S = nj + NB_S, *g = nj + NB_G, *u = nj + NB_U;
+        double Sd[6], gd[6], ud[6];
+        if (ni != nj) {
+            double d[3] = {ni[NB_O] - nj[NB_O], ni[NB_O + 1] - nj[NB_O + 1], ni[NB_O + 2] - nj[NB_O + 2]};
+            nshift_m(S, d, Sd), nshift_m(g, d, gd), nshift_m(u, d, ud);
+            S = Sd, g = gd, u = ud;
+        }
+        if (p0 >= 0) out[p0] -= ndot(ni + NB_P, g) + ndot(ni + NB_Q, u);
+        if (p1 >= 0) out[p1] += ndot(ni + NB_Q, S) - 2.0 * ndot(ni + NB_P, u);
+        double ps2 = ndot(ni + NB_P, S); /* = S_j . P_i, slot 5 (the same products and sum) */
         if (p2 >= 0) out[p2] += ps2;
         if (ni == nj) continue;
         int p3 = ps[3], p4 = ps[4], p5 = ps[5];
-        if (p3 >= 0) out[p3] += ndot(nj + NB_S, ni + NB_D);
-        if (p4 >= 0) out[p4] += ndot(nj + NB_S, ni + NB_E);
+        if (p3 >= 0) out[p3] += ndot(S, ni + NB_D);
+        if (p4 >= 0) out[p4] += ndot(S, ni + NB_E);
         if (p5 >= 0) out[p5] += ps2;
     }
 }

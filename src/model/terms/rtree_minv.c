@@ -95,33 +95,6 @@ static inline void m6v(const double *X, const double *s, double *o)
 /* The loops over the columns j below take two columns at a time (each column's operations the same
  * as one at a time, in pairs of vector lanes at -O2). */
 
-/* X' = T^T X T (6 x 6 by columns), X's about a body's point moved to a point d behind it (d = the
- * body's point less the other's): T = [1 0; -[d]x 1] takes a motion about the other point to one
- * about the body's (v_b = v_o + w x d), T^T a force about the body's point to one about the other's
- * (n_o = n_b + d x f) */
-static void shift6(const double *X, const double *d, double *out)
-{
-    double Y[36];
-    /* Y = X T: columns 0-2 are X's less X[:, 3:6] [d]x's, columns 3-5 are X's */
-    for (int i = 0; i < 6; i++) {
-        double x3 = X[i + 18], x4 = X[i + 24], x5 = X[i + 30];
-        /* (X[:, 3:6] [d]x)[:, k]: [d]x = [0 -d2 d1; d2 0 -d0; -d1 d0 0] */
-        Y[i] = X[i] - (x4 * d[2] - x5 * d[1]);
-        Y[i + 6] = X[i + 6] - (x5 * d[0] - x3 * d[2]);
-        Y[i + 12] = X[i + 12] - (x3 * d[1] - x4 * d[0]);
-        Y[i + 18] = x3, Y[i + 24] = x4, Y[i + 30] = x5;
-    }
-    /* out = T^T Y: rows 0-2 are Y's plus [d]x Y[3:6, :], rows 3-5 are Y's */
-    for (int j = 0; j < 6; j++) {
-        const double *y = Y + 6 * j;
-        double *o = out + 6 * j;
-        o[0] = y[0] + (d[1] * y[5] - d[2] * y[4]);
-        o[1] = y[1] + (d[2] * y[3] - d[0] * y[5]);
-        o[2] = y[2] + (d[0] * y[4] - d[1] * y[3]);
-        o[3] = y[3], o[4] = y[4], o[5] = y[5];
-    }
-}
-
 /* the backward pass of body b (a joint with coordinate k): u into column k of Minv, its part
  * (F_b + U u / D, moved by d to the parent's point) into the parent's F; 1 when its pivot is not
  * positive */
@@ -214,7 +187,7 @@ static void forward_joint(const mbl_rtree_num *r, int b, int j0, const double *S
  * term's about the global origin, without the m r^2 of a body far from it */
 static void body_local(int kind, const double *tb, double *O, double *S, double *I6)
 {
-    const double *o = kind == MBL_RTREE_FIXED ? tb + MBL_RTREE_R : tb + MBL_RTREE_P, *u = tb + MBL_RTREE_U;
+    const double *o = model_rtree_point(kind, tb), *u = tb + MBL_RTREE_U;
     for (int k = 0; k < 3; k++) O[k] = o[k];
     for (int k = 0; k < 6; k++) S[k] = 0.0;
     if (kind == MBL_RTREE_REV) {
@@ -261,7 +234,7 @@ int model_rtree_minv(const mbl_rtree_num *r, const double *tv, double *Minv, dou
         } else {
             continue;
         }
-        shift6(X, dv, Y);
+        model_rtree_shift6(X, dv, Y);
         double *iap = IA + 36 * (size_t)p;
         for (int e = 0; e < 36; e++) iap[e] += Y[e];
     }

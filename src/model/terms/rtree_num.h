@@ -36,11 +36,17 @@ struct mbl_rtree_num {
 
 enum { NB_S = 0, NB_VP = 6, NB_AP = 12, NB_V = 18, NB_A = 24, NB_F = 30, NB_HC = 36, NB_P = 42, NB_Q = 48,
        NB_U = 54, NB_G = 60, NB_D = 66, NB_E = 72, NB_I = 78, NB_IC = 114, NB_BC = 150, NB_SUB = 186,
-       NB_SIZE = 188 };
+       NB_O = 187, NB_DP = 190, NB_SIZE = 194 };
 /* NB_IC, NB_BC: the subtree's sums of I and B, NB_SUB: not zero once a child has added to them (the
  * first contribution is copied, not added to zeros: the sums differ at most in the sign of a zero
  * entry, which no product or sum that reads them sees: nm6v's sums start from +0, to which adding
  * a zero of either sign gives +0, and a zero added to anything else changes nothing) */
+
+/* NB_O: the body's point (model_rtree_point), NB_DP: it less its parent's (the ground's: the
+ * global origin). Each body's vectors are about its own point, in global axes: about one global
+ * origin a body r = 100 m down a chain has inertia entries m r^2 and velocities w r, and the
+ * velocity terms' subtree sums of v x* I - I v x lose r^3 eps against their own size (1.1e-10 in A
+ * of the 100-link chain moving; docs/linearization.md) */
 
 /* The forward and backward passes from the texts' values tv into the bodies N (nb * NB_SIZE; full:
  * the subtree sums the Jacobian needs), rtree.c */
@@ -48,6 +54,12 @@ void model_rtree_nrnea_tv(const mbl_rtree_num *r, const double *syms, const doub
 /* A body's spatial inertia (6 x 6 by columns) from its texts t, about the point o (NULL: the
  * global origin), rtree.c */
 void model_rtree_inertia(const double *t, const double *o, double *I6);
+/* A body's point from its kind and texts tb (a point of its joint's axis; its origin without a
+ * joint), rtree.c */
+const double *model_rtree_point(int kind, const double *tb);
+/* X' = T^T X T: a 6 x 6 map of motions to forces about a body's point moved to a point d behind
+ * it (d = the body's point less the other's), rtree.c */
+void model_rtree_shift6(const double *X, const double *d, double *out);
 /* The Jacobian's entries added to out from the bodies N of the full pass, rtree.c */
 void model_rtree_jac_entries(const mbl_rtree_num *r, double *N, double *out);
 /* rtree_minv.c: M^-1 (n x n by columns) from the texts' values tv (the articulated bodies, each
