@@ -10,7 +10,7 @@
  * flat in the band and zero outside, its mean square over a period is exactly R^2 (over any long
  * record nearly), and it is C-infinity smooth, so the integrator meets no kinks. The same seed
  * gives the same phases on every machine (integer arithmetic); the sum is evaluated by Horner's
- * rule in z = e^{i 2 pi df t} (one complex multiply-add per line). */
+ * rule in z = e^{i 2 pi df t} (one complex multiply-add per line, four chains interleaved). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -128,7 +128,7 @@ int sim_random_new(const char *name, const char *spec, int input, double span, d
     out->k1 = (long)k1;
     out->nk = (int)(k2 - k1 + 1);
     out->rms = R.rms;
-    out->c = mbl_alloc_array((size_t)out->nk * 2 + 2, sizeof *out->c);
+    out->c = mbl_calloc((size_t)(out->nk + 3) / 4 * 8 + 2, sizeof *out->c); /* zero-padded to whole chains */
     if (!out->c) return mbl_error(st, MBL_ENOMEM, "out of memory");
     double A = R.rms * sqrt(2.0 / out->nk);
     uint64_t state = (uint64_t)R.seed;
@@ -139,19 +139,34 @@ int sim_random_new(const char *name, const char *spec, int input, double span, d
     return 0;
 }
 
-double sim_random_eval(const sim_random *r, double t)
+double sim_random_eval(sim_random *r, double t)
 {
-    /* z = e^{i 2 pi df t}, z^k1 from the fractional part of its turns (accurate for large t); the
-     * complex products written out (no C99 Annex G checks in the loop) */
+    if (r->has_last && t == r->t_last) return r->x_last; /* IDA's Newton iterations at one time */
+    /* z = e^{i 2 pi df t}, z^k1 from the fractional part of its turns (accurate for large t); four
+     * interleaved Horner chains in z^4 (lines k1 + 4m + j), so that the products do not wait on
+     * each other, the complex products written out (no C99 Annex G checks in the loop) */
     double turns = r->df * t, base = (double)r->k1 * turns;
     turns -= floor(turns), base -= floor(base);
-    double zr = cos(2 * M_PI * turns), zi = sin(2 * M_PI * turns), ar = 0, ai = 0;
+    double zr = cos(2 * M_PI * turns), zi = sin(2 * M_PI * turns);
+    double z2r = zr * zr - zi * zi, z2i = 2 * zr * zi, wr = z2r * z2r - z2i * z2i, wi = 2 * z2r * z2i;
+    double ar[4] = {0}, ai[4] = {0};
     const double *c = r->c;
-    for (int k = r->nk - 1; k >= 0; k--) {
-        double nr = ar * zr - ai * zi + c[2 * k], ni = ar * zi + ai * zr + c[2 * k + 1];
-        ar = nr, ai = ni;
+    int nm = (r->nk + 3) / 4; /* the chains' length; c is zero-padded to 4 nm lines */
+    for (int m = nm - 1; m >= 0; m--)
+        for (int j = 0; j < 4; j++) {
+            const double *cj = c + 2 * (4 * m + j);
+            double nr = ar[j] * wr - ai[j] * wi + cj[0], ni = ar[j] * wi + ai[j] * wr + cj[1];
+            ar[j] = nr, ai[j] = ni;
+        }
+    /* sum_j z^j chain_j, then times z^k1 */
+    double sr = ar[3], si = ai[3];
+    for (int j = 2; j >= 0; j--) {
+        double nr = sr * zr - si * zi + ar[j], ni = sr * zi + si * zr + ai[j];
+        sr = nr, si = ni;
     }
-    return ar * cos(2 * M_PI * base) - ai * sin(2 * M_PI * base);
+    r->t_last = t, r->has_last = 1;
+    r->x_last = sr * cos(2 * M_PI * base) - si * sin(2 * M_PI * base);
+    return r->x_last;
 }
 
 void sim_random_free(sim_random *r)

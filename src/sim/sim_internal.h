@@ -37,14 +37,16 @@ typedef struct sim_random {
     int nk;         /* lines */
     long k1;        /* the first line's index: frequency k1 df */
     double df, rms;
-    double *c;      /* 2 nk: A (cos phi_k, sin phi_k) */
+    double *c;      /* 2 nk: A (cos phi_k, sin phi_k), zeros after them up to a multiple of 4 lines */
+    double t_last, x_last; /* the last evaluation (IDA's Newton iterations repeat t) */
+    int has_last;
 } sim_random;
 int sim_random_is(const char *expr);
 /* the spec of input `name` (index `input`) for a run of `span` seconds sampled every dt_out (the band
  * below the Nyquist frequency 1/(2 dt_out)): MBL_EARG with one line naming the input otherwise */
 int sim_random_new(const char *name, const char *spec, int input, double span, double dt_out, sim_random *out,
                    mbl_status *st);
-double sim_random_eval(const sim_random *r, double t);
+double sim_random_eval(sim_random *r, double t);
 void sim_random_free(sim_random *r);
 
 /* the peak of three neighbouring magnitudes am < a0 > ap (positive): its offset in bins from the

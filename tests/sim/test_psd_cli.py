@@ -24,22 +24,17 @@ import tempfile
 import numpy as np
 from scipy import signal
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, finish  # noqa: E402
+
 MBLIN = sys.argv[1]
 MODEL = "tests/sim/forced_mass.yaml"
 ROTOR = "examples/sim/rotor_stator_random.yaml"
-failed = 0
 
 
 def run(*args):
     p = subprocess.run([MBLIN, *args], capture_output=True, text=True, timeout=300)
     return p.returncode, p.stdout, p.stderr
-
-
-def check(cond, what):
-    global failed
-    if not cond:
-        failed += 1
-        print("FAILED:", what)
 
 
 def read_csv(path):
@@ -168,5 +163,4 @@ with tempfile.TemporaryDirectory() as d:
     rc, out, err = run("simulate", MODEL, "--t-end", "64", "--psd-out", "x.csv")
     check(rc == 2 and "go with --psd" in err, "--psd-out alone: %d %r" % (rc, err))
 
-print("test_psd_cli: %s" % ("FAILED %d" % failed if failed else "ok"))
-sys.exit(1 if failed else 0)
+sys.exit(finish("test_psd_cli"))
