@@ -1,6 +1,7 @@
 /* mblin simulate --psd NAME[,NAME...]: Welch's PSD of simulated signals (docs/simulation.md,
  * "Random input and PSD"), a thin client of mbl_sim_signal and mbl_psd_welch: the peaks printed
  * (or in simulate's JSON with the whole spectrum), the spectra as CSV (--psd-out) and SVG (--psd-svg). */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,14 @@ static int uniform_samples(const mbl_sim_result *R)
     return fabs(last - dt) <= 1e-9 * dt ? nt : nt - 1;
 }
 
+/* --psd-segment T in samples of dt (0: the default), at least 1, at most INT_MAX */
+static int segment_samples(double seconds, double dt)
+{
+    if (!(seconds > 0)) return 0;
+    double n = round(seconds / dt);
+    return n < 1 ? 1 : n < INT_MAX ? (int)n : INT_MAX;
+}
+
 int cli_psd_check(const cli_psd *c, const mbl_model *md, double t0, double t_end, double dt_out, mbl_status *st)
 {
     const char *names[PSD_MAX_SIGNALS];
@@ -53,11 +62,11 @@ int cli_psd_check(const cli_psd *c, const mbl_model *md, double t0, double t_end
         int rc = mbl_sim_signal(md, &probe, names[i], &dummy, st);
         if (rc) return mbl_error_prefix(st, "--psd"), rc;
     }
+    if (!(t_end > t0) || !isfinite(t_end)) return 0; /* the simulation refuses it */
     double dt = dt_out > 0 ? dt_out : (t_end - t0) / 1000;
-    int ns = (int)floor((t_end - t0) / dt * (1 + 1e-12)) + 1;
-    mbl_psd_options po = {c->segment > 0 ? (int)lround(c->segment / dt) : 0, c->npeaks};
-    if (c->segment > 0 && po.segment < 1) po.segment = 1;
-    int rc = mbl_psd_check(ns, dt, &po, st);
+    double nsd = floor((t_end - t0) / dt * (1 + 1e-12)) + 1; /* the samples on the --dt-out grid */
+    mbl_psd_options po = {segment_samples(c->segment, dt), c->npeaks};
+    int rc = mbl_psd_check(nsd < INT_MAX ? (int)nsd : INT_MAX, dt, &po, st);
     if (rc) mbl_error_prefix(st, "--psd");
     return rc;
 }
@@ -131,7 +140,7 @@ int cli_psd_run(const cli_psd *c, const mbl_model *md, const mbl_sim_result *R, 
     int n = split_names(c->names, out->buf, sizeof out->buf, out->names), ns = uniform_samples(R), rc = 0;
     double dt = R->nt > 1 ? R->t[1] - R->t[0] : 0;
     double *x = malloc(((size_t)R->nt + 1) * sizeof *x);
-    mbl_psd_options po = {c->segment > 0 ? (int)lround(c->segment / dt) : 0, c->npeaks};
+    mbl_psd_options po = {segment_samples(c->segment, dt), c->npeaks};
     out->n = n;
     if (!x) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     for (int i = 0; !rc && i < n; i++) {
@@ -147,6 +156,7 @@ int cli_psd_run(const cli_psd *c, const mbl_model *md, const mbl_sim_result *R, 
 
 void cli_psd_print(const cli_psd_result *r, int json)
 {
+    if (!r->n) return; /* no --psd */
     if (json) printf(", \"psd\": [");
     for (int i = 0; i < r->n; i++) {
         if (json) print_json(r->names[i], r->P[i], !i);

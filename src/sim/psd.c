@@ -116,8 +116,8 @@ int mbl_psd_check(int ns, double dt, const mbl_psd_options *opt, mbl_status *st)
     if (ns < 1 || !(dt > 0) || !isfinite(dt)) return mbl_error(st, MBL_EARG, "mbl_psd_welch: no samples or a bad spacing");
     int L = segment_of(ns, opt);
     if (L > ns)
-        return mbl_error(st, MBL_EARG, "the record of %d samples (%g s) is shorter than one PSD segment of %d samples "
-                         "(%g s): shorten the segment or lengthen the record", ns, ns * dt, L, L * dt);
+        return mbl_error(st, MBL_EARG, "the record of %d samples (every %g s) is shorter than one PSD segment of %d "
+                         "samples (%g s): shorten the segment or lengthen the record", ns, dt, L, L * dt);
     if (L < PSD_MIN_SEGMENT)
         return mbl_error(st, MBL_EARG, "a PSD segment of %d samples (%g s) is shorter than %d samples: %s", L, L * dt,
                          PSD_MIN_SEGMENT, opt && opt->segment > 0 ? "lengthen the segment" : "lengthen the record");
