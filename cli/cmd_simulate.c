@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "mblin/mblin.h"
 #include "mblin/sim.h"
+#include "sim_psd.h"
 
 #define MAX_ITEMS 256
 
@@ -34,6 +35,7 @@ typedef struct cli {
     int ninit;
     mbl_sim_input inputs[MAX_ITEMS];
     int ninputs;
+    cli_psd psd;        /* --psd NAMES, --psd-out, --psd-svg, --psd-segment, --psd-peaks */
 } cli;
 
 static void help(void *ud)
@@ -57,7 +59,15 @@ static void help(void *ud)
                "                         rate projects more than 10 N is refused early with the estimate\n"
                "  --mem-budget SIZE      memory the trajectory may hold: bytes, or with k, M, G (default 2e9),\n"
                "                         checked before the work\n"
+               "                         or NAME=random:band=F1:F2,rms=R[,seed=S][,period=P]: band-limited\n"
+               "                         random (random-phase multisine, flat in the band F1..F2 Hz)\n"
                "  -o FILE.csv            the trajectory: t, coordinates, velocities, inputs, outputs\n"
+               "  --psd NAME[,NAME...]   Welch's PSD (Hann, 50 %% overlap, one-sided, unit^2/Hz) of these\n"
+               "                         columns of the trajectory, its highest peaks printed\n"
+               "  --psd-segment T        ... segments of T seconds (default: the record / 4.5, 8 segments)\n"
+               "  --psd-peaks K          ... the K highest peaks (default 5)\n"
+               "  --psd-out FILE.csv     ... the spectra as CSV (f_hz, one column per signal)\n"
+               "  --psd-svg FILE.svg     ... the spectra drawn (dB)\n"
                "  --linearize-every DT   linearize along the trajectory every DT (augmented, at the simulated\n"
                "                         point): frequencies and damping vs time\n"
                "  --modes-out FILE.csv   ... written as CSV (default: printed)\n"
@@ -103,6 +113,9 @@ static int simulate_text(cli *c, const char *a, const char *v)
 {
     int rc = -1;
     if (!strcmp(a, "--modes-out")) c->modes_out = v;
+    else if (!strcmp(a, "--psd")) c->psd.names = v;
+    else if (!strcmp(a, "--psd-out")) c->psd.csv = v;
+    else if (!strcmp(a, "--psd-svg")) c->psd.svg = v;
     else if (!strcmp(a, "--sweep")) c->sweep = v;
     else if (!strcmp(a, "--svg")) c->svg = v;
     else if (!strcmp(a, "--along-x")) {
@@ -166,6 +179,14 @@ static int option(void *ud, const char *a, const char *v)
         else if (!strcmp(a, "--atol")) c->atol = x;
         else if (!strcmp(a, "--fmax")) c->fmax = x;
         else c->lin_every = x;
+    } else if (!strcmp(a, "--psd-segment")) {
+        rc = number(c, v, &c->psd.segment);
+        if (rc < 0 && !(c->psd.segment > 0)) return cli_usage(c->cmd, "--psd-segment expects a positive number of seconds, got '%s'", v);
+    } else if (!strcmp(a, "--psd-peaks")) {
+        double x = 0;
+        rc = number(c, v, &x);
+        if (rc < 0 && !(x >= 1 && x <= 1000 && x == floor(x))) return cli_usage(c->cmd, "--psd-peaks expects an integer 1..1000, got '%s'", v);
+        c->psd.npeaks = (int)x;
     } else if (!strcmp(a, "--modes") || !strcmp(a, "--samples")) {
         double x = 0;
         rc = number(c, v, &x);
@@ -211,7 +232,8 @@ static int option(void *ud, const char *a, const char *v)
 static const cli_option simulate_own[] = {
     {"--rtol", 1},      {"--t-end", 1},   {"--dt-out", 1},  {"--atol", 1},        {"--linearize-every", 1},
     {"--fmax", 1},      {"--modes-out", 1}, {"--svg", 1},   {"--sweep", 1},       {"--along-x", 1},
-    {"--perturb", 1},   {"--set-initial", 1}, {"--input", 1}, {"--max-steps", 1}, {"--mem-budget", 1}, {NULL, 0}};
+    {"--perturb", 1},   {"--set-initial", 1}, {"--input", 1}, {"--max-steps", 1}, {"--mem-budget", 1},
+    {"--psd", 1},       {"--psd-out", 1}, {"--psd-svg", 1}, {"--psd-segment", 1}, {"--psd-peaks", 1}, {NULL, 0}};
 static const cli_option validate_own[] = {{"--rtol", 1},     {"--modes", 1},    {"--samples", 1}, {"--amplitude", 1},
                                           {"--periods", 1},  {"--freq-tol", 1}, {"--zeta-tol", 1}, {"--max-growth", 1},
                                           {"--max-steps", 1}, {"--max-time", 1}, {NULL, 0}};
@@ -228,6 +250,8 @@ static int parse(cli *c, int argc, char **argv)
     if (simu && !c->has_t_end) return cli_usage(c->cmd, "%s needs --t-end", c->cmd);
     if (c->sweep && !(c->svg && c->lin_every > 0))
         return cli_usage(c->cmd, "%s", "--sweep draws a sweep into the plot of --linearize-every DT --svg FILE.svg: give both");
+    if (!c->psd.names && (c->psd.csv || c->psd.svg || c->psd.segment > 0 || c->psd.npeaks))
+        return cli_usage(c->cmd, "%s", "--psd-out, --psd-svg, --psd-segment and --psd-peaks go with --psd NAME[,NAME...]");
     return -1;
 }
 
@@ -540,6 +564,7 @@ static int run_simulate(cli *c)
     if (!rc && c->sweep) rc = read_sweep(c, md, &S, &ns, &store, &st);
     if (!rc && c->has_perturb) rc = linearize(md, pt, &modes, &st);
     if (!rc) rc = mbl_sim_start(md, pt, modes, c->perturb_mode, c->perturb_amp, c->initial, c->ninit, &start, &st);
+    if (!rc && c->psd.names) rc = cli_psd_check(&c->psd, md, start->t, c->t_end, c->dt_out, &st);
     if (!rc) {
         mbl_sim_options so;
         mbl_sim_options_default(&so);
@@ -561,6 +586,8 @@ static int run_simulate(cli *c)
             if (fclose(f) || rc) rc = mbl_error(&st, MBL_EIO, "writing %s failed", c->a.out);
         }
     }
+    cli_psd_result psd = {0};
+    if (!rc && c->psd.names) rc = cli_psd_run(&c->psd, md, R, &psd, &st);
     double edrift = -1; /* an output named energy: its largest change from the start */
     for (int i = 0; !rc && i < R->ny; i++)
         if (!strcmp(mbl_model_output_name(md, i), "energy")) {
@@ -571,7 +598,7 @@ static int run_simulate(cli *c)
         if (c->a.json)
             printf("{\"schema_version\": %d, \"energy_drift\": %.6g, \"t0\": %.17g, \"t_end\": %.17g, \"samples\": %d, \"steps\": %ld, \"residual_evals\": %ld, "
                    "\"jacobian_evals\": %ld, \"error_test_failures\": %ld, \"convergence_failures\": %ld, "
-                   "\"phi_max\": %.6g, \"phid_max\": %.6g, \"nh_max\": %.6g, \"eta_max\": %.6g, \"seconds\": %.6g}\n",
+                   "\"phi_max\": %.6g, \"phid_max\": %.6g, \"nh_max\": %.6g, \"eta_max\": %.6g, \"seconds\": %.6g",
                    MBL_JSON_SCHEMA_VERSION, edrift, R->t[0], R->t[R->nt - 1], R->nt, R->nsteps, R->nres, R->njac, R->netf, R->nncf, R->phi_max,
                    R->phid_max, R->nh_max, R->eta_max, R->seconds);
         else
@@ -584,10 +611,13 @@ static int run_simulate(cli *c)
                    R->eta_max);
         if (edrift >= 0 && !c->a.json) printf("energy drift: max |energy(t) - energy(t0)| = %.3g (output 'energy')\n", edrift);
         if (start->notes[0] && !c->a.json) printf("start: %s\n", start->notes);
+        cli_psd_print(&psd, c->a.json);
+        if (c->a.json) printf("}\n");
         fflush(stdout);
     }
     if (!rc && c->lin_every > 0) rc = along(c, md, R, S, ns, &st);
     int code = rc ? cli_fail(&st) : 0;
+    cli_psd_result_free(&psd);
     free(S), free(store);
     mbl_sim_result_free(R);
     mbl_modes_free(modes);

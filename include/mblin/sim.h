@@ -154,6 +154,52 @@ MBL_API void mbl_validation_free(mbl_validation *v);
 MBL_API int mbl_signal_mode(const double *x, int ns, double dt, double f_hint, double *fft_hz, double *sigma,
                     double *omega_d, mbl_status *st);
 
+/* ---- power spectral density (src/sim/psd.c) ------------------------------------------------- */
+
+/* Welch's estimate of a sampled signal's one-sided power spectral density (docs/simulation.md,
+ * "Random input and PSD"): segments of `segment` samples (0: floor(ns / 4.5), MATLAB pwelch's eight
+ * segments) overlapping by half (segment / 2 rounded down), each less its mean and times the periodic
+ * Hann window w_i = 0.5 - 0.5 cos(2 pi i / L); P(f_j) = c |X_j|^2 / (fs sum w^2), c = 2 but 1 at 0 Hz
+ * and at Nyquist (even L), averaged over the segments (scipy.signal.welch's defaults). Units: the
+ * signal's squared per Hz; sum P df is the mean square of the (detrended) record. The peaks: the
+ * npeaks most prominent local maxima (default 5; prominence below), each with its frequency by Gaussian interpolation of the
+ * three bins and its power (sum of P df over the Hann main lobe, the bins within 2 of it: a sine of
+ * amplitude a gives a^2 / 2). A record shorter than one segment, or a segment of fewer than 8 samples,
+ * is MBL_EARG. */
+typedef struct mbl_psd_options {
+    int segment;   /* samples per segment (0: floor(ns / 4.5)) */
+    int npeaks;    /* peaks listed (0: 5) */
+} mbl_psd_options;
+
+typedef struct mbl_psd_peak {
+    double freq_hz;   /* interpolated */
+    double psd;       /* the bin's value */
+    double power;     /* sum of P df over the bins within 2 of it */
+    double prominence; /* P over the higher of its bases (the lowest P between it and the nearest
+                          higher bin on each side): a resonance stands 10^2..10^6 above its
+                          surroundings, the ripples of an estimate's variance a few times */
+} mbl_psd_peak;
+
+typedef struct mbl_psd {
+    int nf;           /* frequencies 0, df, ..., (segment / 2) df */
+    double df, fs;    /* bin spacing fs / segment, sampling frequency */
+    int segment, nseg;
+    double *f, *p;    /* nf each */
+    double mean_square; /* sum of p df */
+    int npeaks;
+    mbl_psd_peak *peaks; /* the most prominent first */
+} mbl_psd;
+
+MBL_API int mbl_psd_welch(const double *x, int ns, double dt, const mbl_psd_options *opt, mbl_psd **out, mbl_status *st);
+/* mbl_psd_welch's checks of a record of ns samples at spacing dt alone (before a simulation makes it) */
+MBL_API int mbl_psd_check(int ns, double dt, const mbl_psd_options *opt, mbl_status *st);
+MBL_API void mbl_psd_free(mbl_psd *p);
+
+/* A trajectory's signal by its CSV name (mbl_sim_write_csv): a coordinate, der(coordinate), an ODE
+ * state, an input or an output, into x (r->nt values; r->nt = 0 checks the name alone); an unknown
+ * name is MBL_EARG. */
+MBL_API int mbl_sim_signal(const mbl_model *model, const mbl_sim_result *r, const char *name, double *x, mbl_status *st);
+
 /* ---- a trajectory's writer ------------------------------------------------------------------ */
 
 /* CSV: t, the coordinates, their velocities der(x), the inputs and the outputs by name. */

@@ -69,6 +69,8 @@ typedef struct sim {
     mblx_tape *itape;
     double *isyms, *iwork, *rconst;
     int it_sym;
+    sim_random *rnd;    /* band-limited random inputs (random.c), nrnd of them */
+    int nrnd;
     /* the Newton matrix: triplets -> CSC */
     int ntrip;
     int *tsrc, *tkind;  /* source index (model J entry, H entry, PHI entry) and kind */
@@ -100,6 +102,7 @@ static int inputs_at(sim *s, double t, double *r, mbl_status *st)
     s->isyms[s->it_sym] = t;
     int rc = mblx_tape_eval(s->itape, s->isyms, r, s->iwork, st);
     if (rc) mbl_error_prefix(st, "the inputs at t = %.17g", t);
+    for (int j = 0; j < s->nrnd; j++) r[s->rnd[j].input] = sim_random_eval(&s->rnd[j], t);
     return rc;
 }
 
@@ -220,6 +223,8 @@ static void sim_free(sim *s)
     mblx_tape_free(s->itape);
     mblx_graph_free(s->ig);
     mbl_free(s->isyms), mbl_free(s->iwork), mbl_free(s->rconst);
+    for (int j = 0; j < s->nrnd; j++) sim_random_free(&s->rnd[j]);
+    mbl_free(s->rnd);
     mbl_free(s->tsrc), mbl_free(s->tkind), mbl_free(s->tx), mbl_free(s->tmap);
     mbla_csc_free(s->A);
 }
@@ -255,7 +260,8 @@ static int input_name(void *ud, mblx_graph *g, const char *name, size_t len, int
 static int setup_inputs(sim *s, const mbl_point *start, const mbl_sim_options *opt, mbl_status *st)
 {
     s->rconst = mbl_alloc_array((size_t)s->nr + 1, sizeof *s->rconst);
-    if (!s->rconst) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    s->rnd = mbl_calloc((size_t)opt->ninputs + 1, sizeof *s->rnd);
+    if (!s->rconst || !s->rnd) return mbl_error(st, MBL_ENOMEM, "out of memory");
     memcpy(s->rconst, start->r, (size_t)s->nr * sizeof *s->rconst);
     if (!opt->ninputs) return 0;
     s->ig = mblx_graph_new();
@@ -279,6 +285,12 @@ static int setup_inputs(sim *s, const mbl_point *start, const mbl_sim_options *o
         if (i < 0) {
             rc = mbl_error(st, MBL_EARG, "input '%s': the model has no such input", opt->inputs[j].name);
             break;
+        }
+        if (sim_random_is(opt->inputs[j].expr)) { /* evaluated after the tape (inputs_at) */
+            rc = sim_random_new(opt->inputs[j].name, opt->inputs[j].expr, i, opt->t_end - start->t, opt->dt_out,
+                                &s->rnd[s->nrnd], st);
+            s->nrnd += !rc;
+            continue;
         }
         mblx_parse_opts po = {0};
         po.resolve = input_name;

@@ -26,4 +26,31 @@ typedef struct sim_watch {
 int sim_run(const mbl_model *md, const mbl_point *start, const mbl_sim_options *opt, const sim_watch *w,
             mbl_sim_result **out, mbl_status *st);
 
+/* A band-limited random input (random.c): the input's text "random:band=F1:F2,rms=R,seed=S[,period=P]"
+ * (period default: the simulated span) as the random-phase multisine of its lines k df, df = 1/P,
+ * in the band; docs/simulation.md, "Random input and PSD". At most SIM_RANDOM_MAX_LINES lines (one
+ * complex multiply-add each per evaluation). */
+#define SIM_RANDOM_MAX_LINES 200000
+extern const char SIM_RANDOM_PREFIX[];
+typedef struct sim_random {
+    int input;      /* the model's input index */
+    int nk;         /* lines */
+    long k1;        /* the first line's index: frequency k1 df */
+    double df, rms;
+    double *c;      /* 2 nk: A (cos phi_k, sin phi_k), zeros after them up to a multiple of 4 lines */
+    double t_last, x_last; /* the last evaluation (IDA's Newton iterations repeat t) */
+    int has_last;
+} sim_random;
+int sim_random_is(const char *expr);
+/* the spec of input `name` (index `input`) for a run of `span` seconds sampled every dt_out (the band
+ * below the Nyquist frequency 1/(2 dt_out)): MBL_EARG with one line naming the input otherwise */
+int sim_random_new(const char *name, const char *spec, int input, double span, double dt_out, sim_random *out,
+                   mbl_status *st);
+double sim_random_eval(sim_random *r, double t);
+void sim_random_free(sim_random *r);
+
+/* the peak of three neighbouring magnitudes am < a0 > ap (positive): its offset in bins from the
+ * middle one by Gaussian interpolation (the parabola through their logarithms), in (-1, 1) */
+double sim_peak_offset(double am, double a0, double ap);
+
 #endif

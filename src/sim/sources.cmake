@@ -2,4 +2,6 @@ list(APPEND MBLIN_SOURCES
   src/sim/sim.c
   src/sim/start.c
   src/sim/validate.c
+  src/sim/random.c
+  src/sim/psd.c
 )

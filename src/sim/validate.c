@@ -185,9 +185,7 @@ static int signal_mode(const double *x, int ns, double dt, double f_hint, double
         rc = mbl_error(st, MBL_ENOCONV, "the signal has no spectral peak");
         goto done;
     }
-    double am = log(cabs(X[kp - 1]) + 1e-300), a0 = log(best), ap = log(cabs(X[kp + 1]) + 1e-300);
-    double den = am - 2 * a0 + ap, delta = den != 0 ? 0.5 * (am - ap) / den : 0;
-    double fpk = (kp + delta) * df;
+    double fpk = (kp + sim_peak_offset(cabs(X[kp - 1]), best, cabs(X[kp + 1]))) * df;
     if (fft_hz) *fft_hz = fpk;
     /* 2. least-squares fit of the damped cosine to the samples, over windows of 2, 4, 8, ...
      * periods up to the whole record (each started from the last, so the phase error stays

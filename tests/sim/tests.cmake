@@ -25,3 +25,11 @@ if(PYTHON3)
   add_test(NAME test_sim_interrupt COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/sim/sim_interrupt_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# issue 70, item 5: Welch's PSD against closed forms, the band-limited random input against its
+# definition (C); simulate's --input random and --psd against numpy/scipy, and source 000's
+# rotor-stator on a random base: the PSD's peaks at the linear model's frequencies (Python)
+mblin_add_test(test_psd ${CMAKE_CURRENT_SOURCE_DIR}/sim/test_psd.c)
+if(MBLIN_PYTHON3_NUMPY)
+  add_test(NAME test_psd_cli COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/sim/test_psd_cli.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
