@@ -12,9 +12,11 @@
  * powers of 2): A x = b is S y = diag(r) b, x = diag(c) y; A^T y = b is S^T z = diag(c) b,
  * y = diag(r) z. */
 #include "core/progress.h"
+#include "la/klu_amd_memo.h"
 #include "la/la_equilibrate.h"
 #include "la/la_internal.h"
 
+#include <amd.h>
 #include <klu.h>
 #include <math.h>
 #include <string.h>
@@ -388,7 +390,24 @@ static klu_symbolic *analyze(mbla_klu *k, int small)
         }
         if (s) klu_free_symbolic(&s, &k->common);
     }
-    return klu_analyze(k->n, (int *)kp(k), (int *)ki(k), &k->common);
+    if (k->common.ordering != 0 || !k->common.btf) return klu_analyze(k->n, (int *)kp(k), (int *)ki(k), &k->common);
+    /* AMD on the blocks as klu_analyze's own, small blocks' orders remembered by pattern
+     * (klu_amd_memo.c: the same orders and estimates, bit for bit) */
+    la_amd_memo *m = la_amd_memo_new();
+    if (!m) {
+        k->common.status = KLU_OUT_OF_MEMORY;
+        return NULL;
+    }
+    k->common.ordering = 3;
+    k->common.user_order = la_amd_memo_order;
+    k->common.user_data = m;
+    klu_symbolic *s = klu_analyze(k->n, (int *)kp(k), (int *)ki(k), &k->common);
+    k->common.ordering = 0;
+    k->common.user_order = NULL;
+    k->common.user_data = NULL;
+    if (!s && la_amd_memo_failed(m) == AMD_OUT_OF_MEMORY) k->common.status = KLU_OUT_OF_MEMORY;
+    la_amd_memo_free(m);
+    return s;
 }
 
 int la_klu_small_blocks(const mbla_klu *k) { return k ? k->small : 0; }
