@@ -68,25 +68,52 @@ static atomic_int numeric_on = 1;
 void model_pmech_set_numeric(int on) { atomic_store(&numeric_on, on ? 1 : 0); }
 int model_pmech_numeric(void) { return atomic_load(&numeric_on); }
 
+/* the texts' blocks: PMECH_TEXT_BLOCK bytes each (a longer text gets a block of its own) */
+#define PMECH_TEXT_BLOCK 65536
+
+/* a block more in p's list: the new last one (then p->left is the caller's), or, own, put below
+ * the last one (which keeps its room); NULL when out of memory */
+static char *text_block(mbl_pmech_src *p, size_t sz, int own)
+{
+    if (p->nblocks == p->cblocks) {
+        int c = p->cblocks ? 2 * p->cblocks : 16;
+        char **b = mbl_realloc_array(p->blocks, (size_t)c, sizeof *b);
+        if (!b) return NULL;
+        p->blocks = b;
+        p->cblocks = c;
+    }
+    char *b = mbl_malloc(sz);
+    if (!b) return NULL;
+    if (own && p->nblocks > 0) {
+        p->blocks[p->nblocks] = p->blocks[p->nblocks - 1];
+        p->blocks[p->nblocks - 1] = b;
+        p->nblocks++;
+    } else {
+        p->blocks[p->nblocks++] = b;
+        p->left = own ? 0 : sz;
+    }
+    return b;
+}
+
+char *model_pmech_src_text(mbl_pmech_src *p, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    if (n > PMECH_TEXT_BLOCK / 4) { /* a long text: a block of its own */
+        char *b = text_block(p, n, 1);
+        return b ? memcpy(b, s, n) : NULL;
+    }
+    if (n > p->left && !text_block(p, PMECH_TEXT_BLOCK, 0)) return NULL;
+    char *d = p->blocks[p->nblocks - 1] + (PMECH_TEXT_BLOCK - p->left);
+    p->left -= n;
+    return memcpy(d, s, n);
+}
+
 void model_pmech_src_free(mbl_pmech_src *p)
 {
     if (!p) return;
-    for (int b = 0; b < p->nb; b++) {
-        mbl_free(p->b[b].name);
-        for (int k = 0; k < 3; k++) mbl_free(p->b[b].q[k]);
-        for (int k = 0; k < 4; k++) mbl_free(p->b[b].t[k]);
-    }
-    for (int j = 0; j < p->nj; j++) {
-        mbl_free(p->j[j].name);
-        for (int k = 0; k < 4; k++) mbl_free(p->j[j].s[k / 2][k % 2]);
-        mbl_free(p->j[j].a[0]), mbl_free(p->j[j].a[1]);
-    }
-    for (int j = 0; j < p->ns; j++) {
-        mbl_free(p->s[j].name);
-        for (int k = 0; k < 4; k++) mbl_free(p->s[j].s[k / 2][k % 2]), mbl_free(p->s[j].t[k]);
-    }
+    for (int b = 0; b < p->nblocks; b++) mbl_free(p->blocks[b]);
+    mbl_free(p->blocks);
     mbl_free(p->b), mbl_free(p->j), mbl_free(p->s);
-    mbl_free(p->g[0]), mbl_free(p->g[1]);
     memset(p, 0, sizeof *p);
 }
 
