@@ -22,6 +22,8 @@
 /* blocks up to this many rows are remembered (larger ones are ordered afresh: AMD's own work
  * dominates its fixed cost there) */
 #define LA_AMD_MEMO_BLOCK_MAX 32
+/* klu_analyze keeps the natural order in blocks of at most this many rows */
+#define KLU_AMD_NATURAL_MAX 3
 /* distinct patterns remembered per analysis (later ones are ordered afresh) */
 #define LA_AMD_MEMO_ENTRIES 256
 
@@ -90,9 +92,9 @@ static void memo_add(la_amd_memo *m, uint32_t h, int n, const int *p, const int 
     m->npool += need;
 }
 
-int la_amd_memo_order(int n, int *Ap, int *Ai, int *perm, klu_common *common)
+/* AMD's permutation of the n x n pattern Ap, Ai and klu_analyze's estimate, or 0 (failed) */
+static int memo_order(la_amd_memo *m, int n, int *Ap, int *Ai, int *perm)
 {
-    la_amd_memo *m = common->user_data;
     int small = n <= LA_AMD_MEMO_BLOCK_MAX;
     uint32_t h = small ? pattern_hash(n, Ap, Ai) : 0;
     const memo_entry *e = small ? memo_find(m, h, n, Ap, Ai) : NULL;
@@ -109,4 +111,45 @@ int la_amd_memo_order(int n, int *Ap, int *Ai, int *perm, klu_common *common)
     int lnz = (int)info[AMD_LNZ] + n; /* klu_analyze's estimate of the block's nnz(L) */
     if (small) memo_add(m, h, n, Ap, Ai, perm, lnz);
     return lnz;
+}
+
+int la_amd_memo_order(int n, int *Ap, int *Ai, int *perm, klu_common *common)
+{
+    return memo_order(common->user_data, n, Ap, Ai, perm);
+}
+
+int la_amd_memo_blocks(la_amd_memo *m, int n, const int *Ap, const int *Ai, klu_symbolic *s)
+{
+    int nb = s->nblocks, mb = s->maxblock, nz = Ap[n];
+    int *pinv = mbl_alloc_array((size_t)n + 1, sizeof *pinv), *cp = mbl_alloc_array((size_t)mb + 1, sizeof *cp);
+    int *ci = mbl_alloc_array((size_t)nz + 1, sizeof *ci), *pblk = mbl_alloc_array(2 * (size_t)mb + 1, sizeof *pblk);
+    int r = pinv && cp && ci && pblk ? 0 : AMD_OUT_OF_MEMORY;
+    double lnz = 0;
+    for (int k = 0; !r && k < n; k++) pinv[s->P[k]] = k;
+    for (int b = 0; !r && b < nb; b++) { /* as klu_analyze's analyze_worker */
+        int k1 = s->R[b], nk = s->R[b + 1] - k1, pc = 0, lnz1 = nk * (nk + 1) / 2;
+        if (nk > KLU_AMD_NATURAL_MAX) {
+            for (int k = 0; k < nk; k++) {
+                cp[k] = pc;
+                int col = s->Q[k1 + k];
+                for (int p = Ap[col]; p < Ap[col + 1]; p++)
+                    if (pinv[Ai[p]] >= k1) ci[pc++] = pinv[Ai[p]] - k1;
+            }
+            cp[nk] = pc;
+            if (!(lnz1 = memo_order(m, nk, cp, ci, pblk))) {
+                r = m->failed ? m->failed : AMD_INVALID;
+                break;
+            }
+            int *t = pblk + mb;
+            for (int k = 0; k < nk; k++) t[k] = s->Q[k1 + pblk[k]];
+            memcpy(s->Q + k1, t, (size_t)nk * sizeof *t);
+            for (int k = 0; k < nk; k++) t[k] = s->P[k1 + pblk[k]];
+            memcpy(s->P + k1, t, (size_t)nk * sizeof *t);
+        }
+        s->Lnz[b] = lnz1;
+        lnz += lnz1;
+    }
+    if (!r) s->lnz = s->unz = lnz, s->ordering = 0;
+    mbl_free(pinv), mbl_free(cp), mbl_free(ci), mbl_free(pblk);
+    return r;
 }
