@@ -251,9 +251,12 @@ int mech_is_scalar(const yaml_node_t *n) { return n && n->type == YAML_SCALAR_NO
 yaml_node_t *mech_get(mech *M, const yaml_node_t *map, const char *key)
 {
     if (!map || map->type != YAML_MAPPING_NODE) return NULL;
+    /* the first characters compared before the names (four to six keys of ten or more possible per
+     * element of a large mechanism) */
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
-        if (mech_is_scalar(k) && !strcmp(mech_sc(k), key)) return yaml_document_get_node(M->doc, p->value);
+        if (mech_is_scalar(k) && *mech_sc(k) == *key && !strcmp(mech_sc(k), key))
+            return yaml_document_get_node(M->doc, p->value);
     }
     return NULL;
 }
@@ -264,9 +267,9 @@ int mech_check_keys(mech *M, const yaml_node_t *map, const char *const *ok, cons
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
         if (!mech_is_scalar(k)) return err_at(M, k, "%s: keys must be plain words", what);
+        const char *s = mech_sc(k);
         int found = 0;
-        for (const char *const *o = ok; *o; o++)
-            if (!strcmp(*o, mech_sc(k))) found = 1;
+        for (const char *const *o = ok; *o && !found; o++) found = **o == *s && !strcmp(*o, s);
         if (!found) {
             char list[400];
             size_t off = 0;
@@ -277,7 +280,8 @@ int mech_check_keys(mech *M, const yaml_node_t *map, const char *const *ok, cons
         }
         for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
             yaml_node_t *k2 = yaml_document_get_node(M->doc, q->key);
-            if (mech_is_scalar(k2) && !strcmp(mech_sc(k2), mech_sc(k))) return err_at(M, k, "%s: duplicate key '%s'", what, mech_sc(k));
+            if (mech_is_scalar(k2) && *mech_sc(k2) == *s && !strcmp(mech_sc(k2), s))
+                return err_at(M, k, "%s: duplicate key '%s'", what, s);
         }
     }
     return 0;
