@@ -12,9 +12,11 @@
  * powers of 2): A x = b is S y = diag(r) b, x = diag(c) y; A^T y = b is S^T z = diag(c) b,
  * y = diag(r) z. */
 #include "core/progress.h"
+#include "la/klu_amd_memo.h"
 #include "la/la_equilibrate.h"
 #include "la/la_internal.h"
 
+#include <amd.h>
 #include <klu.h>
 #include <math.h>
 #include <string.h>
@@ -376,19 +378,51 @@ static mbla_klu *klu_alloc(int n, int nz, int cplx, const mbla_klu_opts *o)
  * each column's first unmatched row: the diagonal, rows sorted), and blocks that small keep their
  * natural order; klu_analyze_given without orders (BTF's strongly connected components alone)
  * then makes the same P, Q and blocks, without the transversal and the blocks' copies. Kept where
- * every block is that small (the factors of klu_analyze's analysis, bit for bit); otherwise
- * klu_analyze. */
+ * every block is that small (the factors of klu_analyze's analysis, bit for bit); otherwise its
+ * larger blocks are ordered by AMD as klu_analyze orders them (la_amd_memo_blocks), or, without
+ * small, klu_analyze with its blocks' AMD orders remembered by pattern (klu_amd_memo.c). */
 static klu_symbolic *analyze(mbla_klu *k, int small)
 {
+    int amd = k->common.ordering == 0 && k->common.btf;
+    la_amd_memo *m = amd ? la_amd_memo_new() : NULL;
+    if (amd && !m) {
+        k->common.status = KLU_OUT_OF_MEMORY;
+        return NULL;
+    }
     if (small && k->matched && k->common.btf && k->n > 0) {
         klu_symbolic *s = klu_analyze_given(k->n, (int *)kp(k), (int *)ki(k), NULL, NULL, &k->common);
         if (s && s->maxblock <= KLU_NATURAL_BLOCK_MAX) {
             k->small = 1;
+            la_amd_memo_free(m);
+            return s;
+        }
+        /* larger blocks: the same blocks ordered by AMD as klu_analyze's (its transversal is the
+         * identity here), without its second pass over the pattern */
+        int r = s && amd ? la_amd_memo_blocks(m, k->n, kp(k), ki(k), s) : -1;
+        if (!r) {
+            la_amd_memo_free(m);
             return s;
         }
         if (s) klu_free_symbolic(&s, &k->common);
+        if (r == AMD_OUT_OF_MEMORY) {
+            la_amd_memo_free(m);
+            k->common.status = KLU_OUT_OF_MEMORY;
+            return NULL;
+        }
     }
-    return klu_analyze(k->n, (int *)kp(k), (int *)ki(k), &k->common);
+    if (!amd) return klu_analyze(k->n, (int *)kp(k), (int *)ki(k), &k->common);
+    /* AMD on the blocks as klu_analyze's own, small blocks' orders remembered by pattern
+     * (klu_amd_memo.c: the same orders and estimates, bit for bit) */
+    k->common.ordering = 3;
+    k->common.user_order = la_amd_memo_order;
+    k->common.user_data = m;
+    klu_symbolic *s = klu_analyze(k->n, (int *)kp(k), (int *)ki(k), &k->common);
+    k->common.ordering = 0;
+    k->common.user_order = NULL;
+    k->common.user_data = NULL;
+    if (!s && la_amd_memo_failed(m) == AMD_OUT_OF_MEMORY) k->common.status = KLU_OUT_OF_MEMORY;
+    la_amd_memo_free(m);
+    return s;
 }
 
 int la_klu_small_blocks(const mbla_klu *k) { return k ? k->small : 0; }

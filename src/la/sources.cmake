@@ -5,6 +5,7 @@ list(APPEND MBLIN_SOURCES
   src/la/csc.c
   src/la/klu.c
   src/la/klu_saddle.c
+  src/la/klu_amd_memo.c
   src/la/match.c
   src/la/gpl.c
   src/la/eigs.c

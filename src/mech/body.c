@@ -184,6 +184,8 @@ void mech_euler_params(const double R[9], double e[4])
 
 /* ---- bodies and markers ---------------------------------------------------------------------- */
 
+static int marker_pos_vars(mech *M, marker *K);
+
 static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t *val)
 {
     body *B = &M->b[bi];
@@ -251,18 +253,16 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
         /* z is 0 in the plane: the text itself, not a variable (every marker's _p_<m>_3 = 0 was an
          * item of the source that the drawing kept) */
         K->p[2] = "0";
-        for (int k = 0; k < 2 && !rc; k++) {
-            K->p[k] = mech_fmt(M, "_p_%s_%d", name, k + 1);
-            const char *t;
-            if (B->kind == KIND_PLANAR) {
-                const char *a[2] = {B->A[3 * k], k == 0 ? B->A[3] : B->A[0]}, *x[2] = {s[0], s[1]};
-                t = mech_affine(M, B->r[k], 2, a, x, k == 0 ? "+-" : "++");
-            } else {
-                t = mech_fmt(M, "%s + (%s)", B->r[k], s[k]);
-            }
-            rc = mech_add_spare_var(M, K->p[k], t, line, col); /* the drawing uses it, when there is one */
-        }
-        return rc;
+        if (rc) return rc;
+        /* x, y: variables made on their first use (a measure, a text force, the drawing), in the
+         * place they had when made here (10,003 markers of the N = 2000 four-bar mechanism made 20,006
+         * and dropped them all); relative coordinates make them here */
+        K->lseq = M->nseq;
+        M->nseq += 2;
+        for (int k = 0; k < 2; k++) K->lr[k] = B->r[k];
+        if (B->kind == KIND_PLANAR) K->lc = B->A[0], K->lsn = B->A[3];
+        K->lazy = 1;
+        return M->relative ? marker_pos_vars(M, K) : 0;
     }
     double R[9];
     const yaml_node_t *where;
@@ -285,6 +285,36 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
             rc = mech_add_spare_var(M, K->ax[a][k], t, line, col);
         }
     return rc;
+}
+
+/* a planar marker's position variables _p_<m>_1, _p_<m>_2 (the drawing uses them, when there is
+ * one), in their places (marker.lseq) */
+static int marker_pos_vars(mech *M, marker *K)
+{
+    int rc = 0;
+    K->lazy = 0;
+    for (int k = 0; k < 2; k++) K->p[k] = mech_fmt(M, "_p_%s_%d", K->name, k + 1);
+    for (int k = 0; k < 2 && !rc; k++) {
+        const char *t;
+        if (K->lc) {
+            const char *a[2] = {k == 0 ? K->lc : K->lsn, k == 0 ? K->lsn : K->lc}, *x[2] = {K->s[0], K->s[1]};
+            t = mech_affine(M, K->lr[k], 2, a, x, k == 0 ? "+-" : "++");
+        } else {
+            t = mech_fmt(M, "%s + (%s)", K->lr[k], K->s[k]);
+        }
+        rc = mech_add_spare_var(M, K->p[k], t, K->line, K->col);
+        if (!rc) M->vseq[M->src->variables.n - 1] = K->lseq + k;
+    }
+    return rc;
+}
+
+char *const *mech_mk_p(mech *M, int mi)
+{
+    marker *K = &M->mk[mi];
+    if (!K->lazy) return K->p;
+    if (marker_pos_vars(M, K)) M->oom = 1;
+    M->nlate++; /* made out of order */
+    return K->p;
 }
 
 int mech_add_markers(mech *M, int bi, const yaml_node_t *mks)

@@ -21,9 +21,10 @@ static void apply(mech *M, int m, char *const f[3], char *const tq[3], int sign)
     const char *sg = sign > 0 ? "" : "-";
     if (f) {
         char *rr[3];
+        char *const *p = mech_mk_p(M, m);
         for (int k = 0; k < 3; k++) {
             add_term(M, &B->F[k], mech_fmt(M, "%s%s", sg, f[k]));
-            rr[k] = mech_fmt(M, "(%s - %s)", M->mk[m].p[k], B->r[k]);
+            rr[k] = mech_fmt(M, "(%s - %s)", p[k], B->r[k]);
         }
         if (B->kind != KIND_POINT)
             for (int k = 0; k < 3; k++) {
@@ -46,13 +47,14 @@ static int react(mech *M, int mi, body *BJ, char *const f[3], char *const tq[3],
 {
     if (BJ->flex || BJ->qf3) return mech_flex_refuse(M, BJ, v, what);
     if (BJ->kind != KIND_GROUND) {
+        char *const *p = mech_mk_p(M, mi);
         for (int k = 0; k < 3; k++) add_term(M, &BJ->F[k], mech_fmt(M, "-%s", f[k]));
         if (BJ->kind != KIND_POINT)
             for (int k = 0; k < 3; k++) {
                 if (M->planar && k < 2) continue;
                 int a = (k + 1) % 3, b = (k + 2) % 3;
-                add_term(M, &BJ->N[k], mech_fmt(M, "-((%s - %s)*%s - (%s - %s)*%s) - %s", M->mk[mi].p[a], BJ->r[a],
-                                                f[b], M->mk[mi].p[b], BJ->r[b], f[a], tq[k]));
+                add_term(M, &BJ->N[k], mech_fmt(M, "-((%s - %s)*%s - (%s - %s)*%s) - %s", p[a], BJ->r[a], f[b],
+                                                p[b], BJ->r[b], f[a], tq[k]));
             }
     }
     return M->oom ? mech_oom(M) : 0;

@@ -11,10 +11,11 @@
 /* d = p_i - p_j as three texts */
 void mech_dvec(mech *M, int i, int j, char *d[3])
 {
+    char *const *pi = mech_mk_p(M, i), *const *pj = j < 0 ? NULL : mech_mk_p(M, j);
     for (int k = 0; k < 3; k++)
-        d[k] = j < 0 ? M->mk[i].p[k]
-               : !strcmp(M->mk[i].p[k], "0") && !strcmp(M->mk[j].p[k], "0") ? (char *)"0" /* z in the plane */
-                                                                            : mech_fmt(M, "(%s - %s)", M->mk[i].p[k], M->mk[j].p[k]);
+        d[k] = !pj ? pi[k]
+               : !strcmp(pi[k], "0") && !strcmp(pj[k], "0") ? (char *)"0" /* z in the plane */
+                                                            : mech_fmt(M, "(%s - %s)", pi[k], pj[k]);
 }
 
 /* Euler parameters of marker m in global (q = e_body (x) m, Hamilton product): texts in e and the
@@ -265,8 +266,9 @@ const char *mech_measure(mech *M, const char *fn, int nargs, const char **arg, c
         return mech_dot3(M, d, e[comp]);
     }
     if (fn[0] == 'V') {
+        char *const *p0 = mech_mk_p(M, mi[0]), *const *p1 = mi[1] >= 0 ? mech_mk_p(M, mi[1]) : NULL;
         for (int k = 0; k < 3; k++) {
-            char *pk = mi[1] >= 0 ? mech_fmt(M, "(%s - %s)", M->mk[mi[0]].p[k], M->mk[mi[1]].p[k]) : M->mk[mi[0]].p[k];
+            char *pk = p1 ? mech_fmt(M, "(%s - %s)", p0[k], p1[k]) : p0[k];
             d[k] = mech_fmt(M, "der(%s)", pk);
         }
         return mech_dot3(M, d, e[comp]);

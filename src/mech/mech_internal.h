@@ -65,6 +65,12 @@ typedef struct marker {
     const char *s[3];  /* position in body axes (texts) */
     const char *ang;   /* planar: angle relative to the body (text) */
     const yaml_node_t *val;
+    /* planar, absolute coordinates: the position variables p[0], p[1] are made on their first use
+     * (mech_mk_p), from the body's texts as they were when the marker was read: its position r,
+     * the cosine c and sine sn of its angle (NULL: a point or the ground, not turned) */
+    int lazy;
+    int lseq;            /* the variables' places in the order of the generated variables */
+    const char *lr[2], *lc, *lsn;
 } marker;
 
 typedef struct joint {
@@ -134,6 +140,9 @@ typedef struct mech {
     const char *grav[3]; /* the gravity vector (sum of the gravity elements; NULL: none) */
     unsigned char *spare; /* per variable: 1 when made by mech_add_spare_var (cspare entries) */
     int cspare;
+    int *vseq;  /* per variable: its place in the order the variables are written (mech_push; a marker's
+                   position made later takes the place reserved when the marker was read) */
+    int cvseq, nseq, nlate; /* nlate: variables made out of that order (mech_drop_spare_vars sorts) */
     nameset hpt; /* texts known to be (1) or not to be (0) functions of the parameters (pmech.c) */
     double beam_elems, beam_coords, beam_nz, beam_bytes; /* the beams read so far: their size estimate
                                                             (mech_beam_budget) */
@@ -297,6 +306,9 @@ void mech_tx_euler_rates(mech *M, const double q0[4], const char *const w0[3], c
 
 /* d = p_i - p_j as three texts */
 void mech_dvec(mech *M, int i, int j, char *d[3]);
+/* marker mi's global position texts p[3], its variables made on their first use (marker.lazy);
+ * M->oom set when out of memory */
+char *const *mech_mk_p(mech *M, int mi);
 /* The rotation angle of marker i about the z axis of marker j (spatial), continuous: with
  * r = conj(q_j) (x) q_i the relative Euler parameters, the angle is 2 atan2(r3, r0) measured from
  * the angle a of the file's configuration (in (-pi, pi], today's atan2(x_i.y_j, x_i.x_j) there):

@@ -339,7 +339,7 @@ static int emit_draw(mech *M)
         for (int t = first[b]; t < first[b + 1] && !rc; t++) {
             int i = by_body[t];
             pt_of_marker[i] = M->src->draw.n / 3;
-            rc = push_draw(M, M->mk[i].name, B->name, M->mk[i].p, M->mk[i].line, M->mk[i].col);
+            rc = push_draw(M, M->mk[i].name, B->name, mech_mk_p(M, i), M->mk[i].line, M->mk[i].col);
         }
     }
     for (int j = 0; j < M->nj && !rc; j++) {
@@ -378,6 +378,7 @@ int mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *file, c
     mbl_free(M.jt);
     mbl_free(M.torder);
     mbl_free(M.spare);
+    mbl_free(M.vseq);
     mech_ns_free(&M.hb);
     mech_ns_free(&M.hm);
     mech_ns_free(&M.hj);

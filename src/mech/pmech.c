@@ -39,9 +39,10 @@ static mbl_pmech_src *pm_src(mech *M)
     return M->src->pmech;
 }
 
+/* a copy owned by the numeric term's source (its blocks) */
 static char *dup(mech *M, const char *s)
 {
-    char *d = mech_dup_s(s);
+    char *d = model_pmech_src_text(M->src->pmech, s);
     if (!d) M->oom = 1;
     return d;
 }
@@ -162,8 +163,7 @@ int mech_pm_gravity(mech *M, const char *const g[3], int line, int col)
     if (!p || !p->nb || !param_text(M, g[0]) || !param_text(M, g[1])) return M->oom ? mech_oom(M) : 0;
     for (int k = 0; k < 2; k++) {
         const char *t = p->g[k] ? mech_fmt(M, "%s + (%s)", p->g[k], g[k]) : mech_fmt(M, "(%s)", g[k]);
-        mbl_free(p->g[k]);
-        p->g[k] = dup(M, t);
+        p->g[k] = dup(M, t); /* the earlier text stays in the blocks */
     }
     p->gline = line, p->gcol = col;
     return M->oom ? mech_oom(M) : 1;

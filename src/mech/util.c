@@ -251,9 +251,12 @@ int mech_is_scalar(const yaml_node_t *n) { return n && n->type == YAML_SCALAR_NO
 yaml_node_t *mech_get(mech *M, const yaml_node_t *map, const char *key)
 {
     if (!map || map->type != YAML_MAPPING_NODE) return NULL;
+    /* the first characters compared before the names (four to six keys of ten or more possible per
+     * element of a large mechanism) */
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
-        if (mech_is_scalar(k) && !strcmp(mech_sc(k), key)) return yaml_document_get_node(M->doc, p->value);
+        if (mech_is_scalar(k) && *mech_sc(k) == *key && !strcmp(mech_sc(k), key))
+            return yaml_document_get_node(M->doc, p->value);
     }
     return NULL;
 }
@@ -264,9 +267,9 @@ int mech_check_keys(mech *M, const yaml_node_t *map, const char *const *ok, cons
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
         if (!mech_is_scalar(k)) return err_at(M, k, "%s: keys must be plain words", what);
+        const char *s = mech_sc(k);
         int found = 0;
-        for (const char *const *o = ok; *o; o++)
-            if (!strcmp(*o, mech_sc(k))) found = 1;
+        for (const char *const *o = ok; *o && !found; o++) found = **o == *s && !strcmp(*o, s);
         if (!found) {
             char list[400];
             size_t off = 0;
@@ -277,7 +280,8 @@ int mech_check_keys(mech *M, const yaml_node_t *map, const char *const *ok, cons
         }
         for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
             yaml_node_t *k2 = yaml_document_get_node(M->doc, q->key);
-            if (mech_is_scalar(k2) && !strcmp(mech_sc(k2), mech_sc(k))) return err_at(M, k, "%s: duplicate key '%s'", what, mech_sc(k));
+            if (mech_is_scalar(k2) && *mech_sc(k2) == *s && !strcmp(mech_sc(k2), s))
+                return err_at(M, k, "%s: duplicate key '%s'", what, s);
         }
     }
     return 0;
@@ -326,6 +330,21 @@ char *mech_dup_s(const char *s)
     return p;
 }
 
+/* variable i's place in the order of the variables: the next */
+static int var_seq(mech *M, int i)
+{
+    if (i >= M->cvseq) {
+        int cap = M->cvseq ? 2 * M->cvseq : 256;
+        while (cap <= i) cap *= 2;
+        int *q = mbl_realloc_array(M->vseq, (size_t)cap, sizeof *q);
+        if (!q) return mech_oom(M);
+        M->vseq = q;
+        M->cvseq = cap;
+    }
+    M->vseq[i] = M->nseq++;
+    return 0;
+}
+
 /* append an item to a list of the generated source */
 int mech_push(mech *M, mbl_src_list *l, const char *key, const char *text, int line, int col)
 {
@@ -345,7 +364,7 @@ int mech_push(mech *M, mbl_src_list *l, const char *key, const char *text, int l
     it->key_line = it->line = line;
     it->key_col = it->col = col;
     if ((key && !it->key) || !it->text) return mech_oom(M);
-    return 0;
+    return l == &M->src->variables ? var_seq(M, l->n - 1) : 0;
 }
 
 int mech_validity(mech *M, const char *what, const char *text, const char *limit, int line, int col)
@@ -567,10 +586,38 @@ static void mark_list(const nameset *vi, const mbl_src_list *l, unsigned char *u
     for (int i = 0; i < l->n; i++) mark_uses(vi, l->items[i].text, used, stack, nstack);
 }
 
+static int by_seq(const void *a, const void *b)
+{
+    int x = ((const int *)a)[0], y = ((const int *)b)[0];
+    return (x > y) - (x < y);
+}
+
+/* the variables in the order of their places (M->vseq): the marker positions made on their first
+ * use (mech_mk_p) where they would have been made with their markers */
+static int vars_in_order(mech *M)
+{
+    mbl_src_list *V = &M->src->variables;
+    int n = V->n;
+    int *key = mbl_alloc_array(2 * (size_t)n + 1, sizeof *key);
+    mbl_src_item *it = mbl_alloc_array((size_t)n + 1, sizeof *it);
+    if (!key || !it) {
+        mbl_free(key), mbl_free(it);
+        return mech_oom(M);
+    }
+    for (int i = 0; i < n; i++) key[2 * i] = M->vseq[i], key[2 * i + 1] = i;
+    qsort(key, (size_t)n, 2 * sizeof *key, by_seq); /* the places are distinct */
+    memcpy(it, V->items, (size_t)n * sizeof *it);
+    for (int i = 0; i < n; i++) V->items[i] = it[key[2 * i + 1]], M->vseq[i] = key[2 * i];
+    mbl_free(key), mbl_free(it);
+    M->nlate = 0;
+    return 0;
+}
+
 int mech_drop_spare_vars(mech *M)
 {
     mbl_src *s = M->src;
     mbl_src_list *V = &s->variables;
+    if (M->oom) return mech_oom(M); /* a marker's position not made (mech_mk_p) */
     int nv = V->n < M->cspare ? V->n : M->cspare, nspare = 0;
     for (int i = 0; i < nv; i++) nspare += M->spare[i];
     if (!nspare) return 0;
@@ -621,6 +668,7 @@ int mech_drop_spare_vars(mech *M)
     int o = 0;
     for (int i = 0; i < V->n; i++) {
         if (used[i]) {
+            M->vseq[o] = M->vseq[i];
             V->items[o++] = V->items[i];
             continue;
         }
@@ -631,7 +679,7 @@ int mech_drop_spare_vars(mech *M)
     V->n = o;
     memset(M->spare, 0, (size_t)M->cspare); /* indices changed: nothing is spare any more */
     mbl_free(used), mbl_free(stack), mech_ns_free(&vi);
-    return 0;
+    return M->nlate ? vars_in_order(M) : 0;
 }
 
 int mech_is_id0(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }

@@ -50,7 +50,8 @@ static int plane_of(mech *M, joint *J, const yaml_node_t *val, const char *n[3],
         if (M->b[K->body].kind != KIND_GROUND)
             return err_at(M, mech_get(M, val, "j"), "joint '%s': the plane's marker '%s' must be a ground marker (the plane is fixed)",
                           J->name, K->name);
-        for (int k = 0; k < 3; k++) n[k] = K->ax[2][k], p[k] = K->p[k], nv[k] = K->R0[6 + k];
+        char *const *kp = mech_mk_p(M, J->j);
+        for (int k = 0; k < 3; k++) n[k] = K->ax[2][k], p[k] = kp[k], nv[k] = K->R0[6 + k];
         return 0;
     }
     double g[3] = {0, 0, 0};
@@ -171,7 +172,7 @@ int mech_wheel_joint(mech *M, joint *J, const yaml_node_t *val)
     r = mech_fmt(M, "(%s)", r);
     int line = J->line, col = J->col;
     const char *base = mech_fmt(M, "_wheel_%s", J->name);
-    char *const *a = I->ax[2], *const *o = I->p;
+    char *const *a = I->ax[2], *const *o = mech_mk_p(M, J->i);
     /* c = n . a, s = |a x n|, u, t1, t2 */
     const char *c = mech_fmt(M, "%s_c", base), *s = mech_fmt(M, "%s_s", base);
     if ((rc = mech_add_var(M, c, mech_fmt(M, "(%s*%s + %s*%s + %s*%s)", n[0], a[0], n[1], a[1], n[2], a[2]), line, col)))

@@ -57,8 +57,14 @@ typedef struct mbl_pmech_src {
     mbl_pmech_spring *s;
     char *g[2];     /* the gravity vector (NULL: none), applied to these bodies only */
     int gline, gcol;
+    char **blocks;  /* every text above is cut from these (model_pmech_src_text) */
+    int nblocks, cblocks;
+    size_t left;    /* bytes left in the last block */
 } mbl_pmech_src;
 
+/* A copy of s owned by p (cut from p's blocks: 92,000 texts of the N = 2000 four-bar mechanism
+ * were a malloc and a free each); NULL when out of memory */
+char *model_pmech_src_text(mbl_pmech_src *p, const char *s);
 void model_pmech_src_free(mbl_pmech_src *p);
 
 /* The switch (default on): model_pmech_set_numeric(0) before loading makes the compiler write the

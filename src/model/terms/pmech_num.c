@@ -68,25 +68,52 @@ static atomic_int numeric_on = 1;
 void model_pmech_set_numeric(int on) { atomic_store(&numeric_on, on ? 1 : 0); }
 int model_pmech_numeric(void) { return atomic_load(&numeric_on); }
 
+/* the texts' blocks: PMECH_TEXT_BLOCK bytes each (a longer text gets a block of its own) */
+#define PMECH_TEXT_BLOCK 65536
+
+/* a block more in p's list: the new last one (then p->left is the caller's), or, own, put below
+ * the last one (which keeps its room); NULL when out of memory */
+static char *text_block(mbl_pmech_src *p, size_t sz, int own)
+{
+    if (p->nblocks == p->cblocks) {
+        int c = p->cblocks ? 2 * p->cblocks : 16;
+        char **b = mbl_realloc_array(p->blocks, (size_t)c, sizeof *b);
+        if (!b) return NULL;
+        p->blocks = b;
+        p->cblocks = c;
+    }
+    char *b = mbl_malloc(sz);
+    if (!b) return NULL;
+    if (own && p->nblocks > 0) {
+        p->blocks[p->nblocks] = p->blocks[p->nblocks - 1];
+        p->blocks[p->nblocks - 1] = b;
+        p->nblocks++;
+    } else {
+        p->blocks[p->nblocks++] = b;
+        p->left = own ? 0 : sz;
+    }
+    return b;
+}
+
+char *model_pmech_src_text(mbl_pmech_src *p, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    if (n > PMECH_TEXT_BLOCK / 4) { /* a long text: a block of its own */
+        char *b = text_block(p, n, 1);
+        return b ? memcpy(b, s, n) : NULL;
+    }
+    if (n > p->left && !text_block(p, PMECH_TEXT_BLOCK, 0)) return NULL;
+    char *d = p->blocks[p->nblocks - 1] + (PMECH_TEXT_BLOCK - p->left);
+    p->left -= n;
+    return memcpy(d, s, n);
+}
+
 void model_pmech_src_free(mbl_pmech_src *p)
 {
     if (!p) return;
-    for (int b = 0; b < p->nb; b++) {
-        mbl_free(p->b[b].name);
-        for (int k = 0; k < 3; k++) mbl_free(p->b[b].q[k]);
-        for (int k = 0; k < 4; k++) mbl_free(p->b[b].t[k]);
-    }
-    for (int j = 0; j < p->nj; j++) {
-        mbl_free(p->j[j].name);
-        for (int k = 0; k < 4; k++) mbl_free(p->j[j].s[k / 2][k % 2]);
-        mbl_free(p->j[j].a[0]), mbl_free(p->j[j].a[1]);
-    }
-    for (int j = 0; j < p->ns; j++) {
-        mbl_free(p->s[j].name);
-        for (int k = 0; k < 4; k++) mbl_free(p->s[j].s[k / 2][k % 2]), mbl_free(p->s[j].t[k]);
-    }
+    for (int b = 0; b < p->nblocks; b++) mbl_free(p->blocks[b]);
+    mbl_free(p->blocks);
     mbl_free(p->b), mbl_free(p->j), mbl_free(p->s);
-    mbl_free(p->g[0]), mbl_free(p->g[1]);
     memset(p, 0, sizeof *p);
 }
 
@@ -343,8 +370,8 @@ int model_pmech_num_entries(const mbl_pmech_num *t)
  * enter the rows with a minus sign (R = ... - Q). Derivatives: dD/dth = -+w (only its own column),
  * dd'/dth = th' dD/dth, dL/dq = e^T D, dL'/dq = ((I - e e^T) d' / L)^T D + e^T dd'/dq, dL'/dv = e^T D,
  * dF/dx = e df/dx + f / L (I - e e^T) dd/dx. */
-static int spring_eval(const mbl_model *md, const cols *c, const pspring *S, const double *syms, double *F, double *J,
-                       mbl_status *st)
+static int spring_eval(const mbl_model *md, const cols *c, const pspring *S, const double *syms, const double *csn,
+                       double *F, double *J, mbl_status *st)
 {
     const int *su = md->sym_of_unknown;
     double D[2][6] = {{0}}, d[2] = {0, 0}, dd[2] = {0, 0}, W[2][2] = {{0}}, thd[2] = {0, 0};
@@ -352,7 +379,7 @@ static int spring_eval(const mbl_model *md, const cols *c, const pspring *S, con
         double sg = a == 0 ? 1.0 : -1.0, px = S->s[a][0], py = S->s[a][1];
         if (S->b[a] >= 0) {
             int ix = md->pmn->b[S->b[a]].q[0], iy = md->pmn->b[S->b[a]].q[1], it = md->pmn->b[S->b[a]].q[2];
-            double th = SYM(c->jq + it), cs = cos(th), sn = sin(th);
+            double cs = csn[2 * S->b[a]], sn = csn[2 * S->b[a] + 1];
             thd[a] = SYM(c->jv + it);
             double wx = cs * px - sn * py, wy = sn * px + cs * py;
             W[a][0] = wx, W[a][1] = wy;
@@ -401,11 +428,31 @@ static int spring_eval(const mbl_model *md, const cols *c, const pspring *S, con
     return 0;
 }
 
+static int bodies_eval(const mbl_model *md, const mbl_pmech_num *t, const cols *cp, const double *syms, double *csn,
+                       double *F, double *J, mbl_status *st);
+static int joints_eval(const mbl_model *md, const mbl_pmech_num *t, const cols *cp, const double *syms, const double *csn,
+                       double *F, double *J, mbl_status *st);
+
 int model_pmech_num_eval(const mbl_model *md, const mbl_pmech_num *t, const double *syms, double *F, double *J,
                        mbl_status *st)
 {
-    const int *su = md->sym_of_unknown;
     cols c = cols_of(md);
+    /* each body's cos th, sin th, once for its joints and springs too */
+    double *csn = mbl_alloc_array(2 * (size_t)t->nb + 1, sizeof *csn);
+    if (!csn) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    int rc = bodies_eval(md, t, &c, syms, csn, F, J, st);
+    if (!rc) rc = joints_eval(md, t, &c, syms, csn, F, J, st);
+    for (int j = 0; j < t->ns && !rc; j++) rc = spring_eval(md, &c, &t->s[j], syms, csn, F, J, st);
+    mbl_free(csn);
+    return rc;
+}
+
+/* the bodies' rows and entries (model_pmech_num_eval), their cosines and sines into csn */
+static int bodies_eval(const mbl_model *md, const mbl_pmech_num *t, const cols *cp, const double *syms, double *csn,
+                       double *F, double *J, mbl_status *st)
+{
+    const int *su = md->sym_of_unknown;
+    cols c = *cp;
     for (int b = 0; b < t->nb; b++) {
         const pbody *B = &t->b[b];
         double x[3][3]; /* [coordinate][q, v, a] */
@@ -417,6 +464,7 @@ int model_pmech_num_eval(const mbl_model *md, const mbl_pmech_num *t, const doub
                                  md->qname[i]);
         }
         double m = B->m, cs = cos(x[2][0]), sn = sin(x[2][0]), thd = x[2][1], thdd = x[2][2], thd2 = thd * thd;
+        csn[2 * b] = cs, csn[2 * b + 1] = sn;
         double ux = cs * B->c[0] - sn * B->c[1], uy = sn * B->c[0] + cs * B->c[1];
         double Gx = x[0][2] - t->g[0], Gy = x[1][2] - t->g[1], cc = B->c[0] * B->c[0] + B->c[1] * B->c[1];
         if (F) {
@@ -441,6 +489,15 @@ int model_pmech_num_eval(const mbl_model *md, const mbl_pmech_num *t, const doub
                 if (B->pos[k] >= 0) J[B->pos[k]] += v[k];
         }
     }
+    return 0;
+}
+
+/* the joints' constraint rows, their multipliers' rows and entries (model_pmech_num_eval) */
+static int joints_eval(const mbl_model *md, const mbl_pmech_num *t, const cols *cp, const double *syms, const double *csn,
+                       double *F, double *J, mbl_status *st)
+{
+    const int *su = md->sym_of_unknown;
+    cols c = *cp;
     for (int j = 0; j < t->nj; j++) {
         const pjoint *P = &t->j[j];
         int ra = jrow(P, 2);
@@ -468,8 +525,8 @@ int model_pmech_num_eval(const mbl_model *md, const mbl_pmech_num *t, const doub
             }
             const pbody *B = &t->b[P->b[a]];
             int ix = B->q[0], iy = B->q[1], it = B->q[2];
-            double th = SYM(c.jq + it), thd = SYM(c.jv + it), thdd = SYM(c.ja + it), thd2 = thd * thd;
-            double cs = cos(th), sn = sin(th);
+            double thd = SYM(c.jv + it), thdd = SYM(c.ja + it), thd2 = thd * thd;
+            double cs = csn[2 * P->b[a]], sn = csn[2 * P->b[a] + 1];
             double wx = cs * P->s[a][0] - sn * P->s[a][1], wy = sn * P->s[a][0] + cs * P->s[a][1];
             if (F && P->haspos) {
                 F[c.p0 + P->c0] += sg * (SYM(c.jq + ix) + wx);
@@ -514,10 +571,6 @@ int model_pmech_num_eval(const mbl_model *md, const mbl_pmech_num *t, const doub
                     if (P->pos[a][k] >= 0) J[P->pos[a][k]] += sg * v[k];
             }
         }
-    }
-    for (int j = 0; j < t->ns; j++) {
-        int rc = spring_eval(md, &c, &t->s[j], syms, F, J, st);
-        if (rc) return rc;
     }
     return 0;
 }
