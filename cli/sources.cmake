@@ -12,4 +12,5 @@ set(MBLIN_CLI_SOURCES
   cli/cmd_floquet.c
   cli/par_load.c
   cli/progress.c
+  cli/cmd_sparsity.c
 )
