@@ -56,8 +56,9 @@ static const struct {
      CLI_OPT_OUTPUTS, LIN | CMP | REP},
     {"--repeat", "N", "runs per method, the median time is reported (1..1000, default 3)", 0, CMP},
     {"-o", "DIR", "write A, B, C, D, M, Cd, K, F as Matrix Market files and linear_model.m", CLI_OPT_OUT, LIN},
-    {"--mtx-format", "auto|array|coordinate", "Matrix Market format of -o DIR's matrices: auto (default) lists "
-     "the nonzeros of a sparse matrix (at most a quarter nonzero), arrays for the others", 0, LIN},
+    {"--mtx-format", "FMT", "Matrix Market format of the matrices written: auto (default: the nonzeros of a "
+     "sparse matrix, at most a quarter nonzero, as a coordinate list; arrays for the others), array or coordinate",
+     0, LIN},
     {"-o", "FILE", "write the HTML page to FILE (default: standard output)", CLI_OPT_OUT, REP},
     {"--matrices", NULL, "print the matrices in the report", 0, LIN},
     {"--shapes", NULL, "print the mode shapes in the report", 0, LIN},

@@ -7,8 +7,9 @@
  * its factors as the factorization itself reports them (KLU's lnz + unz, CHOLMOD's analysis lnz)
  * under the ordering that factorization uses:
  *
- *   projection  M_r = R^T M R (source 001 Eq. 5; the method's M-hat, dense by construction: its
- *               pattern is its nonzero values), Cholesky (CHOLMOD)
+ *   projection  M_r = R^T M R (source 001 Eq. 5; the method's M-hat, formed dense: its pattern is its
+ *               entries above 1e-13 of the largest, the others being the rounding of terms that
+ *               cancel), Cholesky (CHOLMOD)
  *   descriptor  M_q = M, Cholesky (CHOLMOD); the pencil E_q, A_q of source 001 Eq. 8 as the sparse
  *               path assembles it (order 2n + m); A_q - s E_q, factored as the shift-invert of the
  *               partial spectrum factors it (KLU, mbla_eigs_opts_default's options; s = shift)
