@@ -106,7 +106,7 @@ static int sp_chol(mbl_sparse_matrix *a, const mbla_csc *A, mbl_status *st)
     return 0;
 }
 
-/* projection: M_r = R^T M R, the method's M-hat (dense by construction: its nonzero values) */
+/* projection: M_r = R^T M R, the method's M-hat (formed dense: its entries above SPARSITY_DENSE_DROP of the largest) */
 static int sp_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_sparsity *s,
                          mbl_status *st)
 {
