@@ -15,7 +15,8 @@
  *               partial spectrum factors it (KLU, mbla_eigs_opts_default's options; s = shift)
  *   penalty     M_p = M + alpha Phi_q^T Phi_q (source 001 Eq. 15), Cholesky (CHOLMOD); Q_p(s) =
  *               K_p + s C_p + s^2 M_p, factored as the sparse penalty pencil factors it (KLU)
- *   augmented   the augmented matrix of source 000 Table 1 (order 3n + m + 2k + ...) and, where the
+ *   augmented   the augmented matrix of source 000 Table 1 (order 3n + m + k, and
+ *               the user ODE states' rows) and, where the
  *               method uses it, its kinematic system (order 3n), each factored by KLU as the method
  *               factors it (BTF, AMD)
  *

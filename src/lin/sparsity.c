@@ -136,6 +136,11 @@ static int sp_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin
 static int sp_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_sparsity *s,
                          mbl_status *st)
 {
+    model_view view;
+    model_view_get(md, &view);
+    if (view.ext) /* as the method's sparse path (lin_descriptor_path): the pencil has no rows for them */
+        return mbl_error(st, MBL_EMODEL, "descriptor: its sparse pencil is formed without %s (the dense QZ path takes "
+                         "them)", model_ext_features(md));
     mbl_sparse_pencil P;
     mbla_csc *M = NULL, *C = NULL;
     mbl_sparse_matrix *a;

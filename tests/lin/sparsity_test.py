@@ -151,6 +151,11 @@ def bad_input(tmp):
     refused = [x["method"] for x in d["methods"] if "refused" in x]
     check(r.returncode == 0 and refused == ["projection", "descriptor", "augmented"],
           "singular four-bar: penalty's matrices, the others refused (%s)" % refused)
+    motor = os.path.join(ROOT, "examples", "ode", "dc_motor_pendulum.yaml")  # user ODE states: no rows in the pencil
+    for meth in ("descriptor", "penalty"):
+        r = run("sparsity", motor, "--method", meth)
+        check(r.returncode == 1 and r.stdout == "" and r.stderr.count("\n") == 1 and "formed without" in r.stderr,
+              "user ODE states, --method %s: exit 1, one line (%s)" % (meth, r.stderr.strip()))
     r = run("sparsity", singular, "--method", "augmented")
     check(r.returncode == 1 and r.stdout == "" and r.stderr.count("\n") == 1 and "rank" in r.stderr,
           "singular four-bar, --method augmented: exit 1, one line")
