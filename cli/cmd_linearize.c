@@ -56,6 +56,9 @@ static const struct {
      CLI_OPT_OUTPUTS, LIN | CMP | REP},
     {"--repeat", "N", "runs per method, the median time is reported (1..1000, default 3)", 0, CMP},
     {"-o", "DIR", "write A, B, C, D, M, Cd, K, F as Matrix Market files and linear_model.m", CLI_OPT_OUT, LIN},
+    {"--mtx-format", "FMT", "Matrix Market format of the matrices written: auto (default: the nonzeros of a "
+     "sparse matrix, at most a quarter nonzero, as a coordinate list; arrays for the others), array or coordinate",
+     0, LIN},
     {"-o", "FILE", "write the HTML page to FILE (default: standard output)", CLI_OPT_OUT, REP},
     {"--matrices", NULL, "print the matrices in the report", 0, LIN},
     {"--shapes", NULL, "print the mode shapes in the report", 0, LIN},
@@ -130,6 +133,7 @@ typedef struct pipeline {
     double shift, mem_budget;
     double shift_im;          /* --shift-im */
     const char *eigensolver; /* --eigensolver */
+    int mtx_format;           /* --mtx-format: MBL_MTX_* */
 } pipeline;
 
 static void help(void *ud) { command_usage(stdout, ((const pipeline *)ud)->c); }
@@ -184,6 +188,10 @@ static int option(void *ud, const char *a, const char *v)
         p->eigensolver = v;
         if (strcmp(v, "arpack") && strcmp(v, "slepc"))
             return cli_usage(cmd, "--eigensolver expects arpack or slepc, got '%s'", v);
+    } else if (!strcmp(a, "--mtx-format")) {
+        p->mtx_format = !strcmp(v, "auto") ? MBL_MTX_AUTO : !strcmp(v, "array") ? MBL_MTX_ARRAY
+                        : !strcmp(v, "coordinate") ? MBL_MTX_COORDINATE : -1;
+        if (p->mtx_format < 0) return cli_usage(cmd, "--mtx-format expects auto, array or coordinate, got '%s'", v);
     } else if (!strcmp(a, "--repeat")) {
         char *end = NULL;
         long k = strtol(v, &end, 10);
@@ -308,7 +316,7 @@ static int results(const pipeline *p, const cli_args *a, int root, const mbl_mod
         fprintf(stderr, "mblin: %s: cannot create the output directory (%s)\n", outdir, strerror(errno));
         return 1;
     }
-    if (outdir && (mbl_report_export(outdir, model, lin, &st) || mbl_report_export_flex(outdir, model, pt, modes, &st) ||
+    if (outdir && (mbl_report_export_format(outdir, model, lin, p->mtx_format, &st) || mbl_report_export_flex(outdir, model, pt, modes, &st) ||
                    mbl_report_export_vtrans(outdir, model, pt, &st)))
         return cli_fail(&st);
     if (a->json) mbl_report_json_flags(stdout, model, pt, lin, modes, p->no_matrices ? MBL_REPORT_NO_MATRICES : 0);

@@ -28,6 +28,7 @@ static const struct {
     {"simulate", cli_cmd_simulate, "time simulation (SUNDIALS IDA) from the operating point, --t-end T"},
     {"validate", cli_cmd_validate, "each of the lowest modes excited and simulated: measured vs predicted"},
     {"floquet", cli_cmd_floquet, "time-periodic models: monodromy matrix, Floquet multipliers (--period T)"},
+    {"sparsity", cli_cmd_sparsity, "each method's matrices: order, nonzeros, fill-in of their factors, spy plots"},
 };
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
 

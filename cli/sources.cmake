@@ -13,4 +13,5 @@ set(MBLIN_CLI_SOURCES
   cli/par_load.c
   cli/progress.c
   cli/sim_psd.c
+  cli/cmd_sparsity.c
 )

@@ -506,6 +506,11 @@ MBL_API int mbla_klu_nfallback(const mbla_klu *k);
  * took off the diagonal of the analysed order (KLU's noffdiag); 0 when there are none. */
 MBL_API void mbla_klu_factor_stats(const mbla_klu *k, double *lu_nnz, int *noffdiag);
 
+/* The entries of the analysed matrix that lie in the off-diagonal blocks of its block triangular
+ * form (KLU's nzoff): KLU keeps them as they are and factors only the diagonal blocks, whose
+ * entries are nnz(A) minus this count; 0 without BTF. */
+MBL_API int mbla_klu_offdiag_nnz(const mbla_klu *k);
+
 /* Complex KLU (klu_z_*): the pattern is A->p, A->i (A->x is ignored, may be NULL) and the
  * values az are interleaved (re, im) pairs, 2*nnz doubles.
  * Errors as mbla_klu_new. */
@@ -553,6 +558,13 @@ MBL_API int mbla_chol_refactor(mbla_chol *c, const mbla_csc *A, mbl_status *st);
 MBL_API int mbla_chol_solve(mbla_chol *c, int nrhs, double *B, int ldb, mbl_status *st);
 
 MBL_API void mbla_chol_free(mbla_chol *c);
+
+/* The entries of the Cholesky factor L of the symmetric A (its diagonal included) as CHOLMOD's
+ * symbolic analysis reports them (cholmod_analyze, Common->lnz) under the ordering that
+ * mbla_chol_new would use, without the numeric factorization: the fill-in is structural, so A
+ * need not be positive definite (a massless coordinate's empty column counts its diagonal).
+ * uplo as mbla_chol_new. Errors: MBL_EARG, MBL_EDIM, MBL_ENOMEM, MBL_ELIB. */
+MBL_API int mbla_chol_lnz(const mbla_csc *A, char uplo, double *lnz, mbl_status *st);
 
 /* ============================================================================================
  * Sparse rank-revealing QR: SPQR (needs MBLIN_WITH_GPL, as above)

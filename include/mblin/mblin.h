@@ -16,5 +16,6 @@
 #include "mblin/sim.h"
 #include "mblin/codegen.h"
 #include "mblin/floquet.h"
+#include "mblin/sparsity.h"
 
 #endif

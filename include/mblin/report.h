@@ -59,14 +59,23 @@ MBL_API int mbl_report_json_flags(FILE *f, const mbl_model *model, const mbl_poi
 /* The operating point alone as one JSON object. */
 MBL_API int mbl_report_point_json(FILE *f, const mbl_model *model, const mbl_point *pt);
 
-/* Write A.mtx, B.mtx, C.mtx, D.mtx, M.mtx, Cd.mtx (damping), K.mtx, F.mtx (Matrix Market,
- * array real general) and linear_model.m (Octave/MATLAB: the matrices with their state, input
+/* Write A.mtx, B.mtx, C.mtx, D.mtx, M.mtx, Cd.mtx (damping), K.mtx, F.mtx (Matrix Market:
+ * `coordinate real general` for a sparse matrix, at most a quarter of its entries nonzero, its
+ * nonzeros listed by column; `array real general` for the others: mbl_report_export_format) and linear_model.m (Octave/MATLAB: the matrices with their state, input
  * and output names) into the existing directory dir; with the descriptor method also E.mtx,
  * Ad.mtx, Bd.mtx, Cdd.mtx (the pencil, when it is stored dense). A partial-spectrum result whose
  * state-space form was not formed (lin->A NULL) writes what exists: eigenvalues.mtx (neig x 2:
  * re, im), shapes_re.mtx and shapes_im.mtx (n x neig: dq of each eigenvector), Bd.mtx and Cdd.mtx
  * when formed, and linear_model.m, which says what was not formed. */
 MBL_API int mbl_report_export(const char *dir, const mbl_model *model, const mbl_linear *lin, mbl_status *st);
+/* The same with the Matrix Market format of the linear model's matrices (A .. F, E, Ad, Bd, Cdd) chosen:
+ * MBL_MTX_AUTO (mbl_report_export's: coordinate when at most a quarter of the entries are nonzero,
+ * array otherwise), MBL_MTX_ARRAY (every one dense, as before issue 70), MBL_MTX_COORDINATE (every
+ * one as the list of its nonzeros). Eigenvalues and mode shapes are always arrays; an empty matrix
+ * is always an empty coordinate list. Errors: MBL_EARG (another fmt), MBL_EIO. */
+enum { MBL_MTX_AUTO = 0, MBL_MTX_ARRAY = 1, MBL_MTX_COORDINATE = 2 };
+MBL_API int mbl_report_export_format(const char *dir, const mbl_model *model, const mbl_linear *lin, int fmt,
+                                     mbl_status *st);
 
 /* Flexible bodies (beam bodies): for each body b, flex_<b>_nodes.mtx (nodes x 2: the global x, y of
  * its nodes at the point) and flex_<b>_shapes_re.mtx, flex_<b>_shapes_im.mtx (3 nodes x modes: the

@@ -126,6 +126,30 @@ int mbla_chol_new(const mbla_csc *A, char uplo, mbla_chol **out, mbl_status *st)
     return 0;
 }
 
+int mbla_chol_lnz(const mbla_csc *A, char uplo, double *lnz, mbl_status *st)
+{
+    const char *fn = "mbla_chol_lnz";
+    if (!lnz) return mbl_error(st, MBL_EARG, "%s: lnz is NULL", fn);
+    *lnz = -1;
+    int r = chol_args(A, uplo, st, fn);
+    if (r) return r;
+    cholmod_common c;
+    if (!cholmod_start(&c)) return mbl_error(st, MBL_ELIB, "%s: cholmod_start failed", fn);
+    c.print = 0; /* the library never prints */
+    c.error_handler = NULL;
+    cholmod_sparse s = wrap_int(A, uplo == 'U' ? 1 : -1);
+    cholmod_factor *L = cholmod_analyze(&s, &c);
+    if (!L || c.status != CHOLMOD_OK)
+        r = c.status == CHOLMOD_OUT_OF_MEMORY || c.status == CHOLMOD_TOO_LARGE
+                ? mbl_error(st, MBL_ENOMEM, "%s: CHOLMOD analyze: out of memory", fn)
+                : mbl_error(st, MBL_ELIB, "%s: CHOLMOD analyze failed (status %d)", fn, c.status);
+    else
+        *lnz = c.lnz;
+    if (L) cholmod_free_factor(&L, &c);
+    cholmod_finish(&c);
+    return r;
+}
+
 int mbla_chol_refactor(mbla_chol *ch, const mbla_csc *A, mbl_status *st)
 {
     const char *fn = "mbla_chol_refactor";
@@ -531,6 +555,14 @@ int mbla_chol_solve(mbla_chol *c, int nrhs, double *B, int ldb, mbl_status *st)
 }
 
 void mbla_chol_free(mbla_chol *c) { (void)c; }
+
+int mbla_chol_lnz(const mbla_csc *A, char uplo, double *lnz, mbl_status *st)
+{
+    (void)A;
+    (void)uplo;
+    if (lnz) *lnz = -1;
+    return mbl_error(st, MBL_ELIB, "mbla_chol_lnz: " GPL_OFF_MSG);
+}
 
 int mbla_spqr_rank(const mbla_csc *A, double tol, int *rank, double *tol_used, mbl_status *st)
 {

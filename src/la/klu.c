@@ -119,6 +119,11 @@ void mbla_klu_factor_stats(const mbla_klu *k, double *lu_nnz, int *noffdiag)
     if (noffdiag) *noffdiag = k && k->num ? k->common.noffdiag : 0;
 }
 
+int mbla_klu_offdiag_nnz(const mbla_klu *k)
+{
+    return k && k->sym ? (int)k->sym->nzoff : 0;
+}
+
 /* Map a KLU status after a failed call. */
 static int klu_fail(mbla_klu *k, mbl_status *st, const char *fn, const char *what)
 {

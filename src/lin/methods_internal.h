@@ -345,6 +345,10 @@ int lin_penalty_state_space(const mbl_model *md, const mbl_point *pt, const mbl_
 int lin_penalty_path(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_status *st);
 int lin_penalty_sparse(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const char *reason,
                        mbl_linear **out, mbl_status *st);
+/* The penalty ODE's mass matrix M_p = M + alpha Phi_q^T Phi_q and the matrix its sparse path factors,
+ * Q(sigma) = K_p + sigma C_p + sigma^2 M_p, in CSC at the options' alpha, xi, omega (src/lin/sparsity.c) */
+int lin_penalty_sparse_matrices(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, double sigma,
+                                mbla_csc **Mp, mbla_csc **Qs, mbl_status *st);
 
 /* Error estimates of clustered eigenvalues (src/lin/eigsort.c; issue 30, item 9): eigenvalues whose
  * discs |s - s_i| <= err_i overlap, directly or through others, cannot be told apart within their

@@ -537,3 +537,22 @@ done:
     mbl_free(re), mbl_free(im), mbl_free(Vr), mbl_free(Vi), mbl_free(sh), mbl_free(w);
     return rc;
 }
+
+int lin_penalty_sparse_matrices(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, double sigma,
+                                mbla_csc **Mp, mbla_csc **Qs, mbl_status *st)
+{
+    pen_sp S;
+    pen_quad Q = {NULL, NULL, NULL};
+    mbla_csc *G = NULL;
+    *Mp = *Qs = NULL;
+    int rc = pen_sp_init(md, pt, &S, st);
+    if (rc) return rc;
+    rc = pen_sp_quad(&S, opt->pen_alpha, opt->pen_xi, opt->pen_omega, &Q, st);
+    if (!rc) rc = mbla_csc_add(1.0, Q.K, sigma, Q.C, &G, st);
+    if (!rc) rc = mbla_csc_add(1.0, G, sigma * sigma, Q.M, Qs, st);
+    if (!rc) *Mp = Q.M, Q.M = NULL;
+    mbla_csc_free(G);
+    pen_quad_free(&Q);
+    pen_sp_free(&S);
+    return rc;
+}

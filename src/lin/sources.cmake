@@ -18,4 +18,5 @@ list(APPEND MBLIN_SOURCES
   src/lin/penalty_sparse.c
   src/lin/fd.c
   src/lin/sparse_pencil.c
+  src/lin/sparsity.c
 )

@@ -21,20 +21,36 @@ static int export_path(char *path, const char *dir, const char *file, mbl_status
     return 0;
 }
 
-static int write_mtx(const char *dir, const char *name, const double *A, int rows, int cols, mbl_status *st)
+/* A matrix is written in coordinate format (mbl_report_export_format, MBL_MTX_AUTO) when at most
+ * this fraction of its entries are nonzero: "i j value" lines then take less room than the array's
+ * one value per entry (a zero there is "0", two bytes; an entry of the coordinate list about 30),
+ * and the file says what is structurally there. */
+#define MTX_SPARSE_DENSITY 0.25
+
+/* Matrix Market file dir/name.mtx of the column-major rows x cols A: as an array, or as a
+ * coordinate list of its nonzeros (fmt MBL_MTX_COORDINATE, or MBL_MTX_AUTO when sparse) */
+static int write_mtx(const char *dir, const char *name, const double *A, int rows, int cols, int fmt, mbl_status *st)
 {
     char path[EXPORT_PATH_MAX], file[64];
     snprintf(file, sizeof file, "%s.mtx", name);
     int prc = export_path(path, dir, file, st);
     if (prc) return prc;
+    size_t cells = (size_t)rows * (size_t)cols, nnz = 0;
+    for (size_t i = 0; fmt != MBL_MTX_ARRAY && i < cells; i++) nnz += A[i] != 0.0;
+    int coord = cells == 0 || fmt == MBL_MTX_COORDINATE || (fmt == MBL_MTX_AUTO && nnz <= MTX_SPARSE_DENSITY * cells);
     FILE *f = mbl_output_open(path, st);
     if (!f) return MBL_EIO;
-    if (rows == 0 || cols == 0) /* scipy.io.mmread rejects an empty array; 0 entries of a coordinate matrix are fine */
+    if (cells == 0) /* scipy.io.mmread rejects an empty array; 0 entries of a coordinate matrix are fine */
         fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n%% %s (empty), written by mblin\n%d %d 0\n", name,
                 rows, cols);
+    else if (coord)
+        fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n%% %s, written by mblin\n%d %d %zu\n", name, rows,
+                cols, nnz);
     else
         fprintf(f, "%%%%MatrixMarket matrix array real general\n%% %s, written by mblin\n%d %d\n", name, rows, cols);
-    for (size_t i = 0; i < (size_t)rows * (size_t)cols; i++) { /* "%.17g\n" */
+    for (size_t i = 0; i < cells; i++) { /* "%.17g\n", or "%d %d %.17g\n" (1-based) for a nonzero */
+        if (coord && A[i] == 0.0) continue;
+        if (coord) fprintf(f, "%zu %zu ", i % (size_t)rows + 1, i / (size_t)rows + 1);
         core_put_g(f, A[i], 17);
         putc('\n', f);
     }
@@ -74,7 +90,7 @@ static void oct_names(FILE *f, const char *var, char *const *names, int n)
 /* A partial-spectrum result: the eigenvalues (neig x 2: re, im), the coordinate parts of the
  * eigenvectors (n x neig, re and im), Bd and Cdd when formed, and linear_model.m saying what was
  * not formed. */
-static int export_partial(const char *dir, const mbl_model *md, const mbl_linear *lin, mbl_status *st)
+static int export_partial(const char *dir, const mbl_model *md, const mbl_linear *lin, int fmt, mbl_status *st)
 {
     static const mbl_lin_spectrum none;
     const mbl_lin_spectrum *sp = lin->spectrum ? lin->spectrum : &none;
@@ -83,11 +99,11 @@ static int export_partial(const char *dir, const mbl_model *md, const mbl_linear
     double *ev = mbl_calloc((size_t)ne * 2 + 1, sizeof *ev);
     if (!ev) return mbl_error(st, MBL_ENOMEM, "out of memory");
     for (int i = 0; i < ne; i++) ev[i] = sp->re[i], ev[ne + i] = sp->im[i];
-    rc = write_mtx(dir, "eigenvalues", ev, ne, 2, st);
-    if (!rc && ne) rc = write_mtx(dir, "shapes_re", sp->vre, n, ne, st);
-    if (!rc && ne) rc = write_mtx(dir, "shapes_im", sp->vim, n, ne, st);
-    if (!rc && ds && ds->Bd) rc = write_mtx(dir, "Bd", ds->Bd, ds->nd, lin->nu, st);
-    if (!rc && ds && ds->Cdd) rc = write_mtx(dir, "Cdd", ds->Cdd, lin->ny, ds->nd, st);
+    rc = write_mtx(dir, "eigenvalues", ev, ne, 2, MBL_MTX_ARRAY, st);
+    if (!rc && ne) rc = write_mtx(dir, "shapes_re", sp->vre, n, ne, MBL_MTX_ARRAY, st);
+    if (!rc && ne) rc = write_mtx(dir, "shapes_im", sp->vim, n, ne, MBL_MTX_ARRAY, st);
+    if (!rc && ds && ds->Bd) rc = write_mtx(dir, "Bd", ds->Bd, ds->nd, lin->nu, fmt, st);
+    if (!rc && ds && ds->Cdd) rc = write_mtx(dir, "Cdd", ds->Cdd, lin->ny, ds->nd, fmt, st);
     if (rc) {
         mbl_free(ev);
         return rc;
@@ -141,23 +157,30 @@ static int remove_stale(const char *dir, mbl_status *st)
 
 int mbl_report_export(const char *dir, const mbl_model *md, const mbl_linear *lin, mbl_status *st)
 {
+    return mbl_report_export_format(dir, md, lin, MBL_MTX_AUTO, st);
+}
+
+int mbl_report_export_format(const char *dir, const mbl_model *md, const mbl_linear *lin, int fmt, mbl_status *st)
+{
+    if (fmt != MBL_MTX_AUTO && fmt != MBL_MTX_ARRAY && fmt != MBL_MTX_COORDINATE)
+        return mbl_error(st, MBL_EARG, "mbl_report_export_format: unknown Matrix Market format %d", fmt);
     int rc = remove_stale(dir, st);
     if (rc) return rc;
-    if (!lin->A) return export_partial(dir, md, lin, st);
-    rc = write_mtx(dir, "A", lin->A, lin->nx, lin->nx, st);
-    if (!rc) rc = write_mtx(dir, "B", lin->B, lin->nx, lin->nu, st);
-    if (!rc) rc = write_mtx(dir, "C", lin->C, lin->ny, lin->nx, st);
-    if (!rc) rc = write_mtx(dir, "D", lin->D, lin->ny, lin->nu, st);
-    if (!rc) rc = write_mtx(dir, "M", lin->M, lin->z1, lin->z1, st);
-    if (!rc) rc = write_mtx(dir, "Cd", lin->Cd, lin->z1, lin->z1, st);
-    if (!rc) rc = write_mtx(dir, "K", lin->K, lin->z1, lin->z0, st);
-    if (!rc) rc = write_mtx(dir, "F", lin->F, lin->z1, lin->nu, st);
+    if (!lin->A) return export_partial(dir, md, lin, fmt, st);
+    rc = write_mtx(dir, "A", lin->A, lin->nx, lin->nx, fmt, st);
+    if (!rc) rc = write_mtx(dir, "B", lin->B, lin->nx, lin->nu, fmt, st);
+    if (!rc) rc = write_mtx(dir, "C", lin->C, lin->ny, lin->nx, fmt, st);
+    if (!rc) rc = write_mtx(dir, "D", lin->D, lin->ny, lin->nu, fmt, st);
+    if (!rc) rc = write_mtx(dir, "M", lin->M, lin->z1, lin->z1, fmt, st);
+    if (!rc) rc = write_mtx(dir, "Cd", lin->Cd, lin->z1, lin->z1, fmt, st);
+    if (!rc) rc = write_mtx(dir, "K", lin->K, lin->z1, lin->z0, fmt, st);
+    if (!rc) rc = write_mtx(dir, "F", lin->F, lin->z1, lin->nu, fmt, st);
     const mbl_lin_descriptor *ds = lin->descriptor;
     int desc = ds && ds->nd > 0 && ds->E && ds->Ad; /* the descriptor pencil, where the method has one */
-    if (!rc && desc) rc = write_mtx(dir, "E", ds->E, ds->nd, ds->nd, st);
-    if (!rc && desc) rc = write_mtx(dir, "Ad", ds->Ad, ds->nd, ds->nd, st);
-    if (!rc && desc) rc = write_mtx(dir, "Bd", ds->Bd, ds->nd, lin->nu, st);
-    if (!rc && desc) rc = write_mtx(dir, "Cdd", ds->Cdd, lin->ny, ds->nd, st);
+    if (!rc && desc) rc = write_mtx(dir, "E", ds->E, ds->nd, ds->nd, fmt, st);
+    if (!rc && desc) rc = write_mtx(dir, "Ad", ds->Ad, ds->nd, ds->nd, fmt, st);
+    if (!rc && desc) rc = write_mtx(dir, "Bd", ds->Bd, ds->nd, lin->nu, fmt, st);
+    if (!rc && desc) rc = write_mtx(dir, "Cdd", ds->Cdd, lin->ny, ds->nd, fmt, st);
     if (rc) return rc;
     char path[EXPORT_PATH_MAX];
     rc = export_path(path, dir, "linear_model.m", st);
@@ -199,9 +222,9 @@ int mbl_report_export_vtrans(const char *dir, const mbl_model *md, const mbl_poi
     int rc = mbl_model_velocity_transformation(md, pt, &v, st);
     if (rc || !v) return rc;
     size_t n = (size_t)v->ncol;
-    if (!rc) rc = write_mtx(dir, "vt_B", v->B, v->nrow, v->ncol, st);
-    if (!rc) rc = write_mtx(dir, "vt_Bdot", v->Bdot, v->nrow, v->ncol, st);
-    if (!rc) rc = write_mtx(dir, "vt_dBdq", v->dB, v->nrow, (int)(n * n), st);
+    if (!rc) rc = write_mtx(dir, "vt_B", v->B, v->nrow, v->ncol, MBL_MTX_ARRAY, st);
+    if (!rc) rc = write_mtx(dir, "vt_Bdot", v->Bdot, v->nrow, v->ncol, MBL_MTX_ARRAY, st);
+    if (!rc) rc = write_mtx(dir, "vt_dBdq", v->dB, v->nrow, (int)(n * n), MBL_MTX_ARRAY, st);
     if (!rc) {
         char path[4096];
         snprintf(path, sizeof path, "%s/vt_names.txt", dir);
@@ -243,11 +266,11 @@ int mbl_report_export_flex(const char *dir, const mbl_model *md, const mbl_point
         char name[96];
         const char *bn = mbl_model_flex_name(md, b);
         snprintf(name, sizeof name, "flex_%.40s_nodes", bn);
-        if (!rc) rc = write_mtx(dir, name, posT, nn, dim, st);
+        if (!rc) rc = write_mtx(dir, name, posT, nn, dim, MBL_MTX_ARRAY, st);
         snprintf(name, sizeof name, "flex_%.40s_shapes_re", bn);
-        if (!rc) rc = write_mtx(dir, name, re, nd * nn, nx, st);
+        if (!rc) rc = write_mtx(dir, name, re, nd * nn, nx, MBL_MTX_ARRAY, st);
         snprintf(name, sizeof name, "flex_%.40s_shapes_im", bn);
-        if (!rc) rc = write_mtx(dir, name, im, nd * nn, nx, st);
+        if (!rc) rc = write_mtx(dir, name, im, nd * nn, nx, MBL_MTX_ARRAY, st);
         mbl_free(pos), mbl_free(re), mbl_free(im), mbl_free(posT);
     }
     return rc;

@@ -13,5 +13,6 @@ list(APPEND MBLIN_SOURCES
   src/report/compare.c
   src/report/html.c
   src/report/output.c
+  src/report/sparsity.c
   ${MBLIN_REPORT_TEMPLATE_C}
 )

@@ -59,6 +59,8 @@ RUNS = {
                 [SP, "--period", "0.5", "--json"],
                 ["tests/study/floquet/coleman3.yaml", "--param", "Omega", "--mbc", "z1,z2,z3", "--json"]],
 }
+# issue 70, item 1: mblin sparsity (a refused method among them: the singular four-bar)
+RUNS["sparsity"] = [[m, "--json"] for m in (SP, "examples/fourbar_singular.yaml", "examples/flexible_pendulum_np5.yaml")]
 # Issue 65, item 19: every example's linearize --json (a new example is checked without naming it here;
 # the singular four-bar with the method that works there), and the trimmed models' equilibrium --json
 # (operating_point.trim). EXAMPLE_ARGS: the options an example needs.

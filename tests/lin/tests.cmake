@@ -32,3 +32,10 @@ endif()
 find_package(ZLIB REQUIRED)
 mblin_add_test(test_tree_accuracy ${CMAKE_CURRENT_SOURCE_DIR}/lin/test_tree_accuracy.c)
 target_link_libraries(test_tree_accuracy PRIVATE ZLIB::ZLIB)
+
+# issue 70, item 1: mblin sparsity (orders and nonzeros of the four-bar's matrices by hand, the
+# factors' counts, the spy plots, bad input) and linearize -o's Matrix Market coordinate lists
+if(PYTHON3)
+  add_test(NAME test_lin_sparsity COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/lin/sparsity_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
