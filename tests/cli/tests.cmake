@@ -114,3 +114,10 @@ if(PYTHON3)
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   set_tests_properties(test_linearize_time PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1;PYTHONDONTWRITEBYTECODE=1")
 endif()
+# symbolic: exact rationals instead of non-terminating decimals, M-hat and K-hat of source 002's
+# double pendulum equal to its closed forms in exact arithmetic (issue 70, item 8)
+if(PYTHON3)
+  add_test(NAME test_symbolic_rational COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/symbolic_rational_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(test_symbolic_rational PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1;PYTHONDONTWRITEBYTECODE=1")
+endif()
