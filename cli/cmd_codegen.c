@@ -178,7 +178,7 @@ typedef struct symmat {
 static int print_expr(FILE *f, const mblx_graph *g, mblx_id e, int fmt)
 {
     mbl_status st = {0};
-    char *s = fmt == 1 ? mbl_symlin_latex(g, e, &st) : mblx_print_alloc(g, e, &st);
+    char *s = fmt == 1 ? mbl_symlin_latex(g, e, &st) : mblx_print_alloc_rational(g, e, &st);
     if (!s) return -1;
     if (fmt == 2) mbl_json_string(f, s);
     else fputs(s, f);

@@ -1,7 +1,7 @@
 /* The linearize pipeline: `mblin linearize`, `equilibrium`, `check`, `compare` and `report`, one
  * path from the model file through the operating point and the linear model to the report.
  *
- *   mblin linearize MODEL [--method NAME] [--set p=value ...] [--guess q=value ...] [--at KIND] [--json]
+ *   mblin linearize MODEL [--method NAME] [--set p=value ...] [--guess q=value ...] [--at KIND] [--time T] [--json]
  *                         [-o DIR] [--matrices] [--shapes] [--nev K] [--shift S] [--mem-budget SIZE]
  *                         [--no-matrices] [--symbolic-jacobian]
  *   mblin equilibrium MODEL [--set p=value ...] [--guess q=value ...] [--at KIND] [--json]
@@ -51,6 +51,8 @@ static const struct {
     {"--target", "KEY=VALUE", "the value of a trim target of the file (at: trim), keyed as written in trim.targets "
      "(repeatable)", CLI_OPT_GUESS, ALL},
     {"--at", "KIND", "operating point: equilibrium, given, steady or trim (default: the file's)", CLI_OPT_AT, ALL},
+    {"--time", "T", "the time t of the point (a driven model's drivers and forces at t = T; default the file's "
+     "linearize.time, else 0)", 0, ALL},
     {"--json", NULL, "print one JSON object instead of the report", CLI_OPT_JSON, LIN | EQU | CMP},
     {"--outputs", "A,B", "keep only these outputs of the model, in this order (drop those a method cannot compute)",
      CLI_OPT_OUTPUTS, LIN | CMP | REP},
@@ -134,11 +136,13 @@ typedef struct pipeline {
     double shift_im;          /* --shift-im */
     const char *eigensolver; /* --eigensolver */
     int mtx_format;           /* --mtx-format: MBL_MTX_* */
+    double time;              /* --time (has_time: given) */
+    int has_time;
 } pipeline;
 
 static void help(void *ud) { command_usage(stdout, ((const pipeline *)ud)->c); }
 
-/* --nev, --shift, --shift-im, --mem-budget: -1 to go on, else the exit status */
+/* --nev, --shift, --shift-im, --time, --mem-budget: -1 to go on, else the exit status */
 static int number_option(pipeline *p, const char *a, const char *v)
 {
     const char *cmd = commands[p->c];
@@ -157,6 +161,7 @@ static int number_option(pipeline *p, const char *a, const char *v)
                          !strcmp(a, "--nev")        ? "--nev expects a positive integer, got '%s'"
                          : !strcmp(a, "--shift")    ? "--shift expects a number, got '%s'"
                          : !strcmp(a, "--shift-im") ? "--shift-im expects a number, got '%s'"
+                         : !strcmp(a, "--time")     ? "--time expects a number, got '%s'"
                                                     : "--mem-budget expects a size (bytes, or with k, M, G), got '%s'",
                          v);
     x *= unit;
@@ -167,6 +172,8 @@ static int number_option(pipeline *p, const char *a, const char *v)
         p->shift = x;
     } else if (!strcmp(a, "--shift-im")) {
         p->shift_im = x;
+    } else if (!strcmp(a, "--time")) {
+        p->time = x, p->has_time = 1;
     } else {
         if (!(x >= 1048576.0)) return cli_usage(cmd, "--mem-budget expects at least 1M, got '%s'", v);
         p->mem_budget = x;
@@ -350,6 +357,7 @@ static int run(const pipeline *p, const cli_args *a, const mbl_model *model, mbl
     const char *cmd = a->cmd;
     mbl_opoint_options popt;
     cli_opoint_options(a, &popt);
+    if (p->has_time) popt.t = p->time, popt.has_t = 1;
     if (!strcmp(cmd, "check")) return check(a, model, &popt, pt);
     mbl_status st;
     mbl_status_clear(&st);

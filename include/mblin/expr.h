@@ -550,6 +550,16 @@ MBL_API size_t mblx_print(const mblx_graph *g, mblx_id e, char *buf, size_t size
 /* Allocating variant: a new NUL-terminated string (free with mbl_free), or NULL with st set. */
 MBL_API char *mblx_print_alloc(const mblx_graph *g, mblx_id e, mbl_status *st);
 
+/* The same with exact rationals: a number whose decimals do not end within MBLX_PRINT_DEC_DIGITS
+ * significant digits (0.3333333333333333, not 0.5 or 9.81) and that is the double the parser
+ * makes of "p/q" (p times the double reciprocal of q) for p/q in lowest terms, 1 < q <=
+ * MBLX_PRINT_DEN_MAX, the least such q, prints as "p/q" ("(p/q)" as an exponent): 1/3*m1,
+ * x^(2/3). It reads back to the same node as mblx_print's text (the `symbolic` command's text and
+ * JSON); a number that is no such double keeps its decimals. */
+#define MBLX_PRINT_DEN_MAX 1000
+#define MBLX_PRINT_DEC_DIGITS 12
+MBL_API char *mblx_print_alloc_rational(const mblx_graph *g, mblx_id e, mbl_status *st);
+
 /* ==== parsing =============================================================================== */
 
 /* Resolver: called for each identifier that is not built in (nargs == -1, args == NULL) and for

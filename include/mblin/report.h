@@ -44,7 +44,7 @@ MBL_API int mbl_report_text(FILE *f, const mbl_model *model, const mbl_point *pt
                     const mbl_modes *modes, unsigned flags);
 
 /* One JSON object (DESIGN.md sec. 5): method, states, velocity_states, inputs, outputs,
- * ss {A,B,C,D}, mck {M,C,K,F}, eigenvalues [{re,im,freq_hz,damping_ratio,spurious,kind}],
+ * ss {A,B,C,D}, mck {M,C,K,F}, eigenvalues [{re,im,freq_hz,damped_freq_hz,damping_ratio,spurious,kind}],
  * operating_point {at,t,coordinates,q,v,vdot,lambda,mu,inputs,iterations,residual},
  * selection, condition, mode_shapes. Matrices are lists of rows. */
 MBL_API int mbl_report_json(FILE *f, const mbl_model *model, const mbl_point *pt, const mbl_linear *lin,

@@ -229,6 +229,7 @@ typedef struct mblx__view {
     uint32_t ndata;
     const mblx__user *user; /* the routines the MBLX_OP_USER nodes name */
     uint32_t nuser;
+    int rational;           /* numbers that are exactly p/q print as p/q (mblx_print_alloc_rational) */
 } mblx__view;
 
 /* ---- functions of data (data.c) ---- */

@@ -44,6 +44,40 @@ static double read_number(const char *s)
     return strtod(buf, NULL);
 }
 
+static long gcd_long(long a, long b)
+{
+    while (b) {
+        long t = a % b;
+        a = b, b = t;
+    }
+    return a;
+}
+
+/* v = p/q in lowest terms as the parser reads "p/q" (p times the reciprocal of q, in doubles)
+ * with 1 < q <= MBLX_PRINT_DEN_MAX, the least such q: the text "p/q" in buf (its length), else 0 */
+static size_t format_rational(double v, char *buf)
+{
+    if (!isfinite(v) || v == nearbyint(v)) return 0;
+    for (long q = 2; q <= MBLX_PRINT_DEN_MAX; q++) {
+        double p = nearbyint(v * (double)q);
+        if (fabs(p) < 9007199254740992.0 && gcd_long(labs((long)p), q) == 1 && p * (1.0 / (double)q) == v)
+            return (size_t)snprintf(buf, MBLX__NUM_BUF, "%.0f/%ld", p, q);
+    }
+    return 0;
+}
+
+/* the digits of a formatted number's mantissa, leading zeros not counted */
+static int significant_digits(const char *s)
+{
+    int n = 0, lead = 1;
+    for (; *s && *s != 'e' && *s != 'E'; s++) {
+        if (*s < '0' || *s > '9') continue;
+        if (lead && *s == '0') continue;
+        lead = 0, n++;
+    }
+    return n;
+}
+
 size_t mblx__format_number(double v, char *buf)
 {
     for (int prec = NUM_PREC_MIN; prec <= NUM_PREC_MAX; prec++) {
@@ -59,10 +93,12 @@ size_t mblx__format_number(double v, char *buf)
 typedef struct outbuf {
     char *buf;
     size_t size, len;
+    char last; /* the last character emitted ('\0' before the first) */
 } outbuf;
 
 static void emit(outbuf *o, const char *s, size_t n)
 {
+    if (n) o->last = s[n - 1];
     if (o->len < o->size) {
         size_t room = o->size - 1 - o->len; /* keep one byte for the NUL */
         size_t k = n < room ? n : room;
@@ -334,7 +370,7 @@ static void expand(const mblx__view *v, tstack *s, uint32_t x, int prec, int neg
 
 size_t mblx__print_view(const mblx__view *v, uint32_t root, char *buf, size_t size)
 {
-    outbuf o = {buf, size, 0};
+    outbuf o = {buf, size, 0, '\0'};
     tstack s;
     s.p = s.local;
     s.n = 0;
@@ -346,9 +382,16 @@ size_t mblx__print_view(const mblx__view *v, uint32_t root, char *buf, size_t si
         switch (t.kind) {
         case T_STR: emits(&o, t.u.str); break;
         case T_NUM: {
-            char nb[MBLX__NUM_BUF];
-            size_t k = mblx__format_number(t.u.num, nb);
-            emit(&o, nb, k);
+            char nb[MBLX__NUM_BUF], rb[MBLX__NUM_BUF];
+            size_t k = mblx__format_number(t.u.num, nb), kr = 0;
+            if (v->rational && significant_digits(nb) > MBLX_PRINT_DEC_DIGITS) kr = format_rational(t.u.num, rb);
+            if (kr && o.last == '^') { /* an exponent p/q: x^(1/2) */
+                emits(&o, "(");
+                emit(&o, rb, kr);
+                emits(&o, ")");
+            } else {
+                emit(&o, kr ? rb : nb, kr ? kr : k);
+            }
             break;
         }
         case T_DEN:
@@ -388,9 +431,10 @@ static void graph_view(const mblx_graph *g, mblx__view *v)
     v->ndata = g->ndata;
     v->user = g->user;
     v->nuser = g->nuser;
+    v->rational = 0;
 }
 
-size_t mblx_print(const mblx_graph *g, mblx_id e, char *buf, size_t size)
+static size_t print_graph(const mblx_graph *g, mblx_id e, int rational, char *buf, size_t size)
 {
     if (!g || !mblx__valid(g, e)) {
         if (buf && size) buf[0] = '\0';
@@ -398,12 +442,15 @@ size_t mblx_print(const mblx_graph *g, mblx_id e, char *buf, size_t size)
     }
     mblx__view v;
     graph_view(g, &v);
+    v.rational = rational;
     return mblx__print_view(&v, e, buf, size);
 }
 
-char *mblx_print_alloc(const mblx_graph *g, mblx_id e, mbl_status *st)
+size_t mblx_print(const mblx_graph *g, mblx_id e, char *buf, size_t size) { return print_graph(g, e, 0, buf, size); }
+
+static char *print_alloc(const mblx_graph *g, mblx_id e, int rational, mbl_status *st)
 {
-    size_t n = mblx_print(g, e, NULL, 0);
+    size_t n = print_graph(g, e, rational, NULL, 0);
     if (n == SIZE_MAX) {
         if (!g || !mblx__valid(g, e)) mbl_error(st, MBL_EARG, "mblx_print_alloc: invalid node");
         else mbl_error(st, MBL_ENOMEM, "out of memory while printing an expression");
@@ -414,10 +461,14 @@ char *mblx_print_alloc(const mblx_graph *g, mblx_id e, mbl_status *st)
         mbl_error(st, MBL_ENOMEM, "out of memory while printing an expression");
         return NULL;
     }
-    if (mblx_print(g, e, s, n + 1) == SIZE_MAX) {
+    if (print_graph(g, e, rational, s, n + 1) == SIZE_MAX) {
         mbl_free(s);
         mbl_error(st, MBL_ENOMEM, "out of memory while printing an expression");
         return NULL;
     }
     return s;
 }
+
+char *mblx_print_alloc(const mblx_graph *g, mblx_id e, mbl_status *st) { return print_alloc(g, e, 0, st); }
+
+char *mblx_print_alloc_rational(const mblx_graph *g, mblx_id e, mbl_status *st) { return print_alloc(g, e, 1, st); }

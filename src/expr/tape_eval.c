@@ -84,7 +84,7 @@ static int report(const mblx_tape *t, uint32_t l, const char *what, mbl_status *
     if (t->g) {
         len = mblx_print(t->g, l, ex, sizeof ex);
     } else {
-        mblx__view view = {t->lnd, t->largs, tape_symname, t, t->data, t->ndata, t->user, t->nuser};
+        mblx__view view = {t->lnd, t->largs, tape_symname, t, t->data, t->ndata, t->user, t->nuser, 0};
         len = mblx__print_view(&view, l, ex, sizeof ex);
     }
     if (len == SIZE_MAX) return mbl_error(st, MBL_EDOMAIN, "%s", what);

@@ -148,7 +148,7 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     double ab[2] = {0, 0};
     const char *dt[2] = {NULL, NULL};
     yaml_node_t *dnode[2] = {NULL, NULL};
-    if ((rc = mech_beam_damping(M, val, what, ab, dt, dnode))) return rc;
+    if ((rc = mech_beam_damping(M, val, what, ab, dt, dnode, 0))) return rc;
     double alpha = ab[0], beta = ab[1];
     int bi;
     if ((rc = mech_flex_frame3(M, key, val, what, &bi))) return rc;

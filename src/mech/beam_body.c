@@ -397,7 +397,7 @@ int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     double ab[2] = {0, 0};
     const char *dt[2] = {NULL, NULL};
     yaml_node_t *dnode[2] = {NULL, NULL};
-    if ((rc = mech_beam_damping(M, val, what, ab, dt, dnode))) return rc;
+    if ((rc = mech_beam_damping(M, val, what, ab, dt, dnode, 0))) return rc;
     double alpha = ab[0], beta = ab[1];
     body *B = mech_new_body(M, name, key);
     if (!B) return mech_oom(M);
@@ -585,13 +585,13 @@ int mech_flex_factors(mech *M, struct mbl_ffr_body *f, const mech_flex_fac *fa, 
 }
 
 int mech_beam_damping(mech *M, const yaml_node_t *val, const char *what, double ab[2], const char *dt[2],
-                      yaml_node_t *dnode[2])
+                      yaml_node_t *dnode[2], int zeta_ok)
 {
     yaml_node_t *dn = mech_get(M, val, "damping");
     if (!dn) return 0;
-    static const char *okd[] = {"alpha", "beta", NULL};
+    static const char *okd[] = {"alpha", "beta", NULL}, *okz[] = {"alpha", "beta", "zeta", NULL};
     int rc;
-    if ((rc = mech_want_map(M, dn, "damping")) || (rc = mech_check_keys(M, dn, okd, "damping"))) return rc;
+    if ((rc = mech_want_map(M, dn, "damping")) || (rc = mech_check_keys(M, dn, zeta_ok ? okz : okd, "damping"))) return rc;
     const char *keys[2] = {"alpha", "beta"};
     for (int k = 0; k < 2; k++) {
         yaml_node_t *x = mech_get(M, dn, keys[k]);

@@ -8,6 +8,7 @@
 #include <yaml.h>
 
 #include "mblin/expr.h"
+#include "mblin/la.h"
 #include "mech/mechanism.h"
 
 enum { KIND_GROUND, KIND_PLANAR, KIND_SPATIAL, KIND_POINT };
@@ -438,9 +439,15 @@ int mech_flex_factors(mech *M, struct mbl_ffr_body *f, const mech_flex_fac *fa, 
 int mech_beam_number_t(mech *M, const yaml_node_t *val, const char *key, const char *what, int required, double *out,
                        const char **txt);
 /* a beam's optional Rayleigh damping {alpha, beta} (each >= 0): values in ab, texts and nodes of
- * the keys given (NULL where absent) */
+ * the keys given (NULL where absent); zeta_ok: the map may also hold a modal body's `zeta`
+ * (read by mech_modal_zeta) */
 int mech_beam_damping(mech *M, const yaml_node_t *val, const char *what, double ab[2], const char *dt[2],
-                      yaml_node_t *dnode[2]);
+                      yaml_node_t *dnode[2], int zeta_ok);
+/* a modal body's modal damping (modal_damping.c): from val's `damping: {zeta}` (one ratio or k), else
+ * the mechanism's `modal_damping`; *Cm = Mf Phi diag(2 zeta omega) Phi^T Mf of the k x k modal
+ * mass Mf and stiffness Kf (column-major), NULL when neither is given */
+int mech_modal_zeta(mech *M, const yaml_node_t *val, const char *what, int k, const double *Mf, const double *Kf,
+                    mbla_csc **Cm);
 /* a beam's optional `geometric_stiffness: true | false` (default true) in *geo */
 int mech_beam_geometric_key(mech *M, const yaml_node_t *val, const char *what, int *geo);
 /* the validity item of a beam body's mean axial strain, its tip's axial displacement utip over

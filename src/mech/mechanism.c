@@ -164,7 +164,7 @@ static int read_all(mech *M, const yaml_node_t *root)
 {
     static const char *ok[] = {"model", "name", "parameters", "space", "ground", "bodies", "joints", "drivers",
                                "forces", "inputs", "variables", "outputs", "linearize", "coordinates", "tree_dynamics", "spin_speeds",
-                               "velocities", "data", "trim", "routines", NULL};
+                               "velocities", "data", "trim", "routines", "modal_damping", NULL};
     int rc = mech_check_keys(M, root, ok, "mechanism");
     if (rc) return rc;
     yaml_node_t *n;

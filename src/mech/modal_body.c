@@ -437,7 +437,7 @@ int mech_read_modal(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         return err_at(M, val, "%s: 'mass' and 'J0' must be positive and finite", what);
     yaml_node_t *dn = mech_get(M, val, "damping");
     if (dn) {
-        static const char *okd[] = {"alpha", "beta", NULL};
+        static const char *okd[] = {"alpha", "beta", "zeta", NULL};
         if ((rc = mech_want_map(M, dn, "damping")) || (rc = mech_check_keys(M, dn, okd, "damping"))) return rc;
         if (mech_get(M, dn, "alpha") && (rc = num_key(M, dn, "alpha", what, &alpha, &fa[4]))) return rc;
         if (mech_get(M, dn, "beta") && (rc = num_key(M, dn, "beta", what, &beta, &fa[5]))) return rc;
@@ -503,6 +503,7 @@ int mech_read_modal(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         if (!rc && asym > 1e-9)
             rc = err_at(M, mech_get(M, val, "mass_matrix"),
                         "%s: mass_matrix must be symmetric and P antisymmetric (relative deviation %.3g)", what, asym);
+        if (!rc) rc = mech_modal_zeta(M, val, what, nm, Mf, Kf, &f->Cm);
         if (!rc) rc = modal_markers(M, bi, mech_get(M, val, "markers"), nm);
     }
     mbl_free(Mf), mbl_free(Kf), mbl_free(Sb), mbl_free(c1), mbl_free(c2), mbl_free(P);

@@ -163,7 +163,7 @@ int mech_modal3_build(mech *M, const yaml_node_t *key, const yaml_node_t *val, c
     double ab[2] = {0, 0};
     const char *dt[2] = {NULL, NULL};
     yaml_node_t *dnode[2] = {NULL, NULL};
-    if (rc || (rc = mech_beam_damping(M, val, what, ab, dt, dnode)) || (rc = mech_flex_frame3(M, key, val, what, &bi))) return rc;
+    if (rc || (rc = mech_beam_damping(M, val, what, ab, dt, dnode, 1)) || (rc = mech_flex_frame3(M, key, val, what, &bi))) return rc;
     body *B = &M->b[bi];
     /* the structured term's coordinates: e0..e3, then the modal ones */
     const char **qf = mbl_calloc((size_t)k + 4, sizeof *qf);
@@ -178,6 +178,7 @@ int mech_modal3_build(mech *M, const yaml_node_t *key, const yaml_node_t *val, c
     mbl_ffr_body *f = mech_flex_new(M, B, 4 + k, qf);
     if (!f) return mech_oom(M);
     f->alpha = ab[0], f->beta = ab[1];
+    if ((rc = mech_modal_zeta(M, val, what, k, inv->Mc, inv->Kr, &f->Cm))) return rc;
     f->lexp = mbl_calloc((size_t)k + 4, sizeof *f->lexp);
     f->kcls = mbl_calloc((size_t)k + 4, sizeof *f->kcls);
     if (!f->lexp || !f->kcls) return mech_oom(M);

@@ -11,6 +11,7 @@ list(APPEND MBLIN_SOURCES
   src/mech/modal_body.c
   src/mech/modal_body3.c
   src/mech/modal_fe.c
+  src/mech/modal_damping.c
   src/mech/relative.c
   src/mech/relative_kinematics.c
   src/mech/relative_forces.c

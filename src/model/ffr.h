@@ -68,6 +68,8 @@ typedef struct mbl_ffr_body {
     char *name;                 /* for messages: "body 'link1'" */
     mbl_ffr_invariants inv;
     double alpha, beta;         /* Rayleigh damping C = alpha Mff + beta K */
+    mbla_csc *Cm;               /* modal damping (modal bodies' zeta): Mff Phi diag(2 zeta_i omega_i)
+                                   Phi^T Mff on the elastic coordinates, added to C; NULL: none */
     double g[3];                /* gravity (global; planar: x, y) */
     char *coord[3];             /* frame x, y, th */
     char **qf;                  /* nf elastic coordinate names */
@@ -97,6 +99,9 @@ typedef struct mbl_flex_nodes {
 } mbl_flex_nodes;
 
 void model_ffr_body_free(mbl_ffr_body *b);
+/* The body's damping of the elastic coordinates, C = alpha Mass + beta K + Cm (Mass, K: the
+ * invariants of the planar Mff or the spatial Mc), into *C; *C = NULL when the body has none. */
+int model_ffr_damping(const mbl_ffr_body *b, const mbla_csc *Mass, const mbla_csc *K, mbla_csc **C, mbl_status *st);
 
 struct mbl_model;
 struct mbl_sjac;

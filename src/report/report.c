@@ -190,6 +190,15 @@ static int mode_digits(const mbl_mode *m)
     return d < 0 ? 0 : d > 16 ? 16 : d;
 }
 
+/* The damped frequency |Im lambda| / 2 pi in Hz (source 003, Table 5.2), beside the undamped
+ * |lambda| / 2 pi of freq_hz: 0 for a real eigenvalue, NAN (JSON null) for an infinite one. */
+#define REPORT_TWO_PI 6.283185307179586476925286766559 /* as modal.c divides |lambda| by */
+static double damped_freq_hz(const mbl_mode *m)
+{
+    if (!isfinite(m->re) || !isfinite(m->im)) return NAN;
+    return fabs(m->im) / REPORT_TWO_PI;
+}
+
 /* The text report tags a mode whose estimate leaves fewer correct digits than this (issue 30,
  * item 3: a low mode beside very stiff ones is listed with its uncertainty, not as a zero): the
  * table prints 8 digits. */
@@ -332,6 +341,8 @@ int mbl_report_json_flags(FILE *f, const mbl_model *md, const mbl_point *pt, con
         mbl_json_number(f, m->im, 17, 1);
         fputs(", \"freq_hz\": ", f);
         mbl_json_number(f, m->freq_hz, 17, 1);
+        fputs(", \"damped_freq_hz\": ", f);
+        mbl_json_number(f, damped_freq_hz(m), 17, 1);
         fputs(", \"damping_ratio\": ", f);
         mbl_json_number(f, m->damping_ratio, 17, 1);
         fputs(", \"backward_error\": ", f);
@@ -541,7 +552,8 @@ int mbl_report_text(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl
     if (lin->err_est > 0) fprintf(f, "  estimated eigenvalue error: %.3g\n", lin->err_est);
     if (modes) {
         fprintf(f, "\nEigenvalues (%d, solver %s)\n", modes->nx, modes->solver);
-        fprintf(f, "  %4s  %16s  %14s  %16s  %16s\n", "mode", "frequency [Hz]", "damping ratio", "real", "imaginary");
+        fprintf(f, "  %4s  %16s  %16s  %14s  %16s  %16s\n", "mode", "frequency [Hz]", "damped [Hz]", "damping ratio",
+                "real", "imaginary");
         for (int i = 0; i < modes->nx; i++) {
             const mbl_mode *m = &modes->modes[i];
             char doubt[64] = "";
@@ -550,13 +562,15 @@ int mbl_report_text(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl
             const char *tag = m->spurious                  ? "  (spurious)"
                               : m->kind == MBL_MODE_ZERO ? "  (zero / rigid-body mode)"
                                                          : doubt;
-            if (isfinite(m->re) && isfinite(m->im)) { /* "  %4d  %16.8g  %14.6g  %16.8g  %16.8g%s\n" */
+            if (isfinite(m->re) && isfinite(m->im)) { /* "  %4d  %16.8g  %16.8g  %14.6g  %16.8g  %16.8g%s\n" */
                 obuf l;
                 report_ob_init(&l, f);
                 report_ob_put(&l, "  ", 2);
                 ob_d(&l, i + 1, 4);
                 report_ob_put(&l, "  ", 2);
                 report_ob_g(&l, m->freq_hz, 16, 8);
+                report_ob_put(&l, "  ", 2);
+                report_ob_g(&l, damped_freq_hz(m), 16, 8);
                 report_ob_put(&l, "  ", 2);
                 report_ob_g(&l, m->damping_ratio, 14, 6);
                 report_ob_put(&l, "  ", 2);
@@ -567,7 +581,7 @@ int mbl_report_text(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl
                 report_ob_put(&l, "\n", 1);
                 report_ob_flush(&l);
             } else /* an infinite eigenvalue of a descriptor pencil: no frequency or damping to show */
-                fprintf(f, "  %4d  %16s  %14s  %16s  %16s%s\n", i + 1, "infinite", "-", "infinite", "-", tag);
+                fprintf(f, "  %4d  %16s  %16s  %14s  %16s  %16s%s\n", i + 1, "infinite", "-", "-", "infinite", "-", tag);
         }
         if (flags & MBL_REPORT_SHAPES) {
             fprintf(f, "\nMode shapes (real part, largest component 1)\n");

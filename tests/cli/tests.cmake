@@ -108,3 +108,16 @@ if(PYTHON3 AND NOT MBLIN_FUZZ)
   add_test(NAME test_cli_user_code COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/user_code_test.py
            $<TARGET_FILE:mblin_cli> $<TARGET_FILE:mblin_user_marker> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# linearize --time T: a driven model's point at time T against closed forms (issue 70, item 8)
+if(PYTHON3)
+  add_test(NAME test_linearize_time COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/linearize_time_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(test_linearize_time PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1;PYTHONDONTWRITEBYTECODE=1")
+endif()
+# symbolic: exact rationals instead of non-terminating decimals, M-hat and K-hat of source 002's
+# double pendulum equal to its closed forms in exact arithmetic (issue 70, item 8)
+if(PYTHON3)
+  add_test(NAME test_symbolic_rational COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/symbolic_rational_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(test_symbolic_rational PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1;PYTHONDONTWRITEBYTECODE=1")
+endif()

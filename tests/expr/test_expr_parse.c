@@ -470,6 +470,58 @@ TEST(constant_text)
     CHECK_EQ_INT(x == 7, 1);
 }
 
+/* mblx_print_alloc_rational (issue 70, item 8): non-terminating decimals that are p/q with
+ * q <= 1000 print as p/q, in parentheses as an exponent; the text parses back to the same node */
+static void CHECK_PRINT_R_(mblx_id e, const char *want, int line)
+{
+    mbl_status st;
+    char *s = mblx_print_alloc_rational(G, e, &st);
+    mblx_id back = MBLX_NONE;
+    int rc = s ? mblx_parse(G, s, strlen(s), &OPTS, &back, &st) : -1;
+    if (!s || strcmp(s, want) != 0 || rc != 0 || back != e) {
+        test_checks_failed_++;
+        fprintf(stderr, "%s:%d: printed \"%s\" (parsed back: %s), want \"%s\"\n", __FILE__, line, s ? s : "(null)",
+                rc ? "error" : back == e ? "same node" : "another node", want);
+    }
+    mbl_free(s);
+}
+#define CHECK_PRINT_R(e, want) CHECK_PRINT_R_((e), (want), __LINE__)
+
+TEST(print_rational)
+{
+    mblx_id x = S("x"), y = S("y");
+    CHECK_PRINT_R(mblx_scale(G, 1.0 / 3, x), "1/3*x");
+    CHECK_PRINT(mblx_scale(G, 1.0 / 3, x), "0.3333333333333333*x"); /* mblx_print: unchanged */
+    CHECK_PRINT_R(mblx_powc(G, x, 1.0 / 3), "x^(1/3)");
+    CHECK_PRINT_R(mblx_powc(G, x, -2.0 / 3), "1/x^(2/3)");
+    CHECK_PRINT_R(mblx_scale(G, 0.5, x), "0.5*x");                  /* a short decimal stays */
+    CHECK_PRINT_R(mblx_add(G, x, K(2.0 / 3)), "x + 2/3");
+    CHECK_PRINT_R(mblx_sub(G, y, mblx_scale(G, 5 * (1.0 / 7), x)), "y - 5/7*x");  /* the parser's 5/7 */
+    CHECK_PRINT_R(mblx_scale(G, 5.0 / 7, x), "0.7142857142857143*x"); /* 25/35 only: not in lowest terms */
+    CHECK_PRINT_R(mblx_div(G, mblx_scale(G, -1.0 / 6, x), y), "-1/6*x/y");
+    CHECK_PRINT_R(K(0.1 + 0.2), "3/10");              /* the parser's 3/10 is 0.30000000000000004 */
+    CHECK_PRINT_R(K(1.4142135623730951), "1.4142135623730951"); /* sqrt 2: no p/q */
+    CHECK_PRINT_R(K(1.0 / 1009), "0.0009910802775024777");        /* q > 1000: decimals */
+    /* random expressions with rational factors and exponents read back to the same node */
+    static const double rats[] = {1.0 / 3, -2.0 / 3, 1.0 / 6, 5.0 / 7, -1.0 / 36, 22.0 / 7, 1.0 / 999};
+    int failures = 0;
+    for (int i = 0; i < 1000; i++) {
+        mblx_id e = rand_expr(1 + i % 5);
+        e = mblx_add(G, mblx_scale(G, rats[rnd(7)], e), mblx_powc(G, S("x1"), rats[rnd(7)]));
+        mbl_status st;
+        char *s = mblx_print_alloc_rational(G, e, &st);
+        mblx_id back = MBLX_NONE;
+        if (!s || mblx_parse(G, s, strlen(s), &OPTS, &back, &st) || back != e)
+            if (failures++ < 5) {
+                char *d1 = mblx_print_alloc(G, e, &st), *d2 = back != MBLX_NONE ? mblx_print_alloc(G, back, &st) : NULL;
+                fprintf(stderr, "rational roundtrip: \"%s\" e=\"%s\" back=\"%s\"\n", s ? s : "(null)", d1, d2 ? d2 : "");
+                mbl_free(d1), mbl_free(d2);
+            }
+        mbl_free(s);
+    }
+    CHECK_EQ_INT(failures, 0);
+}
+
 int main(void)
 {
     G = mblx_graph_new();
@@ -480,6 +532,7 @@ int main(void)
     RUN(excerpt);
     RUN(print_formats);
     RUN(print_parse_roundtrip);
+    RUN(print_rational);
     RUN(deep_and_long_texts);
     RUN(constant_text);
     mblx_graph_free(G);

@@ -104,3 +104,9 @@ mblin_add_test(test_tire_force ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_tire_force.
 # mbl_load_options.no_drawing (issue 69): no drawing points, the same point and linear model bit for
 # bit (the four-bar; a trimmed turn whose targets are marker measures)
 mblin_add_test(test_no_drawing ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_no_drawing.c)
+# modal damping ratios of modal bodies (issue 70, item 7): the linearization's damping ratios equal
+# the given zetas, planar and spatial, with Rayleigh beside them the documented sum; refusals
+if(MBLIN_PYTHON3_NUMPY AND MBLIN_WITH_GPL)
+  add_test(NAME test_modal_damping COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_modal_damping.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()

@@ -41,7 +41,20 @@ void model_ffr_body_free(mbl_ffr_body *b)
     if (b->sp) model_ffr3_free(b->sp), mbl_free(b->sp);
     for (int k = 0; k < b->nfac; k++) mbl_free(b->fac[k].text);
     mbl_free(b->lexp), mbl_free(b->kcls);
+    mbla_csc_free(b->Cm);
     memset(b, 0, sizeof *b);
+}
+
+int model_ffr_damping(const mbl_ffr_body *b, const mbla_csc *Mass, const mbla_csc *K, mbla_csc **C, mbl_status *st)
+{
+    *C = NULL;
+    if (b->alpha == 0 && b->beta == 0) return b->Cm ? mbla_csc_copy(b->Cm, C, st) : 0;
+    int rc = mbla_csc_add(b->alpha, Mass, b->beta, K, C, st);
+    if (rc || !b->Cm) return rc;
+    mbla_csc *R = *C;
+    rc = mbla_csc_add(1.0, R, 1.0, b->Cm, C, st);
+    mbla_csc_free(R);
+    return rc;
 }
 
 /* c0 x + c1 y, skipping zero coefficients */
@@ -396,13 +409,11 @@ int model_ffr_formulate_g(mbl_model *md, const mbl_ffr_body *b, const int *qidx,
         return model_ffr3_formulate(md, b, qidx, g3, Fs, J, st);
     }
     mbla_csc *C = NULL;
-    if (b->alpha != 0 || b->beta != 0) {
-        int rc = mbla_csc_add(b->alpha, b->inv.Mff, b->beta, b->inv.K, &C, st);
-        if (rc) return rc;
-    }
+    int rc = model_ffr_damping(b, b->inv.Mff, b->inv.K, &C, st);
+    if (rc) return rc;
     mblx_id gn[2];
     for (int k = 0; k < 2; k++) gn[k] = gnode ? gnode[k] : mblx_const(md->g, b->g[k]);
-    int rc = formulate(md, &b->inv, C, gn, qidx, Fs, J, st);
+    rc = formulate(md, &b->inv, C, gn, qidx, Fs, J, st);
     mbla_csc_free(C);
     return rc;
 }

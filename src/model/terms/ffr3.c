@@ -617,11 +617,9 @@ int model_ffr3_formulate(mbl_model *md, const mbl_ffr_body *b, const int *qidx, 
 {
     const mbl_ffr3 *sp = b->sp;
     mbla_csc *C = NULL;
-    if (b->alpha != 0 || b->beta != 0) {
-        int rc = mbla_csc_add(b->alpha, sp->Mc, b->beta, sp->K, &C, st);
-        if (rc) return rc;
-    }
-    int rc = model_ffr3_formulate_inv(md, sp, C, gn, qidx, Fs, J, st);
+    int rc = model_ffr_damping(b, sp->Mc, sp->K, &C, st);
+    if (rc) return rc;
+    rc = model_ffr3_formulate_inv(md, sp, C, gn, qidx, Fs, J, st);
     mbla_csc_free(C);
     return rc;
 }

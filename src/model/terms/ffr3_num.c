@@ -287,9 +287,9 @@ static int add_num(mbl_model *md, const mbl_ffr_body *fb, const int *qidx, const
     memcpy(b->name, nm, ln + 1);
     memcpy(b->qidx, qidx, ((size_t)nf + 7) * sizeof *qidx);
     if ((rc = model_ffr3_copy(sp, &b->sp, st))) return rc;
-    if (fb->alpha != 0 || fb->beta != 0) {
+    if (fb->alpha != 0 || fb->beta != 0 || fb->Cm) {
         if (!sp->Mc || !sp->K) return 1; /* ffr3.c's C needs both: the expression form */
-        if ((rc = mbla_csc_add(fb->alpha, sp->Mc, fb->beta, sp->K, &b->C, st))) return rc;
+        if ((rc = model_ffr_damping(fb, sp->Mc, sp->K, &b->C, st))) return rc;
     }
     mblx_graph *g = md->g;
     int nconst = 0;

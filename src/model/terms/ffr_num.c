@@ -167,10 +167,10 @@ static int add_num(mbl_model *md, const mbl_ffr_body *fb, const int *qidx, const
     memcpy(b->name, fb->name ? fb->name : "flexible body", ln + 1);
     memcpy(b->qidx, qidx, ((size_t)nf + 3) * sizeof *qidx);
     if ((rc = copy_inv(&fb->inv, &b->inv, st))) return rc;
-    if (fb->alpha != 0 || fb->beta != 0) {
+    if (fb->alpha != 0 || fb->beta != 0 || fb->Cm) {
         /* ffr.c's C (mbla_csc_add needs both matrices) */
         if (!fb->inv.Mff || !fb->inv.K) return 1;
-        if ((rc = mbla_csc_add(fb->alpha, fb->inv.Mff, fb->beta, fb->inv.K, &b->C, st))) return rc;
+        if ((rc = model_ffr_damping(fb, fb->inv.Mff, fb->inv.K, &b->C, st))) return rc;
     }
     mblx_graph *g = md->g;
     for (int k = 0; k < 2; k++) b->gn[k] = gnode ? gnode[k] : mblx_const(g, fb->g[k]);
