@@ -163,14 +163,18 @@ static int steady_hold_zero_columns(opoint_subproblem *sp, int *skip, mbl_status
  * solve factors M, whose condition grows like N^4 along a chain, and leaves errors of cond(M) eps
  * in vdot (1.2e-10 of it for the 100-link chain moving), which reach A through the terms dM/dq vdot;
  * the step leaves the rounding of R itself (docs/linearization.md, "A tree's own M^-1"). Skipped
- * (vdot kept) where M^-1 is not defined (a joint without inertia) or above
- * OPOINT_TREE_REFINE_MAX_N coordinates. */
+ * (vdot kept) where the solve left vdot = 0 (R at vdot = 0 within its tolerance: a point at rest,
+ * whose rounding-level accelerations would only add noise, and terms to the symbolic forms), where
+ * M^-1 is not defined (a joint without inertia) or above OPOINT_TREE_REFINE_MAX_N coordinates. */
 static int refine_tree_accelerations(opoint_subproblem *sp, mbl_status *st)
 {
     const mbl_model *md = sp->md;
     const model_view *mv = &sp->mv;
     int n = mv->n, e0 = mv->row0[MBL_ROW_EOM];
     if (!model_mass_inverse_ok(md) || mv->m + mv->k + mv->nX + mv->nZ > 0 || n > OPOINT_TREE_REFINE_MAX_N) return 0;
+    int moves = 0;
+    for (int i = 0; i < n && !moves; i++) moves = sp->pt->vdot[i] != 0.0;
+    if (!moves) return 0; /* the solve found the point at rest to its tolerance: vdot = 0 kept */
     double *minv = mbl_alloc_array((size_t)n * n + 1, sizeof *minv);
     double *mwork = mbl_alloc_array(model_mass_inverse_work(md) + 1, sizeof *mwork);
     double *dv = mbl_alloc_array((size_t)n + 1, sizeof *dv);
