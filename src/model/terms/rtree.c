@@ -814,28 +814,42 @@ void model_rtree_jac_entries(const mbl_rtree_num *r, double *N, double *out)
         for (int k = 0; k < 6; k++) n[NB_D + k] = t1[k] - t2[k] - t3[k] - t4[k];
         nm6v(Ic, u, t3);
         for (int k = 0; k < 6; k++) n[NB_E + k] = BS[k] - 2.0 * t3[k] + Sh[k];
+        /* the same about the tree's reference point (the first body's point) for the pairs with an
+         * ancestor: forces n + d x f, motions v + d x w (d the body's point less the reference);
+         * in NB_GL: S, G, U, P, Q, D, E */
+        const double *o0 = N + NB_O;
+        double O[3] = {n[NB_O] - o0[0], n[NB_O + 1] - o0[1], n[NB_O + 2] - o0[2]};
+        static const int src[7] = {NB_S, NB_G, NB_U, NB_P, NB_Q, NB_D, NB_E};
+        for (int t = 0; t < 7; t++) {
+            const double *x = n + src[t];
+            double *y = n + NB_GL + 6 * t;
+            const double *a = t < 3 ? x : x + 3; /* motion: the angular part; force: the force part */
+            double c[3];
+            vec3_cross(O, a, c);
+            if (t < 3) {
+                y[0] = x[0], y[1] = x[1], y[2] = x[2], y[3] = x[3] + c[0], y[4] = x[4] + c[1], y[5] = x[5] + c[2];
+            } else {
+                y[0] = x[0] + c[0], y[1] = x[1] + c[1], y[2] = x[2] + c[2], y[3] = x[3], y[4] = x[4], y[5] = x[5];
+            }
+        }
     }
     const int *pi = r->pi, *pj = r->pj, *pos = r->pos;
     for (int p = 0, np = r->npair; p < np; p++) {
         const double *ni = N + (size_t)pi[p] * NB_SIZE, *nj = N + (size_t)pj[p] * NB_SIZE;
         const int *ps = pos + 6 * (size_t)p;
         int p0 = ps[0], p1 = ps[1], p2 = ps[2];
-        /* j's motions moved to i's point (i's forces are about it) */
-        const double *S = nj + NB_S, *g = nj + NB_G, *u = nj + NB_U;
-        double Sd[6], gd[6], ud[6];
-        if (ni != nj) {
-            double d[3] = {ni[NB_O] - nj[NB_O], ni[NB_O + 1] - nj[NB_O + 1], ni[NB_O + 2] - nj[NB_O + 2]};
-            nshift_m(S, d, Sd), nshift_m(g, d, gd), nshift_m(u, d, ud);
-            S = Sd, g = gd, u = ud;
-        }
-        if (p0 >= 0) out[p0] -= ndot(ni + NB_P, g) + ndot(ni + NB_Q, u);
-        if (p1 >= 0) out[p1] += ndot(ni + NB_Q, S) - 2.0 * ndot(ni + NB_P, u);
-        double ps2 = ndot(ni + NB_P, S); /* = S_j . P_i, slot 5 (the same products and sum) */
+        /* the pair about the body's own point (i = j) or about the tree's reference point */
+        int gl = ni == nj ? 0 : NB_GL;
+        const double *S = nj + (gl ? gl : NB_S), *g = nj + (gl ? gl + 6 : NB_G), *u = nj + (gl ? gl + 12 : NB_U);
+        const double *P = ni + (gl ? gl + 18 : NB_P), *Q = ni + (gl ? gl + 24 : NB_Q);
+        if (p0 >= 0) out[p0] -= ndot(P, g) + ndot(Q, u);
+        if (p1 >= 0) out[p1] += ndot(Q, S) - 2.0 * ndot(P, u);
+        double ps2 = ndot(P, S); /* = S_j . P_i, slot 5 (the same products and sum) */
         if (p2 >= 0) out[p2] += ps2;
         if (ni == nj) continue;
         int p3 = ps[3], p4 = ps[4], p5 = ps[5];
-        if (p3 >= 0) out[p3] += ndot(S, ni + NB_D);
-        if (p4 >= 0) out[p4] += ndot(S, ni + NB_E);
+        if (p3 >= 0) out[p3] += ndot(S, ni + gl + 30);
+        if (p4 >= 0) out[p4] += ndot(S, ni + gl + 36);
         if (p5 >= 0) out[p5] += ps2;
     }
 }

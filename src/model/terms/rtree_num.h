@@ -36,7 +36,7 @@ struct mbl_rtree_num {
 
 enum { NB_S = 0, NB_VP = 6, NB_AP = 12, NB_V = 18, NB_A = 24, NB_F = 30, NB_HC = 36, NB_P = 42, NB_Q = 48,
        NB_U = 54, NB_G = 60, NB_D = 66, NB_E = 72, NB_I = 78, NB_IC = 114, NB_BC = 150, NB_SUB = 186,
-       NB_O = 187, NB_DP = 190, NB_SIZE = 194 };
+       NB_O = 187, NB_DP = 190, NB_GL = 194, NB_SIZE = 236 };
 /* NB_IC, NB_BC: the subtree's sums of I and B, NB_SUB: not zero once a child has added to them (the
  * first contribution is copied, not added to zeros: the sums differ at most in the sign of a zero
  * entry, which no product or sum that reads them sees: nm6v's sums start from +0, to which adding
