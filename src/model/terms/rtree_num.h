@@ -43,7 +43,8 @@ enum { NB_S = 0, NB_VP = 6, NB_AP = 12, NB_V = 18, NB_A = 24, NB_F = 30, NB_HC =
  * a zero of either sign gives +0, and a zero added to anything else changes nothing) */
 
 /* NB_O: the body's point (model_rtree_point), NB_DP: it less its parent's (the ground's: the
- * global origin). Each body's vectors are about its own point, in global axes: about one global
+ * global origin), NB_GL: the Jacobian's S, G, U, P, Q, D, E about the tree's first point (its pair
+ * products with other bodies; model_rtree_jac_entries). Each body's vectors are about its own point, in global axes: about one global
  * origin a body r = 100 m down a chain has inertia entries m r^2 and velocities w r, and the
  * velocity terms' subtree sums of v x* I - I v x lose r^3 eps against their own size (1.1e-10 in A
  * of the 100-link chain moving; docs/linearization.md) */
