@@ -21,6 +21,12 @@
 #include "fixture.h"
 
 #define DENSE_TOL 1e-12
+/* The 20-link chain's A and B at its moving points: the general path factors M (condition about 1e5
+ * here), the dense path takes the tree's own M^-1 (src/model/terms/rtree_minv.c), and the two differ
+ * by the general path's error: at the second point 1.08e-12, where the dense path is 2.1e-14 and
+ * 1.5e-14 from a 40-digit reference at the two points (tests/lin/chain_reference.py's linearize at
+ * the same q and v; test_tree_accuracy checks the dense path against such references). */
+#define DENSE_TOL_CHAIN20 1e-11
 
 /* max |a - b| over max |b| */
 static double rel_diff(const double *a, const double *b, size_t n)
@@ -105,7 +111,7 @@ static int history_same(const mbl_linear *l, double *const *s)
            memcmp(l->C, s[2], ny * nx * sizeof *s[0]) == 0 && memcmp(l->D, s[3], ny * nu * sizeof *s[0]) == 0;
 }
 
-static void check_model(const char *name, mbl_model *md, double dq, double vq, int dense)
+static void check_model(const char *name, mbl_model *md, double dq, double vq, int dense, double tol)
 {
     mbl_status st;
     mbl_point *p0 = NULL, *p1 = NULL, *p2 = NULL;
@@ -151,7 +157,7 @@ static void check_model(const char *name, mbl_model *md, double dq, double vq, i
         if (!ok) fprintf(stderr, "%s: %s\n", name, st.msg);
         CHECK(ok);
         if (!ok) break;
-        compare_all(name, ld, lg, DENSE_TOL);
+        compare_all(name, ld, lg, tol);
         compare_eigs(name, ld->A, lg->A, ld->nx);
         /* skip_outputs: the same A and B (the same operations), C = D = 0, on either path */
         for (int s = 0; s < 2; s++) {
@@ -192,7 +198,7 @@ static void check_file(const char *path, double dq, double vq, int dense)
     int ok = mbl_model_load_file(path, NULL, 0, &md, &st) == 0;
     if (!ok) fprintf(stderr, "%s: %s\n", path, st.msg);
     CHECK(ok);
-    if (ok) check_model(path, md, dq, vq, dense);
+    if (ok) check_model(path, md, dq, vq, dense, DENSE_TOL);
     mbl_model_free(md);
 }
 
@@ -208,7 +214,7 @@ static void check_chain(int N)
     int ok = mbl_model_load_string(s, len, name, NULL, 0, &md, &st) == 0;
     if (!ok) fprintf(stderr, "%s: %s\n", name, st.msg);
     CHECK(ok);
-    if (ok) check_model(name, md, 0.2, 0.5, 1);
+    if (ok) check_model(name, md, 0.2, 0.5, 1, N >= 20 ? DENSE_TOL_CHAIN20 : DENSE_TOL);
     mbl_model_free(md);
     free(s);
 }
