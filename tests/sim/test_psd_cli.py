@@ -137,7 +137,7 @@ with tempfile.TemporaryDirectory() as d:
         S = json.loads(out)
         for sig, eig, want in ((S["psd"][0], base, [0] if sanitized else [0, 1]), (S["psd"][1], rotor, [1, 2, 4])):
             df = sig["df"]
-            strong = [p["freq_hz"] for p in sig["peaks"] if p["prominence"] is None or p["prominence"] > 1e3]
+            strong = [p["freq_hz"] for p in sig["peaks"] if p["prominence"] is None or p["prominence"] > 1e2]
             # every resonance standing out lies at a linear frequency, within the resolution
             for f in strong:
                 check(min(abs(f - e) for e in eig) < df, "%s: peak %.6f Hz, linear %s, df %g" % (sig["signal"], f, eig, df))
