@@ -820,16 +820,14 @@ void model_rtree_jac_entries(const mbl_rtree_num *r, double *N, double *out)
         const double *o0 = N + NB_O;
         double O[3] = {n[NB_O] - o0[0], n[NB_O + 1] - o0[1], n[NB_O + 2] - o0[2]};
         static const int src[7] = {NB_S, NB_G, NB_U, NB_P, NB_Q, NB_D, NB_E};
+        double back[3] = {-O[0], -O[1], -O[2]}; /* the reference less the body's point */
         for (int t = 0; t < 7; t++) {
-            const double *x = n + src[t];
             double *y = n + NB_GL + 6 * t;
-            const double *a = t < 3 ? x : x + 3; /* motion: the angular part; force: the force part */
-            double c[3];
-            vec3_cross(O, a, c);
             if (t < 3) {
-                y[0] = x[0], y[1] = x[1], y[2] = x[2], y[3] = x[3] + c[0], y[4] = x[4] + c[1], y[5] = x[5] + c[2];
+                nshift_m(n + src[t], back, y);
             } else {
-                y[0] = x[0] + c[0], y[1] = x[1] + c[1], y[2] = x[2] + c[2], y[3] = x[3], y[4] = x[4], y[5] = x[5];
+                memset(y, 0, 6 * sizeof *y);
+                nshift_f_add(n + src[t], O, y);
             }
         }
     }
