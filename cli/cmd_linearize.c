@@ -86,6 +86,8 @@ static const struct {
      LIN | CMP | REP},
     {"--penalty-equilibrium", NULL, "penalty: linearize at the penalty system's own rest point, its constraints "
      "violated to balance the forces (source 001 Sec. 3.3), not at the constrained point", 0, LIN | CMP | REP},
+    {"--descriptor-zero", NULL, "descriptor: the variant whose spurious eigenvalues are zero instead of infinite "
+     "(Phi_q and Phi_q^T moved into E, source 001 Sec. 3.2)", 0, LIN | CMP | REP},
 };
 enum { NOPTIONS = sizeof options / sizeof options[0] };
 enum { HELP_COLUMN = 23 }; /* where the options' texts start (cli_option_line) */
@@ -149,6 +151,7 @@ typedef struct pipeline {
     double pen[3];            /* --penalty-alpha, --penalty-xi, --penalty-omega (bit i of pen_given: given) */
     int pen_given;
     int pen_equilibrium;      /* --penalty-equilibrium */
+    int desc_zero;            /* --descriptor-zero */
 } pipeline;
 
 static void help(void *ud) { command_usage(stdout, ((const pipeline *)ud)->c); }
@@ -218,6 +221,7 @@ static int option(void *ud, const char *a, const char *v)
     else if (!strcmp(a, "--shapes")) p->flags |= MBL_REPORT_SHAPES;
     else if (!strcmp(a, "--no-matrices")) p->no_matrices = 1;
     else if (!strcmp(a, "--penalty-equilibrium")) p->pen_equilibrium = 1;
+    else if (!strcmp(a, "--descriptor-zero")) p->desc_zero = 1;
     else if (!strcmp(a, "--symbolic-jacobian")) p->symbolic_jacobian = 1;
     else if (!strcmp(a, "--forward-jacobian")) p->symbolic_jacobian = 0;
     else if (!strcmp(a, "--eigensolver")) {
@@ -306,6 +310,7 @@ static int lin_options(const pipeline *p, const cli_args *a, const mbl_model *mo
     if (p->pen_given & 2) lopt->pen_xi = p->pen[1];
     if (p->pen_given & 4) lopt->pen_omega = p->pen[2];
     lopt->pen_equilibrium = p->pen_equilibrium;
+    lopt->desc_zero = p->desc_zero;
     if (a->method) lopt->method = a->method;
     if (p->nev) lopt->nev = p->nev, lopt->partial = MBL_PARTIAL_ALWAYS;
     if (p->shift != 0.0) lopt->shift = p->shift;

@@ -485,6 +485,11 @@ typedef struct mbl_lin_options {
                               constrained one, its constraints violated by the amount that balances the
                               forces (source 001 Sec. 3.3), instead of at the constrained point (default 0;
                               points at rest of models with holonomic constraints only; dense path) */
+    int desc_zero;         /* descriptor: nonzero takes the variant of source 001 Sec. 3.2 whose 3r spurious
+                              eigenvalues are zero instead of infinite: Phi_q^T moves into E (the multipliers
+                              as rates, lambda = mu') and Phi_q too (the constraints at acceleration level),
+                              E = [I 0 0; 0 M s Phi_q^T; 0 s Phi_q 0] (default 0; dense QZ path, holonomic
+                              constraints at rest, no outputs of multipliers or accelerations) */
 } mbl_lin_options;
 
 #define MBL_MEM_BUDGET_DEFAULT 2147483648.0

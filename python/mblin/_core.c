@@ -346,7 +346,7 @@ static int lin_options(const mbl_model *model, PyObject *d, mbl_lin_options *o, 
         opt_double(d, "pen_ratio", &o->pen_ratio) || opt_double(d, "fd_step", &o->fd_step) ||
         opt_double(d, "fd_tol", &o->fd_tol) || opt_double(d, "mem_budget", &o->mem_budget) ||
         opt_double(d, "state_tol", &o->state_tol) || opt_double(d, "cond_max", &o->cond_max) ||
-        opt_int(d, "pen_equilibrium", &o->pen_equilibrium))
+        opt_int(d, "pen_equilibrium", &o->pen_equilibrium) || opt_int(d, "desc_zero", &o->desc_zero))
         return -1;
     PyObject *p = PyDict_GetItemString(d, "partial");
     if (p && p != Py_None) {

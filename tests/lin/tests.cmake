@@ -46,3 +46,8 @@ if(PYTHON3)
   add_test(NAME test_lin_penalty_options COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/lin/penalty_options_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# issue 70, item 6: descriptor's variant with zero spurious eigenvalues (source 001 Sec. 3.2), through the CLI
+if(PYTHON3)
+  add_test(NAME test_lin_descriptor_zero COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/lin/descriptor_zero_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
