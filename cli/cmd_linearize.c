@@ -78,6 +78,16 @@ static const struct {
      "by forward-mode sweeps of the residual tape (the default); the same values to rounding", 0, ALL},
     {"--forward-jacobian", NULL, "the residual Jacobian's values by forward-mode sweeps (the default: no effect)", 0,
      ALL},
+    {"--penalty-alpha", "A", "penalty: the penalty factor alpha, Xi = alpha I (default the file's "
+     "linearize.penalty_alpha, else 1e6)", 0, LIN | CMP | REP},
+    {"--penalty-xi", "X", "penalty: the damping ratio xi, Theta = 2 xi omega I (default the file's, else 1)", 0,
+     LIN | CMP | REP},
+    {"--penalty-omega", "W", "penalty: the frequency omega, Omega = omega^2 I (default the file's, else 10)", 0,
+     LIN | CMP | REP},
+    {"--penalty-equilibrium", NULL, "penalty: linearize at the penalty system's own rest point, its constraints "
+     "violated to balance the forces (source 001 Sec. 3.3), not at the constrained point", 0, LIN | CMP | REP},
+    {"--descriptor-zero", NULL, "descriptor: the variant whose spurious eigenvalues are zero instead of infinite "
+     "(Phi_q and Phi_q^T moved into E, source 001 Sec. 3.2)", 0, LIN | CMP | REP},
 };
 enum { NOPTIONS = sizeof options / sizeof options[0] };
 enum { HELP_COLUMN = 23 }; /* where the options' texts start (cli_option_line) */
@@ -138,11 +148,30 @@ typedef struct pipeline {
     int mtx_format;           /* --mtx-format: MBL_MTX_* */
     double time;              /* --time (has_time: given) */
     int has_time;
+    double pen[3];            /* --penalty-alpha, --penalty-xi, --penalty-omega (bit i of pen_given: given) */
+    int pen_given;
+    int pen_equilibrium;      /* --penalty-equilibrium */
+    int desc_zero;            /* --descriptor-zero */
 } pipeline;
 
 static void help(void *ud) { command_usage(stdout, ((const pipeline *)ud)->c); }
 
-/* --nev, --shift, --shift-im, --time, --mem-budget: -1 to go on, else the exit status */
+/* --penalty-alpha, --penalty-xi, --penalty-omega (x parsed): -1 to go on, else the exit status */
+static int penalty_option(pipeline *p, const char *a, const char *v, double x)
+{
+    int i = !strcmp(a, "--penalty-alpha") ? 0 : !strcmp(a, "--penalty-xi") ? 1 : 2;
+    if (i == 1 ? !(x >= 0) : !(x > 0))
+        return cli_usage(commands[p->c],
+                         i == 0   ? "--penalty-alpha expects a number > 0, got '%s'"
+                         : i == 1 ? "--penalty-xi expects a number >= 0, got '%s'"
+                                  : "--penalty-omega expects a number > 0, got '%s'",
+                         v);
+    p->pen[i] = x;
+    p->pen_given |= 1 << i;
+    return -1;
+}
+
+/* --nev, --shift, --shift-im, --time, --mem-budget, --penalty-*: -1 to go on, else the exit status */
 static int number_option(pipeline *p, const char *a, const char *v)
 {
     const char *cmd = commands[p->c];
@@ -162,9 +191,11 @@ static int number_option(pipeline *p, const char *a, const char *v)
                          : !strcmp(a, "--shift")    ? "--shift expects a number, got '%s'"
                          : !strcmp(a, "--shift-im") ? "--shift-im expects a number, got '%s'"
                          : !strcmp(a, "--time")     ? "--time expects a number, got '%s'"
+                         : !strncmp(a, "--penalty-", 10) ? "--penalty-alpha, -xi and -omega expect a number, got '%s'"
                                                     : "--mem-budget expects a size (bytes, or with k, M, G), got '%s'",
                          v);
     x *= unit;
+    if (!strncmp(a, "--penalty-", 10)) return penalty_option(p, a, v, x);
     if (!strcmp(a, "--nev")) {
         if (x < 1 || x > 1e8 || x != (int)x) return cli_usage(cmd, "--nev expects a positive integer, got '%s'", v);
         p->nev = (int)x;
@@ -189,6 +220,8 @@ static int option(void *ud, const char *a, const char *v)
     if (!strcmp(a, "--matrices")) p->flags |= MBL_REPORT_MATRICES;
     else if (!strcmp(a, "--shapes")) p->flags |= MBL_REPORT_SHAPES;
     else if (!strcmp(a, "--no-matrices")) p->no_matrices = 1;
+    else if (!strcmp(a, "--penalty-equilibrium")) p->pen_equilibrium = 1;
+    else if (!strcmp(a, "--descriptor-zero")) p->desc_zero = 1;
     else if (!strcmp(a, "--symbolic-jacobian")) p->symbolic_jacobian = 1;
     else if (!strcmp(a, "--forward-jacobian")) p->symbolic_jacobian = 0;
     else if (!strcmp(a, "--eigensolver")) {
@@ -268,9 +301,16 @@ static int check(const cli_args *a, const mbl_model *model, const mbl_opoint_opt
 
 /* The linearization options of the command line; the MPI plugin's SLEPc for --eigensolver slepc
  * (cli/par_load.c). 0, or the exit status after a message. */
-static int lin_options(const pipeline *p, const cli_args *a, mbl_lin_options *lopt, mbla_eigs_backend *eigs_backend)
+static int lin_options(const pipeline *p, const cli_args *a, const mbl_model *model, mbl_lin_options *lopt,
+                       mbla_eigs_backend *eigs_backend)
 {
     mbl_lin_options_default(lopt);
+    mbl_lin_options_from_model(model, lopt); /* the file's linearize.penalty_*, then the command line's */
+    if (p->pen_given & 1) lopt->pen_alpha = p->pen[0];
+    if (p->pen_given & 2) lopt->pen_xi = p->pen[1];
+    if (p->pen_given & 4) lopt->pen_omega = p->pen[2];
+    lopt->pen_equilibrium = p->pen_equilibrium;
+    lopt->desc_zero = p->desc_zero;
     if (a->method) lopt->method = a->method;
     if (p->nev) lopt->nev = p->nev, lopt->partial = MBL_PARTIAL_ALWAYS;
     if (p->shift != 0.0) lopt->shift = p->shift;
@@ -371,7 +411,7 @@ static int run(const pipeline *p, const cli_args *a, const mbl_model *model, mbl
     }
     mbl_lin_options lopt;
     mbla_eigs_backend eigs_backend;
-    int code = lin_options(p, a, &lopt, &eigs_backend);
+    int code = lin_options(p, a, model, &lopt, &eigs_backend);
     if (code) return code;
     /* under mpirun the results are written by rank 0 only (the others' stdout is discarded) */
     const int root = !cli_par_loaded() || cli_par_loaded()->rank() == 0;

@@ -481,6 +481,15 @@ typedef struct mbl_lin_options {
                               lowest mode keeps a relative accuracy of about eps sqrt(cond), so the
                               default 1 / DBL_EPSILON^2 = 2.0e31 is where not even that is left
                               (0: default; docs/linearization.md "Scaling and refusals") */
+    int pen_equilibrium;   /* penalty: nonzero linearizes at the penalty system's own rest point near the
+                              constrained one, its constraints violated by the amount that balances the
+                              forces (source 001 Sec. 3.3), instead of at the constrained point (default 0;
+                              points at rest of models with holonomic constraints only; dense path) */
+    int desc_zero;         /* descriptor: nonzero takes the variant of source 001 Sec. 3.2 whose 3r spurious
+                              eigenvalues are zero instead of infinite: Phi_q^T moves into E (the multipliers
+                              as rates, lambda = mu') and Phi_q too (the constraints at acceleration level),
+                              E = [I 0 0; 0 M s Phi_q^T; 0 s Phi_q 0] (default 0; dense QZ path, holonomic
+                              constraints at rest, no outputs of multipliers or accelerations) */
 } mbl_lin_options;
 
 #define MBL_MEM_BUDGET_DEFAULT 2147483648.0
@@ -488,6 +497,10 @@ enum { MBL_PARTIAL_AUTO = 0, MBL_PARTIAL_ALWAYS = 1, MBL_PARTIAL_NEVER = -1 };
 enum { MBL_DENSE_TREE_AUTO = 0, MBL_DENSE_TREE_OFF = -1, MBL_DENSE_TREE_CHOLESKY = 1 };
 
 MBL_API void mbl_lin_options_default(mbl_lin_options *opt);
+/* The model file's linearization options over opt (call it after mbl_lin_options_default and
+ * before the caller's own): linearize.penalty_alpha, penalty_xi, penalty_omega set pen_alpha,
+ * pen_xi, pen_omega where the file gives them; the other fields are left as they are. */
+MBL_API void mbl_lin_options_from_model(const mbl_model *model, mbl_lin_options *opt);
 
 /* ---- the result of a linearization: the common part and what a method adds ----
  *

@@ -49,7 +49,7 @@ _AT = {"equilibrium": 0, "given": 1, "steady": 2, "trim": 3}
 # The options of linearize() and compare() beyond method (mbl_lin_options in include/mblin/model.h).
 _LIN_OPTIONS = ("state_weight", "pivot_tol", "rcond_min", "rank_tol", "dense_max", "dense_n_max", "nev", "shift",
                 "constraint_scale", "pen_alpha", "pen_xi", "pen_omega", "pen_ratio", "fd_step", "fd_tol",
-                "mem_budget", "partial", "state_tol", "cond_max")
+                "mem_budget", "partial", "state_tol", "cond_max", "pen_equilibrium", "desc_zero")
 # The options of the operating point (mbl_opoint_options).
 _POINT_OPTIONS = ("max_iter", "tol", "abs_tol", "step_tol", "move_note", "rank_tol")
 
@@ -342,7 +342,10 @@ class Model:
             zero_tol: |eigenvalue| counted as zero relative to the largest (None or 0: the default
                 1e-9); a finite number >= 0, else ArgumentError.
             options: the fields of mbl_lin_options: state_weight, pivot_tol, rcond_min, rank_tol,
-                dense_max, dense_n_max, nev, shift, constraint_scale, pen_alpha, pen_xi, pen_omega,
+                dense_max, dense_n_max, nev, shift, constraint_scale, pen_alpha, pen_xi, pen_omega
+                (default: the file's linearize.penalty_alpha, _xi, _omega, else 1e6, 1, 10),
+                pen_equilibrium (1: penalty at the penalty system's own rest point, docs/methods.md),
+                desc_zero (1: descriptor's variant with zero spurious eigenvalues, docs/methods.md),
                 pen_ratio, fd_step, fd_tol, mem_budget (bytes), partial ("auto", "always", "never"),
                 state_tol (the states' test, docs/linearization.md), cond_max (augmented's
                 condition limit, docs/linearization.md "Scaling and refusals").

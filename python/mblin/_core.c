@@ -323,10 +323,12 @@ done:
     return result;
 }
 
-/* mbl_lin_options from a dict of the same field names (partial: "auto", "always", "never"). */
-static int lin_options(PyObject *d, mbl_lin_options *o, PyObject **method_keep)
+/* mbl_lin_options from a dict of the same field names (partial: "auto", "always", "never"), over
+ * the model file's (linearize.penalty_alpha, _xi, _omega). */
+static int lin_options(const mbl_model *model, PyObject *d, mbl_lin_options *o, PyObject **method_keep)
 {
     mbl_lin_options_default(o);
+    mbl_lin_options_from_model(model, o);
     *method_keep = NULL;
     PyObject *m = PyDict_GetItemString(d, "method");
     if (m && m != Py_None) {
@@ -343,7 +345,8 @@ static int lin_options(PyObject *d, mbl_lin_options *o, PyObject **method_keep)
         opt_double(d, "pen_xi", &o->pen_xi) || opt_double(d, "pen_omega", &o->pen_omega) ||
         opt_double(d, "pen_ratio", &o->pen_ratio) || opt_double(d, "fd_step", &o->fd_step) ||
         opt_double(d, "fd_tol", &o->fd_tol) || opt_double(d, "mem_budget", &o->mem_budget) ||
-        opt_double(d, "state_tol", &o->state_tol) || opt_double(d, "cond_max", &o->cond_max))
+        opt_double(d, "state_tol", &o->state_tol) || opt_double(d, "cond_max", &o->cond_max) ||
+        opt_int(d, "pen_equilibrium", &o->pen_equilibrium) || opt_int(d, "desc_zero", &o->desc_zero))
         return -1;
     PyObject *p = PyDict_GetItemString(d, "partial");
     if (p && p != Py_None) {
@@ -445,7 +448,7 @@ static PyObject *Model_linearize(ModelObject *self, PyObject *args)
     if (pt->owner != self) return PyErr_Format(PyExc_ValueError, "the operating point belongs to another model");
     mbl_lin_options o;
     PyObject *keep;
-    if (lin_options(opts, &o, &keep)) return NULL;
+    if (lin_options(self->model, opts, &o, &keep)) return NULL;
     mbl_modal_options mo;
     mbl_modal_options_default(&mo);
     if (zero_tol > 0) mo.zero_tol = zero_tol;
@@ -477,7 +480,7 @@ static PyObject *Model_compare(ModelObject *self, PyObject *args)
     if (pt->owner != self) return PyErr_Format(PyExc_ValueError, "the operating point belongs to another model");
     mbl_lin_options o;
     PyObject *keep;
-    if (lin_options(opts, &o, &keep)) return NULL;
+    if (lin_options(self->model, opts, &o, &keep)) return NULL;
     mbl_status st;
     mbl_status_clear(&st);
     mbl_comparison *c = NULL;

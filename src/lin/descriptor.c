@@ -339,6 +339,10 @@ int lin_descriptor_path(const mbl_model *md, const mbl_point *pt, const mbl_lin_
     const model_view *mv = &view;
     int n = mv->n, m = mv->m, k = mv->k, nX = mv->nX, nZ = mv->nZ;
     if (2 * n + m + k + nX + nZ > opt->dense_max || opt->partial == MBL_PARTIAL_ALWAYS) {
+        if (opt->desc_zero)
+            return mbl_error(st, MBL_EARG, "descriptor: the zero variant (desc_zero) takes the dense QZ path only "
+                             "(order %d, dense_max = %d%s): raise dense_max or drop nev", 2 * n + m + k + nX + nZ,
+                             opt->dense_max, opt->partial == MBL_PARTIAL_ALWAYS ? ", nev asked for" : "");
         if (lin_outputs_use(mv, MBL_BLK_A) || lin_outputs_use(mv, MBL_BLK_LAMBDA) || lin_outputs_use(mv, MBL_BLK_MU))
             return mbl_error(st, MBL_EMODEL,
                              "descriptor: the sparse (ARPACK) path does not take outputs of accelerations or "
@@ -433,6 +437,29 @@ static void desc_fill(const mbl_model *md, const mbl_blocks *B, const int *rows,
     if (mv->ext) desc_ext(md, B->ev.jac, B->ev.y + ny, rows, r, sc, nd, ds);
 }
 
+/* The zero variant (opt->desc_zero; source 001 Sec. 3.2: the spurious eigenvalues "are zero, if
+ * either or both Phi_q and Phi_q^T are transferred from A_q to E_q"): the multiplier variable becomes
+ * mu with mu' = lambda, so s Phi^T moves to E in the EOM rows, and the constraint rows take the
+ * constraints at acceleration level, s (Phi_q dv' + dPhi''/dq dq + dPhi''/dv dv) = 0, so s Phi moves to
+ * E in the v columns: E = [I 0 0; 0 M s Phi^T; 0 s Phi 0], Ad = [0 I 0; -K_q -C_q 0; -s dPhi''/dq
+ * -s dPhi''/dv 0]. E is regular where [M Phi^T; Phi 0] is, and each constraint adds three zero
+ * eigenvalues (mu drifts, Phi dq drifts linearly: a Jordan block of size 3 at 0) in place of the
+ * three infinite ones. ds filled by desc_fill first. */
+static void desc_zero_fill(const mbl_blocks *B, const int *rows, int r, const double *sc, mbl_lin_descriptor *ds)
+{
+    int n = B->n, m = B->m, nd = ds->nd;
+    for (int a = 0; a < r; a++)
+        for (int j = 0; j < n; j++) {
+            size_t pa = rows[a] + (size_t)j * m;
+            double p = sc[a] * B->Pq[pa];
+            ds->Ad[2 * n + a + (size_t)j * nd] = -sc[a] * B->Pddq[pa];
+            ds->Ad[2 * n + a + (size_t)(n + j) * nd] = -sc[a] * B->Pddv[pa];
+            ds->Ad[n + j + (size_t)(2 * n + a) * nd] = 0.0;
+            ds->E[2 * n + a + (size_t)(n + j) * nd] = p;
+            ds->E[n + j + (size_t)(2 * n + a) * nd] = p;
+        }
+}
+
 /* The outputs of multipliers, accelerations, der(X) and Z in the descriptor form (ds filled by
  * desc_fill; Dd = Yr there). A multiplier or Z is a descriptor variable: its output a column of Cdd
  * (a multiplier's scaled by sc, the pencil's variable being dlambda / sc). The accelerations and
@@ -498,10 +525,66 @@ done:
     return rc;
 }
 
+/* The zero variant's split (desc_zero_fill): its spurious eigenvalues are zeros, as a rigid-body
+ * mode's may be, so the modulus cannot tell them apart. A spurious eigenvector lies in the
+ * multipliers (mu drifts) or, mixed in by the rounding that splits the size-3 Jordan blocks, in
+ * (dq, dv) that violate the constraints; a physical one moves the coordinates along them. The score
+ * share (1 - viol), share = |(dq, dv)| / |x| and viol = (|Phi dq|^2 + |Phi dv|^2)^(1/2) / (||Phi||_F
+ * |(dq, dv)|) (Phi the scaled rows s Phi_q, read from E's constraint rows), at most 1: the nphys
+ * eigenvectors of the largest score are physical. cd (sorted by modulus) is reordered: the physical
+ * ones first, each part in modulus order. */
+static int desc_zero_order(int nd, int n, int r, const double *E, const double *VR, const double *ai,
+                           mbl_eig_item *cd, int nphys, mbl_status *st)
+{
+    mbl_eig_item *by = mbl_alloc_array((size_t)nd + 1, sizeof *by), *out = mbl_alloc_array((size_t)nd + 1, sizeof *out);
+    int *phys = mbl_calloc((size_t)nd + 1, sizeof *phys);
+    if (!by || !out || !phys) {
+        mbl_free(by), mbl_free(out), mbl_free(phys);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    double nP = 0;
+    for (int a = 0; a < r; a++)
+        for (int c = 0; c < n; c++) nP += E[2 * n + a + (size_t)(n + c) * nd] * E[2 * n + a + (size_t)(n + c) * nd];
+    nP = sqrt(nP);
+    for (int j = 0; j < nd; j++) {
+        const double *vre = VR + (size_t)(ai[j] < 0.0 ? j - 1 : j) * nd, *vim = ai[j] == 0.0 ? NULL : vre + nd;
+        double a2 = 0, b2 = 0, v2 = 0;
+        for (int c = 0; c < nd; c++) {
+            double t = vre[c] * vre[c] + (vim ? vim[c] * vim[c] : 0.0);
+            b2 += t;
+            if (c < 2 * n) a2 += t;
+        }
+        for (int a = 0; a < r; a++)
+            for (int h = 0; h < 2; h++) { /* Phi dq, Phi dv: real and imaginary parts */
+                double pr = 0, pi = 0;
+                for (int c = 0; c < n; c++) {
+                    double e = E[2 * n + a + (size_t)(n + c) * nd];
+                    pr += e * vre[h * n + c];
+                    pi += vim ? e * vim[h * n + c] : 0.0;
+                }
+                v2 += pr * pr + pi * pi;
+            }
+        double share = b2 > 0 ? sqrt(a2 / b2) : 0.0, viol = a2 > 0 && nP > 0 ? sqrt(v2 / a2) / nP : 0.0;
+        by[j] = (mbl_eig_item){0, 0, 1.0 - share * (1.0 - fmin(viol, 1.0)), j}; /* the largest score first */
+    }
+    mbl_eig_sort_modulus(by, nd);
+    for (int t = 0; t < nphys; t++) phys[by[t].idx] = 1;
+    int o = 0;
+    for (int pass = 1; pass >= 0; pass--)
+        for (int t = 0; t < nd; t++)
+            if (phys[cd[t].idx] == pass) out[o++] = cd[t];
+    memcpy(cd, out, (size_t)nd * sizeof *cd);
+    mbl_free(by), mbl_free(out), mbl_free(phys);
+    return 0;
+}
+
 /* The spectrum of the pencil ds by QZ into lin->spectrum (nd eigenvalues, the nphys of smallest
  * modulus physical, the rest spurious; the physical ones refined): *rankE the rank of E, *gap the
- * modulus gap between the first spurious and the last physical eigenvalue. */
-static int desc_qz(int n, int nphys, int singular, mbl_linear *lin, int *rankE, double *gap, mbl_status *st)
+ * modulus gap between the first spurious and the last physical eigenvalue. The zero variant (zero > 0:
+ * desc_zero_fill, zero = r its constraint rows) splits by desc_zero_order instead, and *gap is the
+ * largest spurious modulus. */
+static int desc_qz(int n, int nphys, int singular, int zero, mbl_linear *lin, int *rankE, double *gap,
+                   mbl_status *st)
 {
     const mbl_lin_descriptor *ds = lin->descriptor;
     int nd = ds->nd, rc;
@@ -547,6 +630,7 @@ static int desc_qz(int n, int nphys, int singular, mbl_linear *lin, int *rankE, 
         }
     }
     mbl_eig_sort_modulus(cd, nd);
+    if (zero && (rc = desc_zero_order(nd, n, zero, E, VR, ai, cd, nphys, st))) goto done;
     int nfin = 0;
     for (int j = 0; j < nd; j++) nfin += isfinite(cd[j].mag);
     if (nfin < nphys) {
@@ -573,6 +657,10 @@ static int desc_qz(int n, int nphys, int singular, mbl_linear *lin, int *rankE, 
             if (!sp->spurious[j] && hypot(sp->re[j], sp->im[j]) <= split) sp->err[j] = fmax(sp->err[j], split);
     }
     *gap = nphys < nd ? cd[nphys].mag / fmax(nphys ? cd[nphys - 1].mag : 0.0, DBL_MIN) : INFINITY;
+    if (zero) {
+        *gap = 0;
+        for (int t = nphys; t < nd; t++) *gap = fmax(*gap, cd[t].mag);
+    }
 done:
     mbl_free(ar), mbl_free(ai), mbl_free(be), mbl_free(VR), mbl_free(VL), mbl_free(cd);
     return rc;
@@ -626,6 +714,14 @@ int lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_optio
     }
     rc = lin_constraint_rank(&B, opt->rank_tol, rows, &r, st);
     if (rc) goto done;
+    if (opt->desc_zero && (k > 0 || mv->ext || lin_point_moving(pt) || lin_outputs_use(mv, MBL_BLK_A) ||
+                           lin_outputs_use(mv, MBL_BLK_LAMBDA))) {
+        rc = mbl_error(st, MBL_EARG, "descriptor: the zero variant (desc_zero) takes holonomic constraints at a point "
+                       "at rest, without outputs of multipliers or accelerations (here: %s)",
+                       k > 0 ? "non-holonomic constraints" : mv->ext ? model_ext_features(md) : lin_point_moving(pt)
+                       ? "a point with motion" : "outputs of multipliers or accelerations");
+        goto done;
+    }
     if (k > 0) {
         int e0 = mv->row0[MBL_ROW_EOM], h0 = mv->row0[MBL_ROW_NH];
         lin_sjac_dense(mv, &mv->jac, B.ev.jac, e0, e0 + n, MBL_BLK_MU, Rmu);
@@ -667,12 +763,13 @@ int lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_optio
     double smin, smax;
     desc_scales(&B, rows, r, k, Nv, Nq, opt, sc, &smin, &smax);
     desc_fill(md, &B, rows, r, Rmu, Nv, Nq, sc, ds);
+    if (opt->desc_zero) desc_zero_fill(&B, rows, r, sc, ds);
     memcpy(ds->Dd, B.Yr, (size_t)ny * nr * sizeof *ds->Dd);
     rc = desc_outputs(&B, rows, r, sc, ds, st);
     if (rc) goto done;
     int nphys = 2 * (n - r) - k + nX, rankE = 0;
     double gap = 0;
-    rc = desc_qz(n, nphys, r < m, lin, &rankE, &gap, st);
+    rc = desc_qz(n, nphys, r < m, opt->desc_zero ? r : 0, lin, &rankE, &gap, st);
     if (!rc && lin_point_moving(pt)) rc = desc_moving_err(lin, st);
     if (rc) goto done;
     /* the largest estimate of an eigenvalue that is not zero within its own (those are zero modes) */
@@ -683,11 +780,17 @@ int lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_optio
     char scales[64];
     if (r + k && smax > smin) snprintf(scales, sizeof scales, "s %.3g to %.3g", smin, smax);
     else snprintf(scales, sizeof scales, " %.3g", r + k ? smin : 1.0);
-    snprintf(lin->notes, sizeof lin->notes,
-             "QZ on the %d x %d pencil (constraint scale%s, rank(Phi_q) = %d of %d, %d non-holonomic, rank(E) = "
-             "%d): %d physical, %d spurious (infinite) eigenvalues, modulus gap %.3g%s",
-             nd, nd, scales, r, m, k, rankE, nphys, nd - nphys, gap,
-             gap < DESC_GAP_WARN ? " (small: the physical/spurious split is doubtful; try constraint_scale)" : "");
+    if (opt->desc_zero)
+        snprintf(lin->notes, sizeof lin->notes,
+                 "QZ on the %d x %d pencil, zero variant (constraint scale%s, rank(Phi_q) = %d of %d, rank(E) = %d): "
+                 "%d physical, %d spurious (zero) eigenvalues, the largest spurious modulus %.3g",
+                 nd, nd, scales, r, m, rankE, nphys, nd - nphys, gap);
+    else
+        snprintf(lin->notes, sizeof lin->notes,
+                 "QZ on the %d x %d pencil (constraint scale%s, rank(Phi_q) = %d of %d, %d non-holonomic, rank(E) = "
+                 "%d): %d physical, %d spurious (infinite) eigenvalues, modulus gap %.3g%s",
+                 nd, nd, scales, r, m, k, rankE, nphys, nd - nphys, gap,
+                 gap < DESC_GAP_WARN ? " (small: the physical/spurious split is doubtful; try constraint_scale)" : "");
     /* a point with motion: the pencil's Jacobian is in (q, v, lambda), and away from an equilibrium a
      * Jacobian depends on the coordinates (examples/sim/rotor_stator_ramp.yaml: the stator's yaw
      * acceleration splits the double pair at 0.7991i by 4.3e-5 in q, not in the user's states; the

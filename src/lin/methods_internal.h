@@ -343,6 +343,10 @@ mbl_linear *lin_linear_shell(const mbl_model *md, int z);
 int lin_penalty_state_space(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                             mbl_status *st);
 int lin_penalty_path(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_status *st);
+/* B: the blocks at the penalty system's own rest point near pt (opt->pen_equilibrium, src/lin/penalty_equil.c),
+ * lambda = alpha omega^2 Phi there; moved: max |q - pt->q|, viol: max |Phi| there. */
+int lin_penalty_equilibrium(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_blocks *B,
+                            double *moved, double *viol, mbl_status *st);
 int lin_penalty_sparse(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const char *reason,
                        mbl_linear **out, mbl_status *st);
 /* The penalty ODE's mass matrix M_p = M + alpha Phi_q^T Phi_q and the matrix its sparse path factors,

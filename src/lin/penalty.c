@@ -651,7 +651,9 @@ int lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_options 
     if (rc) return rc;
     if (!(opt->pen_alpha > 0) || !(opt->pen_omega > 0) || !(opt->pen_xi >= 0) || !(opt->pen_ratio > 1))
         return mbl_error(st, MBL_EARG, "penalty: alpha and omega must be > 0, xi >= 0 and the ratio > 1");
-    rc = lin_blocks_init(md, pt, &B, st);
+    double eq_moved = 0, eq_viol = 0; /* pen_equilibrium: the point moved, the constraints violated */
+    rc = opt->pen_equilibrium ? lin_penalty_equilibrium(md, pt, opt, &B, &eq_moved, &eq_viol, st)
+                              : lin_blocks_init(md, pt, &B, st);
     if (rc) return rc;
     rows = mbl_calloc((size_t)m + 1, sizeof *rows);
     lin = lin_linear_alloc_x(n, n, n, nX, nr, ny);
@@ -739,8 +741,11 @@ names:
     int nphys = 0, nlost = 0; /* physical by their scores, and those of them QZ found infinite */
     for (int i = 0; i < N; i++) nphys += !sp1->spurious[i];
     nlost = 2 * (n - r) - mv->k + nX - nphys;
-    char lost[96] = "";
+    char lost[96] = "", eq[160] = "";
     if (nlost > 0) snprintf(lost, sizeof lost, " (and %d beyond the pencil's resolution: infinite)", nlost);
+    if (opt->pen_equilibrium)
+        snprintf(eq, sizeof eq, "; at the penalty system's own equilibrium (coordinates moved by up to %.3e, "
+                 "constraints violated by up to %.3e)", eq_moved, eq_viol);
     snprintf(lin->notes, sizeof lin->notes,
              "alpha %.3g, xi %.3g, omega %.3g; %d physical%s, %d spurious; largest physical violation %.2e, smallest "
              "spurious %.2e; error estimate %.2e (alpha / %.3g)%s",
@@ -748,6 +753,8 @@ names:
              tf ? "; point with motion: eigenvalues of the penalty ODE in the coordinates (user's states, constraint "
                   "values)"
                 : (mv->nus > 0 || m > 0 || mv->k > 0) && moving ? MBL_MOVING_NOTE : "");
+    size_t nl = strlen(lin->notes);
+    if (eq[0] && nl + 1 < sizeof lin->notes) strncat(lin->notes, eq, sizeof lin->notes - nl - 1);
     *out = lin;
     lin = NULL;
 done:

@@ -296,6 +296,7 @@ int lin_penalty_path(const mbl_model *md, const mbl_point *pt, const mbl_lin_opt
     else if (lin_point_moving(pt)) why = "a point with motion (its spectrum is taken in other coordinates)";
     else if (mv->n < 2) why = "fewer than 2 coordinates";
     else if (opt->shift_im != 0.0) why = "a complex shift (shift_im)";
+    else if (opt->pen_equilibrium) why = "the penalty equilibrium (pen_equilibrium)";
     if (opt->partial == MBL_PARTIAL_NEVER) return 0;
     if (opt->partial == MBL_PARTIAL_ALWAYS) {
         if (why)

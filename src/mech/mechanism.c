@@ -143,13 +143,17 @@ static int read_linearize(mech *M, const yaml_node_t *v)
 {
     if (!v) return 0;
     int rc = mech_want_map(M, v, "'linearize'");
-    static const char *ok[] = {"at", "states", "velocity_states", "time", NULL};
+    static const char *ok[] = {"at", "states", "velocity_states", "time", "penalty_alpha", "penalty_xi", "penalty_omega",
+                               NULL};
     if (!rc) rc = mech_check_keys(M, v, ok, "linearize");
     if (rc) return rc;
     for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top && !rc; p++) {
         yaml_node_t *k = yaml_document_get_node(M->doc, p->key), *x = yaml_document_get_node(M->doc, p->value);
         if (!strcmp(mech_sc(k), "at")) rc = scalar_item(M, k, x, &M->src->at);
         else if (!strcmp(mech_sc(k), "time")) rc = scalar_item(M, k, x, &M->src->time);
+        else if (!strncmp(mech_sc(k), "penalty_", 8)) /* alpha, xi, omega: checked where loaded (model/symbols.c) */
+            rc = scalar_item(M, k, x, mech_sc(k)[8] == 'a' ? &M->src->pen_alpha : mech_sc(k)[8] == 'x' ? &M->src->pen_xi
+                                                                                                : &M->src->pen_omega);
         else if (!strcmp(mech_sc(k), "states")) rc = state_list(M, x, &M->src->states, "states");
         else rc = state_list(M, x, &M->src->velocity_states, "velocity_states");
     }

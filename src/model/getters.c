@@ -23,6 +23,14 @@ void mbl_model_get_info(const mbl_model *md, mbl_model_info *info)
     info->time = md->time;
 }
 
+void mbl_lin_options_from_model(const mbl_model *md, mbl_lin_options *opt)
+{
+    if (!md || !opt) return;
+    if (md->pen_given & 1) opt->pen_alpha = md->pen[0];
+    if (md->pen_given & 2) opt->pen_xi = md->pen[1];
+    if (md->pen_given & 4) opt->pen_omega = md->pen[2];
+}
+
 const char *mbl_model_coord_name(const mbl_model *md, int i) { return md && i >= 0 && i < md->n ? md->qname[i] : NULL; }
 const char *mbl_model_input_name(const mbl_model *md, int i) { return md && i >= 0 && i < md->nr ? md->rname[i] : NULL; }
 int mbl_model_copy_data(const mbl_model *md, mblx_graph *g, mbl_status *st)

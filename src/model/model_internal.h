@@ -88,6 +88,8 @@ struct mbl_model {
     mblx_id *pexpr, *q0x, *v0x, *r0x;
     mbl_at at;
     double time;
+    double pen[3];               /* linearize.penalty_alpha, _xi, _omega of the file */
+    int pen_given;               /* bit i: pen[i] given (mbl_lin_options_from_model) */
     /* the DAE as expressions */
     mblx_id *F;                  /* nF = n + 2m + 2k + m residuals, row groups as MBL_ROW_* */
     int nF;

@@ -257,18 +257,21 @@ static int read_linearize(reader *r, const yaml_node_t *key, const yaml_node_t *
 {
     if (val->type != YAML_MAPPING_NODE)
         return err_at(r, val, MBL_EMODEL, "'linearize' must be a mapping, found %s", node_kind(val));
-    int seen[4] = {0};
+    static const char *names[] = {"at", "states", "velocity_states", "time", "penalty_alpha", "penalty_xi",
+                                  "penalty_omega"};
+    enum { NNAMES = sizeof names / sizeof *names };
+    int seen[NNAMES] = {0};
     for (yaml_node_pair_t *p = val->data.mapping.pairs.start; p < val->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(r->doc, p->key);
         yaml_node_t *v = yaml_document_get_node(r->doc, p->value);
         const char *ks = k->type == YAML_SCALAR_NODE ? scalar(k) : "";
-        static const char *names[4] = {"at", "states", "velocity_states", "time"};
         int which = -1;
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < NNAMES; i++)
             if (!strcmp(ks, names[i])) which = i;
         if (which < 0)
             return err_at(r, k, MBL_EMODEL,
-                          "unknown key '%s' in 'linearize' (expected at, states, velocity_states, time)", ks);
+                          "unknown key '%s' in 'linearize' (expected at, states, velocity_states, time, penalty_alpha, "
+                          "penalty_xi, penalty_omega)", ks);
         if (seen[which]++) return err_at(r, k, MBL_EMODEL, "duplicate key '%s' in 'linearize'", ks);
         int rc = 0;
         switch (which) {
@@ -276,6 +279,9 @@ static int read_linearize(reader *r, const yaml_node_t *key, const yaml_node_t *
         case 1: rc = read_seq(r, &r->src->states, k, v); break;
         case 2: rc = read_seq(r, &r->src->velocity_states, k, v); break;
         case 3: rc = set_single(r, &r->src->time, k, v); break;
+        case 4: rc = set_single(r, &r->src->pen_alpha, k, v); break;
+        case 5: rc = set_single(r, &r->src->pen_xi, k, v); break;
+        case 6: rc = set_single(r, &r->src->pen_omega, k, v); break;
         }
         if (rc) return rc;
     }
@@ -788,7 +794,8 @@ static void lists_free(mbl_src *s, int all)
         mbl_free(s->mass_matrix.items[i].text);
         s->mass_matrix.items[i].text = NULL;
     }
-    mbl_src_item *single[] = {&s->kinetic_energy, &s->potential_energy, &s->dissipation, &s->at, &s->time};
+    mbl_src_item *single[] = {&s->kinetic_energy, &s->potential_energy, &s->dissipation, &s->at, &s->time,
+                              &s->pen_alpha, &s->pen_xi, &s->pen_omega};
     for (size_t i = 0; i < sizeof single / sizeof *single; i++) {
         mbl_free(single[i]->text);
         single[i]->text = NULL;

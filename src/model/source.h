@@ -63,6 +63,8 @@ typedef struct mbl_src {
     mbl_src_item kinetic_energy, potential_energy, dissipation; /* text NULL when absent */
     mbl_src_item at;     /* linearize.at: text NULL when absent (default equilibrium) */
     mbl_src_item time;   /* linearize.time: time of the operating point, NULL = 0 */
+    mbl_src_item pen_alpha, pen_xi, pen_omega; /* linearize.penalty_alpha, _xi, _omega: the penalty
+                           method's alpha, xi, omega (source 001 Sec. 5); NULL = the option's */
     int has_mass_matrix;
     int named_constraints, named_nonholonomic; /* 1 when given as a mapping {name: equation} */
     double mem_budget;  /* bytes building the model may use (mbl_load_options.mem_budget; set by the

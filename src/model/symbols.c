@@ -1,5 +1,7 @@
 /* The model's symbols (parameters, coordinates, velocities, accelerations, multipliers, inputs,
  * X, Xdot, Z) and the file's values of them (parameters, initial values, inputs). */
+#include <math.h>
+
 #include "expr/number_node.h"
 #include "expr/symbol_reserve.h"
 #include "model/formulate.h"
@@ -197,6 +199,25 @@ static int number_value(loader *L, const mbl_src_item *it, double *val, mblx_id 
     return 1;
 }
 
+/* linearize.penalty_alpha, _xi, _omega: numbers (expressions of parameters), alpha and omega > 0,
+ * xi >= 0, as the penalty method requires (src/lin/penalty.c) */
+static int load_penalty(loader *L, const mbl_src *s, mbl_model *md)
+{
+    const mbl_src_item *it[3] = {&s->pen_alpha, &s->pen_xi, &s->pen_omega};
+    static const char *what[3] = {"linearize.penalty_alpha", "linearize.penalty_xi", "linearize.penalty_omega"};
+    for (int i = 0; i < 3; i++) {
+        if (!it[i]->text) continue;
+        int rc = model_load_value(L, it[i], what[i], &md->pen[i], NULL);
+        if (rc) return rc;
+        double v = md->pen[i];
+        if (!isfinite(v) || (i == 1 ? !(v >= 0) : !(v > 0)))
+            return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s must be a finite number %s, not %.17g", s->file,
+                             it[i]->line, it[i]->col, what[i], i == 1 ? ">= 0" : "> 0", v);
+        md->pen_given |= 1 << i;
+    }
+    return 0;
+}
+
 int model_load_values(loader *L, const mbl_setting *sets, int nsets)
 {
     mbl_model *md = L->md;
@@ -284,5 +305,5 @@ int model_load_values(loader *L, const mbl_setting *sets, int nsets)
         rc = model_load_value(L, &s->time, "linearize.time", &md->time, NULL);
         if (rc) return rc;
     }
-    return 0;
+    return load_penalty(L, s, md);
 }

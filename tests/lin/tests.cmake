@@ -39,3 +39,15 @@ if(PYTHON3)
   add_test(NAME test_lin_sparsity COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/lin/sparsity_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+
+# issue 70, item 6: the penalty method's alpha, xi, omega from the model file and the command line,
+# and its linearization at the penalty system's own rest point, against closed forms (through the CLI)
+if(PYTHON3)
+  add_test(NAME test_lin_penalty_options COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/lin/penalty_options_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
+# issue 70, item 6: descriptor's variant with zero spurious eigenvalues (source 001 Sec. 3.2), through the CLI
+if(PYTHON3)
+  add_test(NAME test_lin_descriptor_zero COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/lin/descriptor_zero_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()

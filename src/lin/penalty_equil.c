@@ -1,0 +1,122 @@
+/* `penalty` at the penalty system's own equilibrium (opt->pen_equilibrium; source 001 Sec. 3.3:
+ * "a certain violation of the kinematic constraints Phi = 0 will be required to balance the
+ * applied forces"; issue 70, item 6).
+ *
+ * By default the penalty method linearizes at the constrained point, whose multipliers stand for
+ * the penalty forces. Here the point is moved first to where the penalty system itself is at
+ * rest: R(q, lambda(q)) = 0 with lambda(q) = alpha omega^2 Phi(q) (Eq. 11 at rest: Phi' = Phi'' = 0),
+ * R = M vdot + Phi_q^T lambda - Q the equations of motion. Newton from the constrained point, with
+ * the Jacobian dR/dq + alpha omega^2 Phi_q^T Phi_q (K_p at rest); the first step's Jacobian takes
+ * the point's multipliers (at lambda(q0) = 0 the geometric stiffness that holds a pendulum would
+ * be missing), the following ones lambda(q). The step shrinks quadratically; it stops when a step
+ * is below PEN_EQ_STEP_TOL times the first (the O(1/alpha) offset itself, so the test has no
+ * units). The blocks are then those of that point, lambda = alpha omega^2 Phi included: the rest of
+ * the method is unchanged. Points at rest of models with holonomic constraints only (no
+ * non-holonomic constraints, no Eq. 10 features); elsewhere it is refused in one line. */
+#include <math.h>
+#include <string.h>
+
+#include "lin/methods_internal.h"
+
+/* Newton steps at most, and the step (relative to the first) below which the point has converged */
+#define PEN_EQ_MAX_ITER 20
+#define PEN_EQ_STEP_TOL 1e-10
+
+typedef struct pen_eq_work {
+    double *q, *lam, *lam0, *F, *syms, *work, *K, *dq;
+} pen_eq_work;
+
+static void pen_eq_free(pen_eq_work *w)
+{
+    mbl_free(w->q), mbl_free(w->lam), mbl_free(w->lam0), mbl_free(w->F), mbl_free(w->syms), mbl_free(w->work);
+    mbl_free(w->K), mbl_free(w->dq);
+}
+
+/* lambda(q) = alpha omega^2 Phi(q) into w->lam, and the residual R(q, lambda(q)) into w->dq (negated:
+ * the right-hand side of the Newton step); tp's q is w->q */
+static int pen_eq_residual(const mbl_model *md, const model_view *mv, mbl_point *tp, double aw2, pen_eq_work *w,
+                           mbl_status *st)
+{
+    int n = mv->n, m = mv->m;
+    memset(w->lam, 0, (size_t)(m + 1) * sizeof *w->lam);
+    tp->lambda = w->lam;
+    model_fill_syms_pt(md, tp, w->syms);
+    int rc = model_eval_F(md, w->syms, w->F, w->work, st);
+    if (rc) return rc;
+    for (int i = 0; i < m; i++) w->lam[i] = aw2 * w->F[mv->row0[MBL_ROW_PHI] + i];
+    model_fill_syms_pt(md, tp, w->syms);
+    rc = model_eval_F(md, w->syms, w->F, w->work, st);
+    for (int j = 0; !rc && j < n; j++) w->dq[j] = -w->F[mv->row0[MBL_ROW_EOM] + j];
+    return rc;
+}
+
+int lin_penalty_equilibrium(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_blocks *B,
+                            double *moved, double *viol, mbl_status *st)
+{
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    int n = mv->n, m = mv->m, rc = 0, done = 0;
+    memset(B, 0, sizeof *B);
+    *moved = *viol = 0;
+    if (mv->k > 0 || mv->ext || lin_point_moving(pt))
+        return mbl_error(st, MBL_EARG, "penalty: the penalty equilibrium (pen_equilibrium) is for points at rest of "
+                         "models with holonomic constraints only (here: %s)",
+                         mv->k > 0 ? "non-holonomic constraints" : mv->ext ? "ode states, implicit variables or forces "
+                         "of multipliers" : "a point with motion");
+    double aw2 = opt->pen_alpha * opt->pen_omega * opt->pen_omega, first = 0;
+    pen_eq_work w = {mbl_alloc_array((size_t)n + 1, sizeof *w.q), mbl_calloc((size_t)m + 1, sizeof *w.lam),
+                     mbl_calloc((size_t)m + 1, sizeof *w.lam0), mbl_calloc((size_t)mv->nF + 1, sizeof *w.F),
+                     mbl_calloc((size_t)mv->nsym + 1, sizeof *w.syms), mbl_calloc(mv->work_size + 1, sizeof *w.work),
+                     mbl_calloc((size_t)n * n + 1, sizeof *w.K), mbl_calloc((size_t)n + 1, sizeof *w.dq)};
+    if (!w.q || !w.lam || !w.lam0 || !w.F || !w.syms || !w.work || !w.K || !w.dq) {
+        pen_eq_free(&w);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    memcpy(w.q, pt->q, (size_t)n * sizeof *w.q);
+    mbl_point tp = *pt;
+    tp.q = w.q;
+    tp.jac_memo = NULL;
+    for (int it = 0; !rc; it++) {
+        rc = pen_eq_residual(md, mv, &tp, aw2, &w, st);
+        if (rc) break;
+        /* the Jacobian's multipliers: the point's on the first step, then lambda(q) */
+        if (!it && m) memcpy(w.lam0, pt->lambda, (size_t)m * sizeof *w.lam0);
+        tp.lambda = it || done ? w.lam : w.lam0;
+        lin_blocks_free(B);
+        rc = lin_blocks_init(md, &tp, B, st);
+        if (rc || done) break;
+        if (it >= PEN_EQ_MAX_ITER) {
+            rc = mbl_error(st, MBL_ENOCONV, "penalty: the penalty equilibrium (pen_equilibrium) was not found in %d "
+                           "Newton steps from the constrained point", PEN_EQ_MAX_ITER);
+            break;
+        }
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < n; i++) {
+                double s = 0;
+                for (int a = 0; a < m; a++) s += B->Pq[a + (size_t)i * m] * B->Pq[a + (size_t)j * m];
+                w.K[i + (size_t)j * n] = B->Rq[i + (size_t)j * n] + aw2 * s;
+            }
+        rc = mbla_lu_solve(n, 1, w.K, n, w.dq, n, st);
+        if (rc == MBL_ESINGULAR)
+            rc = mbl_error(st, MBL_ESINGULAR, "penalty: the penalty equilibrium (pen_equilibrium): dR/dq + alpha "
+                           "omega^2 Phi_q^T Phi_q is singular at the point (no isolated rest point of the penalty system)");
+        double step = 0;
+        for (int j = 0; !rc && j < n; j++) {
+            w.q[j] += w.dq[j];
+            step = fmax(step, fabs(w.dq[j]));
+        }
+        if (!rc && !isfinite(step))
+            rc = mbl_error(st, MBL_ENOCONV, "penalty: the penalty equilibrium (pen_equilibrium): Newton diverged");
+        if (!it) first = step;
+        done = step <= PEN_EQ_STEP_TOL * first;
+    }
+    if (!rc) {
+        for (int j = 0; j < n; j++) *moved = fmax(*moved, fabs(w.q[j] - pt->q[j]));
+        for (int i = 0; i < m; i++) *viol = fmax(*viol, fabs(w.lam[i]) / aw2);
+    } else {
+        lin_blocks_free(B);
+    }
+    pen_eq_free(&w);
+    return rc;
+}
