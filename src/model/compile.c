@@ -411,6 +411,8 @@ static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
     for (int t = 0; t < MODEL_NTERMS; t++)
         if (model_terms[t]->outputs_bind && model_terms[t]->present(md) && model_terms[t]->outputs_bind(md, st))
             return st ? st->code : MBL_ENOMEM;
+    mblx_tape_free(md->tape_trim), md->tape_trim = NULL;
+    if (model_compile_trim(md, st)) return st ? st->code : MBL_ENOMEM;
     md->work_size = mblx_tape_work_size(md->tape_F);
     const int *fcp = NULL; /* the coloring's column pointers (owned by tape_F once given) */
     if (fwd) { /* model_eval_jac's values: forward sweeps of tape_F */

@@ -69,6 +69,8 @@ void model_held_free(mbl_model *md);
 /* trim: targets, accelerations and free inputs of `at: trim` (model/trim.c) */
 int model_formulate_trim(loader *L);
 void model_trim_free(mbl_model *md);
+/* the trim's one tape (md->tape_trim, after the trim is formulated): 0, or the status */
+int model_compile_trim(mbl_model *md, mbl_status *st);
 
 /* parsing and the resolver (resolve.c) */
 mblx_id model_total_der(mbl_model *md, mblx_id e);

@@ -76,6 +76,7 @@ struct mbl_model {
     char **tt_label;
     mblx_id *tt_x, *tt_gd, *tacc, *ta_gd;
     double *tt_val;
+    mblx_tape *tape_trim; /* tt_x, tt_gd, then tacc (those not MBLX_NONE) and ta_gd, in that order (model_compile_trim) */
     int *tt_gp, *tt_gi, *ta_gp, *ta_gi, *tfree, *tmove; /* tmove (n): 1 for a coordinate trim.accelerations names (held), 2 the same solved (trim_acc_solve) */
     int nheld;
     char **held_label;
