@@ -19,10 +19,11 @@ FUZZ_SECONDS ?= 30
 # (tests/kernels/cores.py), and the tests it leaves out: not numerical (valgrind, startup, browser,
 # python; progress lines and Ctrl-C, the JSON schema, the thread sanitizer's races, the install
 # checks; the layering and docs-link checks), kernel-independent and slow (MPI, SLEPc), or forcing
-# kernels themselves (kernels_agree, golden)
+# kernels themselves (kernels_agree, golden), and tests that make no OpenBLAS call (codegen_inject:
+# hostile file names in generated code; expr_schedule_inplace: the expression engine's scheduler)
 KERNELS      ?= SkylakeX Prescott Haswell Sandybridge
 KERNEL_COUNT ?= 2
-KERNEL_EXCLUDE ?= valgrind|browser|python|slepc|mpi|startup|kernels_agree|golden|layering|docs_links|progress|json_schema|tsan|install
+KERNEL_EXCLUDE ?= valgrind|browser|python|slepc|mpi|startup|kernels_agree|golden|layering|docs_links|progress|json_schema|tsan|install|codegen_inject|expr_schedule_inplace
 
 # Debian 12 packages: compiler and tools, then the numerical libraries, then the reference checks.
 PACKAGES = gcc libc6-dev cmake pkg-config clang libclang-rt-14-dev lld \
