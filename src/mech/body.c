@@ -534,6 +534,15 @@ static int body_spatial_rotation(mech *M, body *B, const char *name, const yaml_
     B->oset = M->used_set;
     mech_euler_params(R, e0);
     memcpy(B->q0, e0, sizeof e0);
+    B->eul = M->eul313;
+    if ((rc = mech_e313_mode(M, mech_get(M, val, "orientation"), what, &B->eul))) return rc;
+    if (B->eul) {
+        yaml_node_t *bad = mech_get(M, val, "speeds");
+        if (M->relative || bad)
+            return err_at(M, bad ? bad : key, "%s: orientation euler313 %s", what,
+                          bad ? "has the angle rates as speeds (no 'speeds')" : "needs coordinates: absolute");
+        return mech_e313_body(M, B, key, val, wn, what);
+    }
     for (int k = 0; k < 4 && !rc; k++) {
         if (M->relative) { /* variables of the tree (relative.c), or aliases of a root's coordinates */
             B->e[k] = mech_fmt(M, "_e_%s_%d", name, k);
@@ -601,7 +610,7 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     static const char *okp[] = {"type", "mass", "inertia", "cm", "position", "angle", "velocity", "angular_velocity",
                                 "markers", NULL};
     static const char *oks[] = {"type", "mass", "inertia", "cm", "position", "axis", "angle", "euler", "zaxis",
-                                "xaxis", "rotation", "velocity", "angular_velocity", "markers", "speeds", NULL};
+                                "xaxis", "rotation", "velocity", "angular_velocity", "markers", "speeds", "orientation", NULL};
     rc = mech_check_keys(M, val, M->planar ? okp : oks, what);
     if (rc) return rc;
     body *B = mech_new_body(M, name, key);

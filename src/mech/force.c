@@ -424,6 +424,10 @@ int mech_energies_and_forces(mech *M, int line, int col)
             rc = mech_add_var(M, N[k], B->N[k] ? B->N[k] : "0", B->line, B->col);
         }
         if (rc) break;
+        if (B->eul) { /* its angles' own (euler313.c) */
+            rc = mech_e313_forces(M, B, N);
+            continue;
+        }
         char **e = B->e;
         const char *Q[4];
         mech_tx_euler_forces(M, (const char *const *)e, N, 0, Q);

@@ -45,6 +45,9 @@ typedef struct body {
                                         coordinate directly (mech_rel_joint_load): for the reactions only */
     int pn;                          /* 1 + its index in the numeric term (pmech.c), else 0: its kinetic
                                         energy and the weight of the numeric gravity are not written */
+    int eul;                         /* spatial rigid body with `orientation: euler313` (euler313.c): its
+                                        coordinates are the angles ea (psi, theta, phi), e are variables */
+    char *ea[3];
 } body;
 
 typedef struct marker {
@@ -147,6 +150,7 @@ typedef struct mech {
     nameset hpt; /* texts known to be (1) or not to be (0) functions of the parameters (pmech.c) */
     double beam_elems, beam_coords, beam_nz, beam_bytes; /* the beams read so far: their size estimate
                                                             (mech_beam_budget) */
+    int eul313; /* `orientation: euler313` at the root: the spatial rigid bodies' default (euler313.c) */
     int pnum;   /* planar, absolute coordinates and model_pmech_numeric(): bodies and revolute joints go to
                    the model's numeric term (pmech.c) */
 } mech;
@@ -259,6 +263,19 @@ void mech_euler_params(const double R[9], double e[4]);
 int mech_add_markers(mech *M, int bi, const yaml_node_t *mks);
 body *mech_new_body(mech *M, const char *name, const yaml_node_t *key);
 int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val);
+
+/* ---- euler313.c: 3-1-3 Euler angles as a spatial rigid body's coordinates -------------------- */
+
+/* `orientation:` node n (NULL: *eul unchanged): euler313 sets *eul, euler_parameters clears it */
+int mech_e313_mode(mech *M, const yaml_node_t *n, const char *what, int *eul);
+/* body B's angle coordinates from its orientation (B->R0, or the texts of `euler:`) and initial
+ * rates from wn (angular_velocity; may be NULL), its Euler parameters as variables of them, its
+ * rotation and angular velocity texts, its singular item; the file's configuration refused at
+ * |sin(theta)| < MBL_MECH_EULER313_SING_TOL */
+int mech_e313_body(mech *M, body *B, const yaml_node_t *key, const yaml_node_t *val, const yaml_node_t *wn,
+                   const char *what);
+/* the generalized forces on B's angles of the moment N (global texts) */
+int mech_e313_forces(mech *M, const body *B, const char *const N[3]);
 
 /* ---- vec3_text.c: 3-D vectors, rotations and quaternions as expression texts ----------------- */
 

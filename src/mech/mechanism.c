@@ -168,7 +168,7 @@ static int read_all(mech *M, const yaml_node_t *root)
 {
     static const char *ok[] = {"model", "name", "parameters", "space", "ground", "bodies", "joints", "drivers",
                                "forces", "inputs", "variables", "outputs", "linearize", "coordinates", "tree_dynamics", "spin_speeds",
-                               "velocities", "data", "trim", "routines", "modal_damping", NULL};
+                               "velocities", "data", "trim", "routines", "modal_damping", "orientation", NULL};
     int rc = mech_check_keys(M, root, ok, "mechanism");
     if (rc) return rc;
     yaml_node_t *n;
@@ -194,6 +194,8 @@ static int read_all(mech *M, const yaml_node_t *root)
             return err_at(M, n, "'tree_dynamics' must be recursive or symbolic");
         M->tree_symbolic = !strcmp(mech_sc(n), "symbolic");
     }
+    /* docs/mechanism-reference.md, "Euler angles" */
+    if ((rc = mech_e313_mode(M, mech_get(M, root, "orientation"), "mechanism", &M->eul313))) return rc;
     M->pnum = M->planar && !M->relative && model_pmech_numeric(); /* src/mech/pmech.c */
     /* parameters: copied, and evaluated here with the file's values for the checks */
     if ((rc = copy_map(M, mech_get(M, root, "parameters"), &M->src->parameters, "parameters", 0))) return rc;
