@@ -378,7 +378,7 @@ static int inertia_triangle(mech *M, const yaml_node_t *in, const char *what, co
 }
 
 /* mass, inertia (checked: positive, or 0 for a massless link in relative coordinates) */
-static int body_inertia(mech *M, body *B, const yaml_node_t *val, const char *what)
+int mech_body_inertia(mech *M, body *B, const yaml_node_t *val, const char *what)
 {
     int rc;
     yaml_node_t *mn = mech_get(M, val, "mass");
@@ -605,6 +605,7 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     if (M->relative && mech_is_scalar(ft) && (!strcmp(mech_sc(ft), "beam") || !strcmp(mech_sc(ft), "modal")))
         return err_at(M, ft, "%s: flexible bodies need coordinates: absolute (not yet in relative coordinates)", what);
     if (mech_is_scalar(ft) && !strcmp(mech_sc(ft), "beam")) return mech_read_beam(M, key, val);
+    if (mech_is_scalar(ft) && !strcmp(mech_sc(ft), "natural")) return mech_read_natural(M, key, val);
     if (mech_is_scalar(ft) && !strcmp(mech_sc(ft), "modal"))
         return M->planar ? mech_read_modal(M, key, val) : mech_read_modal3(M, key, val);
     static const char *okp[] = {"type", "mass", "inertia", "cm", "position", "angle", "velocity", "angular_velocity",
@@ -619,12 +620,12 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     B->kind = M->planar ? KIND_PLANAR : KIND_SPATIAL;
     yaml_node_t *ty = mech_get(M, val, "type");
     if (ty) {
-        if (!mech_is_scalar(ty)) return err_at(M, ty, "%s: type must be rigid, point, beam or modal", what);
+        if (!mech_is_scalar(ty)) return err_at(M, ty, "%s: type must be rigid, point, natural, beam or modal", what);
         if (!strcmp(mech_sc(ty), "point")) B->kind = KIND_POINT;
-        else if (strcmp(mech_sc(ty), "rigid")) return err_at(M, ty, "%s: unknown type '%s' (expected rigid, point, beam or modal)", what, mech_sc(ty));
+        else if (strcmp(mech_sc(ty), "rigid")) return err_at(M, ty, "%s: unknown type '%s' (expected rigid, point, natural, beam or modal)", what, mech_sc(ty));
     }
     int dim = M->planar ? 2 : 3;
-    if ((rc = body_inertia(M, B, val, what))) return rc;
+    if ((rc = mech_body_inertia(M, B, val, what))) return rc;
     if ((rc = body_position(M, B, name, key, val, what, dim))) return rc;
     yaml_node_t *wn = mech_get(M, val, "angular_velocity");
     if (wn && B->kind == KIND_POINT) return err_at(M, wn, "%s: a point mass has no angular velocity", what);

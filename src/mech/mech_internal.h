@@ -45,10 +45,22 @@ typedef struct body {
                                         coordinate directly (mech_rel_joint_load): for the reactions only */
     int pn;                          /* 1 + its index in the numeric term (pmech.c), else 0: its kinetic
                                         energy and the weight of the numeric gravity are not written */
+    int nat;                         /* natural coordinates (natural.c): its number of points, else 0 */
+    int natp[4];                     /* ... their indices in mech.npt (A, B) */
+    const char *nat_L2, *nat_l[3], *nat_sa[3]; /* ... |s_B - s_A|^2, s_B - s_A, s_A (body axes, texts) */
     int eul;                         /* spatial rigid body with `orientation: euler313` (euler313.c): its
                                         coordinates are the angles ea (psi, theta, phi), e are variables */
     char *ea[3];
 } body;
+
+/* a point of natural-coordinate bodies (natural.c): its coordinates c, the body that made it, the
+ * generalized forces on its coordinates accumulated from the bodies that share it (NULL: none) */
+typedef struct mech_point {
+    const char *name;
+    const char *c[3];
+    int body;
+    const char *Q[3];
+} mech_point;
 
 typedef struct marker {
     const char *name;
@@ -150,6 +162,9 @@ typedef struct mech {
     nameset hpt; /* texts known to be (1) or not to be (0) functions of the parameters (pmech.c) */
     double beam_elems, beam_coords, beam_nz, beam_bytes; /* the beams read so far: their size estimate
                                                             (mech_beam_budget) */
+    mech_point *npt; /* the points of natural-coordinate bodies, by name in hnp (natural.c) */
+    int nnp, cnp;
+    nameset hnp;
     int eul313; /* `orientation: euler313` at the root: the spatial rigid bodies' default (euler313.c) */
     int pnum;   /* planar, absolute coordinates and model_pmech_numeric(): bodies and revolute joints go to
                    the model's numeric term (pmech.c) */
@@ -263,6 +278,19 @@ void mech_euler_params(const double R[9], double e[4]);
 int mech_add_markers(mech *M, int bi, const yaml_node_t *mks);
 body *mech_new_body(mech *M, const char *name, const yaml_node_t *key);
 int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val);
+/* mass, inertia and their checks (a natural-coordinate body's too) */
+int mech_body_inertia(mech *M, body *B, const yaml_node_t *val, const char *what);
+
+/* ---- natural.c: natural-coordinate bodies (source 002 Sec. 2) ---------------------------------- */
+
+/* `type: natural`: its points (coordinates, shared by name), constraints, frame texts, markers */
+int mech_read_natural(mech *M, const yaml_node_t *key, const yaml_node_t *val);
+/* its kinetic energy 1/2 qdot^T M qdot (constant M) as a text in *Tb */
+int mech_natural_energy(mech *M, body *B, const char **Tb);
+/* its accumulated force and moment (B->F, B->N) added to its points' generalized forces */
+int mech_natural_forces(mech *M, body *B);
+/* the points' generalized forces into the source (after every body's mech_natural_forces) */
+int mech_natural_flush(mech *M);
 
 /* ---- euler313.c: 3-1-3 Euler angles as a spatial rigid body's coordinates -------------------- */
 

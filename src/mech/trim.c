@@ -58,6 +58,9 @@ static int turn_accelerations(mech *M, const yaml_node_t *kn, const yaml_node_t 
     for (int bi = 0; bi < M->nb && !rc; bi++) {
         body *B = &M->b[bi];
         if (B->kind == KIND_GROUND) continue;
+        if (B->nat)
+            return err_at(M, vn, "trim.turn: body '%s' has natural coordinates: the turn is written for a body's "
+                          "position and angle", B->name);
         if (B->flex)
             return err_at(M, vn, "trim.turn: body '%s' is flexible: the turn's steady motion is written for rigid bodies",
                           B->name);

@@ -82,7 +82,7 @@ def run_text(mblin, text, *args):
 def main():
     mblin = sys.argv[1]
     check = Checks()
-    for name in ("euler313_top.yaml", "euler313_chain.yaml"):
+    for name in ("euler313_top.yaml.tmpl", "euler313_chain.yaml.tmpl"):
         with open(os.path.join(HERE, name)) as f:
             text = f.read()
         ref, err = linearize_json(mblin, text.replace("ORIENT", "euler_parameters"))
