@@ -21,8 +21,8 @@ static int orientation_eval(mech *M, const yaml_node_t *map, const char *what, d
 
 /* orientations are numbers of the equations (rotation matrices): the parameters they use are
  * flagged, so no sensitivity claims a derivative by them (mbl_model_param_numeric) */
-static int orientation(mech *M, const yaml_node_t *map, const char *what, double R[9], const yaml_node_t **where,
-                       double turn[4], int *turn_kind)
+int mech_orientation(mech *M, const yaml_node_t *map, const char *what, double R[9], const yaml_node_t **where,
+                     double turn[4], int *turn_kind)
 {
     int was = M->track_numeric;
     M->track_numeric = 1;
@@ -266,7 +266,7 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
     }
     double R[9];
     const yaml_node_t *where;
-    int rc = orientation(M, val, what, R, &where, K->turn, &K->turn_kind);
+    int rc = mech_orientation(M, val, what, R, &where, K->turn, &K->turn_kind);
     if (rc) return rc;
     mat3_mul(B->R0, R, K->R0);
     mech_euler_params(R, K->mq);
@@ -528,7 +528,7 @@ static int body_spatial_rotation(mech *M, body *B, const char *name, const yaml_
     int rc = 0;
     double R[9], e0[4];
     const yaml_node_t *where;
-    rc = orientation(M, val, what, R, &where, B->turn, &B->turn_kind);
+    rc = mech_orientation(M, val, what, R, &where, B->turn, &B->turn_kind);
     if (rc) return rc;
     memcpy(B->R0, R, sizeof R);
     B->oset = M->used_set;

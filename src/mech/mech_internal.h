@@ -47,7 +47,9 @@ typedef struct body {
                                         energy and the weight of the numeric gravity are not written */
     int nat;                         /* natural coordinates (natural.c): its number of points, else 0 */
     int natp[4];                     /* ... their indices in mech.npt (A, B) */
-    const char *nat_L2, *nat_l[3], *nat_sa[3]; /* ... |s_B - s_A|^2, s_B - s_A, s_A (body axes, texts) */
+    const char *nat_L2, *nat_l[3], *nat_sa[3]; /* planar: |s_B - s_A|^2, s_B - s_A, s_A (body axes, texts) */
+    const char *nat_a[3], *nat_b[3][3];        /* spatial (natural3.c): Eq. 10's a_i, b_ij, */
+    const char *nat_sig[3], *nat_h[3][3];      /* sigma_i = g_i . s_A and h_i = A g_i (texts) */
     int eul;                         /* spatial rigid body with `orientation: euler313` (euler313.c): its
                                         coordinates are the angles ea (psi, theta, phi), e are variables */
     char *ea[3];
@@ -58,7 +60,7 @@ typedef struct body {
 typedef struct mech_point {
     const char *name;
     const char *c[3];
-    int body;
+    int body, unit; /* unit: a unit vector (spatial), not a point */
     const char *Q[3];
 } mech_point;
 
@@ -275,6 +277,11 @@ int mech_dup_key(mech *M, nameset *seen, const yaml_node_t *map, const yaml_node
 
 /* Euler parameters of a rotation matrix (column-major), e0 >= 0 */
 void mech_euler_params(const double R[9], double e[4]);
+/* a spatial orientation form of map (axis + angle, euler, zaxis/xaxis, rotation; none: the identity)
+ * into R (column-major), *where its node, turn and *turn_kind as body.turn (its parameters flagged
+ * as numbers of the geometry) */
+int mech_orientation(mech *M, const yaml_node_t *map, const char *what, double R[9], const yaml_node_t **where,
+                     double turn[4], int *turn_kind);
 int mech_add_markers(mech *M, int bi, const yaml_node_t *mks);
 body *mech_new_body(mech *M, const char *name, const yaml_node_t *key);
 int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val);
@@ -285,6 +292,19 @@ int mech_body_inertia(mech *M, body *B, const yaml_node_t *val, const char *what
 
 /* `type: natural`: its points (coordinates, shared by name), constraints, frame texts, markers */
 int mech_read_natural(mech *M, const yaml_node_t *key, const yaml_node_t *val);
+/* the point (unit: the unit vector) named by key of body B: new (its coordinates <name>_x .. from
+ * x0 and rates v0 (NULL: none), a vector's unit length constraint) or shared with an earlier body;
+ * its index in M->npt */
+int mech_natural_point(mech *M, body *B, const yaml_node_t *key, const double x0[3], const char *const v0[3], int unit,
+                       int *idx);
+/* texts: a - b, a*b + sign c*d, a/L2 ("0" terms left out) */
+const char *mech_nat_sub(mech *M, const char *a, const char *b);
+const char *mech_nat_dot2(mech *M, const char *a, const char *b, const char *c, const char *d, int sign);
+const char *mech_nat_over(mech *M, const char *a, const char *L2);
+/* natural3.c: a spatial natural-coordinate body (two points, two unit vectors; source 002 Eq. 10) */
+int mech_read_natural3(mech *M, const yaml_node_t *key, const yaml_node_t *val, const char *what);
+int mech_natural3_energy(mech *M, body *B, const char **Tb);
+int mech_natural3_forces(mech *M, body *B);
 /* its kinetic energy 1/2 qdot^T M qdot (constant M) as a text in *Tb */
 int mech_natural_energy(mech *M, body *B, const char **Tb);
 /* its accumulated force and moment (B->F, B->N) added to its points' generalized forces */

@@ -22,7 +22,7 @@
 #include <string.h>
 
 /* a - b (texts; "0" terms left out) */
-static const char *tsub(mech *M, const char *a, const char *b)
+const char *mech_nat_sub(mech *M, const char *a, const char *b)
 {
     const char *t[2] = {mech_tx_is0(a) ? NULL : a, mech_tx_is0(b) ? NULL : b};
     static const int sg[2] = {1, -1};
@@ -31,7 +31,7 @@ static const char *tsub(mech *M, const char *a, const char *b)
 }
 
 /* a*b + c*d as a text ("0" products left out) */
-static const char *tdot2(mech *M, const char *a, const char *b, const char *c, const char *d, int sign)
+const char *mech_nat_dot2(mech *M, const char *a, const char *b, const char *c, const char *d, int sign)
 {
     const char *t[2] = {mech_tx_mul(M, a, b), mech_tx_mul(M, c, d)};
     const int sg[2] = {1, sign};
@@ -40,29 +40,28 @@ static const char *tdot2(mech *M, const char *a, const char *b, const char *c, c
 }
 
 /* a text over L2 ("0" stays "0") */
-static const char *tover(mech *M, const char *a, const char *L2)
+const char *mech_nat_over(mech *M, const char *a, const char *L2)
 {
     return mech_tx_is0(a) ? "0" : mech_fmt(M, "%s/%s", a, L2);
 }
 
-/* the point `name` (new, or shared with an earlier body): its index in M->npt, the coordinates
- * <name>_x, <name>_y made from the global position x0 (numbers) when new */
-static int natural_point(mech *M, body *B, const yaml_node_t *key, const double x0[3], const char *const v0[3],
-                         int *idx)
+int mech_natural_point(mech *M, body *B, const yaml_node_t *key, const double x0[3], const char *const v0[3], int unit,
+                       int *idx)
 {
     const char *name = mech_sc(key);
+    const char *kind = unit ? "vector" : "point";
     int dim = M->planar ? 2 : 3;
     int i = mech_ns_find(&M->hnp, name, strlen(name));
     if (i >= 0) {
-        if (M->npt[i].body == B - M->b)
-            return err_at(M, key, "body '%s': point '%s' given twice", B->name, name);
+        if (M->npt[i].body == B - M->b || M->npt[i].unit != unit)
+            return err_at(M, key, "body '%s': %s '%s' given twice", B->name, kind, name);
         *idx = i;
         return 0;
     }
-    if (!mech_valid_name(name)) return err_at(M, key, "body '%s': point '%s': not a valid name (letters, digits, _)",
-                                              B->name, name);
+    if (!mech_valid_name(name))
+        return err_at(M, key, "body '%s': %s '%s': not a valid name (letters, digits, _)", B->name, kind, name);
     if (mech_find_marker(M, name, strlen(name)) >= 0)
-        return err_at(M, key, "body '%s': point '%s': a marker has this name", B->name, name);
+        return err_at(M, key, "body '%s': %s '%s': a marker has this name", B->name, kind, name);
     if (M->nnp == M->cnp) {
         int cap = M->cnp ? 2 * M->cnp : 16;
         mech_point *p = mbl_realloc_array(M->npt, (size_t)cap, sizeof *p);
@@ -75,6 +74,7 @@ static int natural_point(mech *M, body *B, const yaml_node_t *key, const double 
     memset(P, 0, sizeof *P);
     P->name = name;
     P->body = (int)(B - M->b);
+    P->unit = unit;
     static const char axn[3] = {'x', 'y', 'z'};
     int rc = 0;
     for (int k = 0; k < 3; k++) P->c[k] = "0";
@@ -83,6 +83,10 @@ static int natural_point(mech *M, body *B, const yaml_node_t *key, const double 
         rc = mech_push_at(M, &M->src->coordinates, P->c[k], mech_num(M, x0[k]), key);
         if (!rc && v0[k]) rc = mech_push_at(M, &M->src->velocities, P->c[k], v0[k], key);
     }
+    /* a unit vector's length, once (bodies sharing it share the constraint) */
+    if (!rc && unit)
+        rc = mech_push(M, &M->src->constraints, mech_fmt(M, "vector %s (natural coordinates: unit length)", name),
+                       mech_fmt(M, "%s^2 + %s^2 + %s^2 - 1", P->c[0], P->c[1], P->c[2]), B->line, B->col);
     *idx = M->nnp++;
     return rc;
 }
@@ -93,7 +97,7 @@ static int natural_point(mech *M, body *B, const yaml_node_t *key, const double 
 static int natural_points(mech *M, body *B, const yaml_node_t *val, const char *what, const char *s[][3], int *np)
 {
     yaml_node_t *pn = mech_get(M, val, "points");
-    int need = M->planar ? 2 : 2;
+    int need = 2;
     int cnt = pn && pn->type == YAML_MAPPING_NODE ? (int)(pn->data.mapping.pairs.top - pn->data.mapping.pairs.start) : 0;
     if (cnt != need)
         return err_at(M, pn ? pn : val, "%s: 'points' must name %d points with their positions in body axes "
@@ -132,7 +136,7 @@ static int natural_points(mech *M, body *B, const yaml_node_t *val, const char *
                 static const int sg[2] = {1, 1};
                 vp[c] = mech_tx_sum(M, 2, t, sg);
             }
-        if ((rc = natural_point(M, B, k, x0, vp, &B->natp[i]))) return rc;
+        if ((rc = mech_natural_point(M, B, k, x0, vp, 0, &B->natp[i]))) return rc;
     }
     *np = cnt;
     return rc;
@@ -143,23 +147,23 @@ static int natural_points(mech *M, body *B, const yaml_node_t *val, const char *
 static int natural_planar_frame(mech *M, body *B, const char *const sa[3], const char *const sb[3])
 {
     const mech_point *PA = &M->npt[B->natp[0]], *PB = &M->npt[B->natp[1]];
-    const char *l[2] = {tsub(M, sb[0], sa[0]), tsub(M, sb[1], sa[1])};
-    const char *d[2] = {tsub(M, PB->c[0], PA->c[0]), tsub(M, PB->c[1], PA->c[1])};
-    const char *L2 = tdot2(M, l[0], l[0], l[1], l[1], 1);
+    const char *l[2] = {mech_nat_sub(M, sb[0], sa[0]), mech_nat_sub(M, sb[1], sa[1])};
+    const char *d[2] = {mech_nat_sub(M, PB->c[0], PA->c[0]), mech_nat_sub(M, PB->c[1], PA->c[1])};
+    const char *L2 = mech_nat_dot2(M, l[0], l[0], l[1], l[1], 1);
     B->nat_L2 = L2;
     for (int k = 0; k < 2; k++) B->nat_l[k] = l[k];
     int rc = mech_push(M, &M->src->constraints, mech_fmt(M, "body %s (natural coordinates: distance %s-%s)", B->name,
                                                          PA->name, PB->name),
-                       mech_fmt(M, "%s - %s", tdot2(M, d[0], d[0], d[1], d[1], 1), L2), B->line, B->col);
+                       mech_fmt(M, "%s - %s", mech_nat_dot2(M, d[0], d[0], d[1], d[1], 1), L2), B->line, B->col);
     const char *c = mech_fmt(M, "_c_%s", B->name), *s = mech_fmt(M, "_s_%s", B->name);
-    if (!rc) rc = mech_add_var(M, c, tover(M, tdot2(M, d[0], l[0], d[1], l[1], 1), L2), B->line, B->col);
-    if (!rc) rc = mech_add_var(M, s, tover(M, tdot2(M, d[1], l[0], d[0], l[1], -1), L2), B->line, B->col);
+    if (!rc) rc = mech_add_var(M, c, mech_nat_over(M, mech_nat_dot2(M, d[0], l[0], d[1], l[1], 1), L2), B->line, B->col);
+    if (!rc) rc = mech_add_var(M, s, mech_nat_over(M, mech_nat_dot2(M, d[1], l[0], d[0], l[1], -1), L2), B->line, B->col);
     const char *At[9] = {c, mech_fmt(M, "(-%s)", s), "0", s, c, "0", "0", "0", "1"};
     for (int k = 0; k < 9; k++) B->A[k] = (char *)At[k];
     /* origin r_A - A s_A */
     for (int k = 0; k < 2 && !rc; k++) {
         B->r[k] = mech_fmt(M, "_o_%s_%d", B->name, k + 1);
-        const char *As = tdot2(M, At[3 * k], sa[0], At[3 * k + 1], sa[1], 1);
+        const char *As = mech_nat_dot2(M, At[3 * k], sa[0], At[3 * k + 1], sa[1], 1);
         rc = mech_add_var(M, B->r[k], strcmp(As, "0") ? mech_fmt(M, "%s - %s", PA->c[k], As) : PA->c[k], B->line, B->col);
     }
     B->r[2] = "0";
@@ -207,12 +211,12 @@ int mech_read_natural(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     const char *name = mech_sc(key);
     char what[200];
     mech_snprintf(what, sizeof what, "body '%s'", name);
+    if (M->relative) return err_at(M, key, "%s: natural coordinates need coordinates: absolute", what);
+    if (!M->planar) return mech_read_natural3(M, key, val, what);
     static const char *okp[] = {"type", "mass", "inertia", "cm", "points", "position", "angle", "velocity",
                                 "angular_velocity", "markers", NULL};
     int rc = mech_check_keys(M, val, okp, what);
     if (rc) return rc;
-    if (M->relative) return err_at(M, key, "%s: natural coordinates need coordinates: absolute", what);
-    if (!M->planar) return err_at(M, key, "%s: natural coordinates are planar in this version", what);
     body *B = mech_new_body(M, name, key);
     if (!B) return mech_oom(M);
     int bi = M->nb - 1;
@@ -235,17 +239,18 @@ int mech_read_natural(mech *M, const yaml_node_t *key, const yaml_node_t *val)
  * force and moment */
 int mech_natural_energy(mech *M, body *B, const char **Tb)
 {
+    if (!M->planar) return mech_natural3_energy(M, B, Tb);
     const mech_point *PA = &M->npt[B->natp[0]], *PB = &M->npt[B->natp[1]];
     const char *L2 = B->nat_L2, *m = mech_fmt(M, "(%s)", B->mass);
     const char *const *l = B->nat_l;
-    const char *c[2] = {tsub(M, B->cm[0], B->nat_sa[0]), tsub(M, B->cm[1], B->nat_sa[1])};
-    const char *cd = tdot2(M, c[0], l[0], c[1], l[1], 1), *cx = tdot2(M, c[1], l[0], c[0], l[1], -1);
-    const char *J = mech_fmt(M, "(%s + %s*%s)", B->I[2], m, tdot2(M, c[0], c[0], c[1], c[1], 1));
+    const char *c[2] = {mech_nat_sub(M, B->cm[0], B->nat_sa[0]), mech_nat_sub(M, B->cm[1], B->nat_sa[1])};
+    const char *cd = mech_nat_dot2(M, c[0], l[0], c[1], l[1], 1), *cx = mech_nat_dot2(M, c[1], l[0], c[0], l[1], -1);
+    const char *J = mech_fmt(M, "(%s + %s*%s)", B->I[2], m, mech_nat_dot2(M, c[0], c[0], c[1], c[1], 1));
     const char *mcd = mech_tx_is0(cd) ? "0" : mech_fmt(M, "%s*%s", m, cd);
-    const char *Maa = mech_fmt(M, "(%s - 2*%s + %s)", m, tover(M, mcd, L2), tover(M, J, L2));
-    const char *Mab = mech_fmt(M, "(%s - %s)", tover(M, mcd, L2), tover(M, J, L2));
-    const char *Mr = mech_tx_is0(cx) ? "0" : tover(M, mech_fmt(M, "%s*%s", m, cx), L2);
-    const char *Mbb = tover(M, J, L2);
+    const char *Maa = mech_fmt(M, "(%s - 2*%s + %s)", m, mech_nat_over(M, mcd, L2), mech_nat_over(M, J, L2));
+    const char *Mab = mech_fmt(M, "(%s - %s)", mech_nat_over(M, mcd, L2), mech_nat_over(M, J, L2));
+    const char *Mr = mech_tx_is0(cx) ? "0" : mech_nat_over(M, mech_fmt(M, "%s*%s", m, cx), L2);
+    const char *Mbb = mech_nat_over(M, J, L2);
     const char *da[2], *db[2];
     for (int k = 0; k < 2; k++) da[k] = mech_fmt(M, "der(%s)", PA->c[k]), db[k] = mech_fmt(M, "der(%s)", PB->c[k]);
     const char *T = mech_fmt(M, "0.5*%s*(%s^2 + %s^2) + %s*(%s*%s + %s*%s) + 0.5*%s*(%s^2 + %s^2)", Maa, da[0], da[1],
@@ -257,19 +262,20 @@ int mech_natural_energy(mech *M, body *B, const char **Tb)
 
 int mech_natural_forces(mech *M, body *B)
 {
+    if (!M->planar) return mech_natural3_forces(M, B);
     const mech_point *PA = &M->npt[B->natp[0]], *PB = &M->npt[B->natp[1]];
     int anyF = B->F[0] || B->F[1], anyN = B->N[2] != NULL;
     if (!anyF && !anyN) return 0;
     const char *F[2] = {B->F[0] ? mech_fmt(M, "(%s)", B->F[0]) : "0", B->F[1] ? mech_fmt(M, "(%s)", B->F[1]) : "0"};
     /* G = d(A s_A)/dd ^T F: d(A s_A)/dd = [[al, be], [-be, al]], al = (l . s_A)/L2, be = (l x s_A)_z/L2 */
     const char *const *l = B->nat_l, *const *sa = B->nat_sa, *L2 = B->nat_L2;
-    const char *al = tover(M, tdot2(M, l[0], sa[0], l[1], sa[1], 1), L2);
-    const char *be = tover(M, tdot2(M, l[1], sa[0], l[0], sa[1], -1), L2);
-    const char *G[2] = {tdot2(M, al, F[0], be, F[1], -1), tdot2(M, be, F[0], al, F[1], 1)};
+    const char *al = mech_nat_over(M, mech_nat_dot2(M, l[0], sa[0], l[1], sa[1], 1), L2);
+    const char *be = mech_nat_over(M, mech_nat_dot2(M, l[1], sa[0], l[0], sa[1], -1), L2);
+    const char *G[2] = {mech_nat_dot2(M, al, F[0], be, F[1], -1), mech_nat_dot2(M, be, F[0], al, F[1], 1)};
     const char *gt[2] = {"0", "0"};
     if (anyN) {
-        const char *d[2] = {tsub(M, PB->c[0], PA->c[0]), tsub(M, PB->c[1], PA->c[1])};
-        const char *dd = tdot2(M, d[0], d[0], d[1], d[1], 1), *N = mech_fmt(M, "(%s)", B->N[2]);
+        const char *d[2] = {mech_nat_sub(M, PB->c[0], PA->c[0]), mech_nat_sub(M, PB->c[1], PA->c[1])};
+        const char *dd = mech_nat_dot2(M, d[0], d[0], d[1], d[1], 1), *N = mech_fmt(M, "(%s)", B->N[2]);
         gt[0] = mech_fmt(M, "(-%s*%s/%s)", N, d[1], dd);
         gt[1] = mech_fmt(M, "(%s*%s/%s)", N, d[0], dd);
     }

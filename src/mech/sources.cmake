@@ -4,6 +4,7 @@ list(APPEND MBLIN_SOURCES
   src/mech/body.c
   src/mech/euler313.c
   src/mech/natural.c
+  src/mech/natural3.c
   src/mech/joint.c
   src/mech/force.c
   src/mech/measure.c

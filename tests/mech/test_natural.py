@@ -10,7 +10,14 @@ Sec. 2, Eq. 4-13).
   a spring, a torsion spring, a force and a torque: the eigenvalues of the same mechanism with
   rigid bodies (position and angle coordinates) to 1e-10, and a simulation from a given moving
   state the same joint angle to 1e-6 (the mass matrix and forces away from rest);
-- errors: a third point, a point given twice on one body.
+- spatial (two points and two unit vectors, Eq. 10): a body hanging on a spherical joint (full
+  inertia tensor, offset centre of mass, a spring, a bushing, a torque) and a chain of two bodies
+  on a revolute and a universal joint (a marker turned on a natural body, a torsion spring, a
+  damped spring, a torque) give the eigenvalues and outputs of the same mechanisms with Euler
+  parameters to 1e-10; a free body spinning on a spring under a force and a torque, simulated for
+  1 s, the same point positions and angular velocities to 1e-6;
+- errors: a third point, a point given twice on one body, a vector not of unit length, points and
+  vectors that span no frame.
 
 usage: test_natural.py path/to/mblin"""
 import json
@@ -173,9 +180,149 @@ def symbolic_checks(mblin, check, ge1):
           "sets (largest relative difference %.2e < 1e-15; M12 printed %s)" % (dev, a["M"][0][1]))
 
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+NAT_TOP = ("""    markers:
+      top: {position: [0.2, 0.1, 0.45]}
+      side: {position: [0.3, 0.2, -0.1]}""", """    type: natural
+    points: {top: [0.2, 0.1, 0.45], side: [0.3, 0.2, -0.1]}
+    vectors: {ex: [1, 0, 0], ey: [0, 1, 0]}""")
+NAT_CHAIN = [("""    markers:
+      top: {position: [0.05, 0.1, 0.3]}
+      low: {position: [-0.05, 0.05, -0.25]}""", """    type: natural
+    points: {top: [0.05, 0.1, 0.3], low: [-0.05, 0.05, -0.25]}
+    vectors: {ax: [0.6, 0.8, 0], ay: [0, 0, 1]}"""), ("""    markers:
+      u:""", """    type: natural
+    points: {tip: [0.1, 0.1, -0.2], bq: [0.2, -0.1, 0.1]}
+    vectors: {bx: [0, 1, 0], bz: [0, 0.6, 0.8]}
+    markers:
+      u:"""), ("""      tip: {position: [0.1, 0.1, -0.2]}
+""", "")]
+FREE = """model: mechanism
+name: a free body spinning on a spring
+space: spatial
+parameters: {m: 2, g: 9.81, k: 40}
+ground:
+  markers: {anchor: {position: [0.8, 0.3, -0.2]}}
+bodies:
+  b:
+    mass: m
+    inertia: [0.05, 0.07, 0.09, 0.004, -0.003, 0.002]
+    cm: [0.1, -0.05, 0.02]
+    position: [0.1, 0.05, -0.5]
+    euler: [0.3, 1.0, 0.5]
+    velocity: [0.3, -0.2, 0.5]
+    angular_velocity: [1.5, -2, 3]
+    markers:
+      top: {position: [0.2, 0.1, 0.45]}
+      side: {position: [0.3, 0.2, -0.1]}
+forces:
+  weight: {type: gravity, g: [0, 0, "-g"]}
+  spr: {type: spring, i: side, j: anchor, stiffness: k, length: 0.3}
+  twist: {type: force, i: side, torque: [0.1, 0.2, -0.3], force: [0.2, 0, 0.1]}
+outputs: {x: "DX(top)", y: "DY(top)", z: "DZ(top)", wx: "WX(side)", wy: "WY(side)", wz: "WZ(side)"}
+linearize: {at: given}
+"""
+
+
+SHARED = """model: mechanism
+name: a spatial double pendulum on two parallel revolute joints
+space: spatial
+parameters: {m1: 1.2, m2: 0.7, g: 9.81}
+ground:
+  markers: {g: {zaxis: [1, 0, 0]}}
+bodies:
+  a:
+    mass: m1
+    inertia: [0.1, 0.09, 0.02, 0.003, 0.001, -0.002]
+    cm: [0.05, 0.02, -0.5]
+    markers:
+      hinge_a: {zaxis: [1, 0, 0]}
+      k_a: {position: [0, 0, -1], zaxis: [1, 0, 0]}
+  b:
+    mass: m2
+    inertia: [0.05, 0.04, 0.01]
+    cm: [0.03, -0.02, -0.4]
+    position: [0, 0, -1]
+    markers:
+      k_b: {zaxis: [1, 0, 0]}
+joints:
+  top: {type: revolute, i: hinge_a, j: g}
+  knee: {type: revolute, i: k_b, j: k_a}
+forces:
+  weight: {type: gravity, g: [0, 0, "-g"]}
+"""
+# the knee as the source makes a joint: body b shares the point k and the axis ax of body a
+NAT_SHARED = [("""    markers:
+      hinge_a: {zaxis: [1, 0, 0]}
+      k_a: {position: [0, 0, -1], zaxis: [1, 0, 0]}""", """    type: natural
+    points: {o: [0, 0, 0], k: [0, 0, -1]}
+    vectors: {ax: [1, 0, 0], ay: [0, 1, 0]}
+    markers:
+      hinge_a: {zaxis: [1, 0, 0]}"""), ("""    markers:
+      k_b: {zaxis: [1, 0, 0]}""", """    type: natural
+    points: {k: [0, 0, 0], e: [0, 0, -0.8]}
+    vectors: {ax: [1, 0, 0], bz: [0, 0.6, 0.8]}"""), ("""  knee: {type: revolute, i: k_b, j: k_a}
+""", "")]
+
+
+def natural_of(text, subs):
+    for a, b in subs:
+        if a not in text:
+            raise SystemExit("test_natural.py: the template lacks %r" % a)
+        text = text.replace(a, b)
+    return text
+
+
+def simulated(mblin, text, names):
+    """the columns `names` of a 1 s simulation at 0, 0.5, 1 s"""
+    with tempfile.TemporaryDirectory() as d:
+        r = run_text(mblin, text, "simulate", "--t-end", "1", "--dt-out", "0.5", "--rtol", "1e-10", "--atol", "1e-12",
+                     "-o", os.path.join(d, "run.csv"))
+        if r.returncode:
+            return [], r.stderr.strip()
+        with open(os.path.join(d, "run.csv")) as f:
+            head = f.readline().strip().split(",")
+            return [float(line.split(",")[head.index(n)]) for line in f for n in names], ""
+
+
+def spatial_checks(mblin, check):
+    with open(os.path.join(HERE, "euler313_top.yaml.tmpl")) as f:
+        top = f.read().replace("ORIENT", "euler_parameters")
+    top += 'outputs: {sx: "DX(side)", sy: "DY(side)", sz: "DZ(side)", ax: "AX(side, anchor)"}\n'
+    with open(os.path.join(HERE, "natural_chain.yaml.tmpl")) as f:
+        chain = f.read()
+    for name, text, subs in (("hanging body", top, [NAT_TOP]), ("chain", chain, NAT_CHAIN),
+                             ("double pendulum, a shared point and axis as the knee", SHARED, NAT_SHARED)):
+        ref, err = linearize_json(mblin, text)
+        got, err2 = linearize_json(mblin, natural_of(text, subs))
+        if not check(ref is not None and got is not None, "spatial %s, Euler parameters and natural: %s %s"
+                     % (name, err, err2)):
+            continue
+        check(any(c in ("ex_x", "bz_z") for c in got["operating_point"]["coordinates"]),
+              "%s: the vectors' coordinates (%d coordinates)" % (name, len(got["operating_point"]["coordinates"])))
+        same_eigs(check, eigs(ref), eigs(got), "spatial %s, natural against Euler parameters" % name)
+        a, b = ref["operating_point"]["outputs"], got["operating_point"]["outputs"]
+        if a:
+            check(len(a) == len(b) and all(abs(x - y) < 1e-10 for x, y in zip(a, b)), "%s: the outputs at the point %s"
+                  % (name, b))
+    names = ["x", "y", "z", "wx", "wy", "wz"]
+    a, err = simulated(mblin, FREE, names)
+    b, err2 = simulated(mblin, natural_of(FREE, [NAT_TOP]), names)
+    dev = max(abs(x - y) for x, y in zip(a, b)) if len(a) == 18 and len(b) == 18 else float("inf")
+    check(dev < 1e-6, "a free body spinning, 1 s simulated: natural and Euler parameters within %.1e (< 1e-6) %s %s"
+          % (dev, err, err2))
+    bad = natural_of(top, [NAT_TOP]).replace("ey: [0, 1, 0]", "ey: [0, 1.1, 0]")
+    r = run_text(mblin, bad, "linearize")
+    check(r.returncode != 0 and "vector 'ey': not a unit vector" in r.stderr, "a vector not of unit length: %s" % r.stderr.strip())
+    bad = natural_of(top, [NAT_TOP]).replace("ex: [1, 0, 0], ey: [0, 1, 0]", "ex: [1, 0, 0], ey: [1, 0, 0]")
+    r = run_text(mblin, bad, "linearize")
+    check(r.returncode != 0 and "do not span space" in r.stderr, "parallel vectors: %s" % r.stderr.strip())
+
+
 def main():
     mblin = sys.argv[1]
     check = Checks()
+    spatial_checks(mblin, check)
     ge1 = os.path.join(ROOT, "examples", "double_pendulum_natural.yaml")
     with open(ge1) as f:
         hand = f.read()
