@@ -301,6 +301,9 @@ int mech_natural_point(mech *M, body *B, const yaml_node_t *key, const double x0
 const char *mech_nat_sub(mech *M, const char *a, const char *b);
 const char *mech_nat_dot2(mech *M, const char *a, const char *b, const char *c, const char *d, int sign);
 const char *mech_nat_over(mech *M, const char *a, const char *L2);
+/* a new natural-coordinate body named by key: val's keys checked against ok, its mass, inertia, cm */
+int mech_natural_body(mech *M, const yaml_node_t *key, const yaml_node_t *val, const char *what, const char *const *ok,
+                      int *bi);
 /* natural3.c: a spatial natural-coordinate body (two points, two unit vectors; source 002 Eq. 10) */
 int mech_read_natural3(mech *M, const yaml_node_t *key, const yaml_node_t *val, const char *what);
 int mech_natural3_energy(mech *M, body *B, const char **Tb);

@@ -206,6 +206,20 @@ static int natural_markers(mech *M, int bi, const yaml_node_t *val, const char *
     return 0;
 }
 
+int mech_natural_body(mech *M, const yaml_node_t *key, const yaml_node_t *val, const char *what, const char *const *ok,
+                      int *bi)
+{
+    int rc = mech_check_keys(M, val, ok, what);
+    if (rc) return rc;
+    body *B = mech_new_body(M, mech_sc(key), key);
+    if (!B) return mech_oom(M);
+    *bi = M->nb - 1;
+    B->kind = M->planar ? KIND_PLANAR : KIND_SPATIAL;
+    if ((rc = mech_body_inertia(M, B, val, what))) return rc;
+    yaml_node_t *cn = mech_get(M, val, "cm");
+    return cn ? mech_vec_of(M, cn, M->planar ? 2 : 3, "cm", B->cm) : 0;
+}
+
 int mech_read_natural(mech *M, const yaml_node_t *key, const yaml_node_t *val)
 {
     const char *name = mech_sc(key);
@@ -215,15 +229,9 @@ int mech_read_natural(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     if (!M->planar) return mech_read_natural3(M, key, val, what);
     static const char *okp[] = {"type", "mass", "inertia", "cm", "points", "position", "angle", "velocity",
                                 "angular_velocity", "markers", NULL};
-    int rc = mech_check_keys(M, val, okp, what);
+    int bi, rc = mech_natural_body(M, key, val, what, okp, &bi);
     if (rc) return rc;
-    body *B = mech_new_body(M, name, key);
-    if (!B) return mech_oom(M);
-    int bi = M->nb - 1;
-    B->kind = KIND_PLANAR;
-    if ((rc = mech_body_inertia(M, B, val, what))) return rc;
-    yaml_node_t *cn = mech_get(M, val, "cm");
-    if (cn && (rc = mech_vec_of(M, cn, 2, "cm", B->cm))) return rc;
+    body *B = &M->b[bi];
     const char *s[4][3];
     int np = 0;
     if ((rc = natural_points(M, B, val, what, s, &np))) return rc;

@@ -240,15 +240,10 @@ int mech_read_natural3(mech *M, const yaml_node_t *key, const yaml_node_t *val, 
 {
     static const char *oks[] = {"type", "mass", "inertia", "cm", "points", "vectors", "position", "axis", "angle", "euler",
                                 "zaxis", "xaxis", "rotation", "velocity", "angular_velocity", "markers", NULL};
-    int rc = mech_check_keys(M, val, oks, what);
+    int bi, rc = mech_natural_body(M, key, val, what, oks, &bi);
     if (rc) return rc;
-    body *B = mech_new_body(M, mech_sc(key), key);
-    if (!B) return mech_oom(M);
-    int bi = M->nb - 1;
-    B->kind = KIND_SPATIAL;
-    if ((rc = mech_body_inertia(M, B, val, what))) return rc;
-    yaml_node_t *n = mech_get(M, val, "cm");
-    if (n && (rc = mech_vec_of(M, n, 3, "cm", B->cm))) return rc;
+    body *B = &M->b[bi];
+    yaml_node_t *n;
     const yaml_node_t *where;
     double R[9], p0[3] = {0, 0, 0}, sl[4][3];
     if ((rc = mech_orientation(M, val, what, R, &where, B->turn, &B->turn_kind))) return rc;
