@@ -102,7 +102,7 @@ static int natural_points(mech *M, body *B, const yaml_node_t *val, const char *
     if (cnt != need)
         return err_at(M, pn ? pn : val, "%s: 'points' must name %d points with their positions in body axes "
                       "(planar: A and B, [x, y])", what, need);
-    double p0[3] = {0, 0, 0}, a0 = 0, w0v = 0;
+    double p0[3] = {0, 0, 0}, a0 = 0;
     const char *v0[3] = {NULL, NULL, NULL}, *w0 = NULL;
     yaml_node_t *n;
     int rc = 0;
@@ -113,10 +113,7 @@ static int natural_points(mech *M, body *B, const yaml_node_t *val, const char *
         if ((rc = mech_text_of(M, n, "angle", &t)) || (rc = mech_eval_text(M, t, n, "angle", &a0))) return rc;
     }
     if ((n = mech_get(M, val, "velocity")) && (rc = mech_vec_of(M, n, 2, "velocity", v0))) return rc;
-    if ((n = mech_get(M, val, "angular_velocity")) &&
-        ((rc = mech_text_of(M, n, "angular_velocity", &w0)) || (rc = mech_eval_text(M, w0, n, "angular_velocity", &w0v))))
-        return rc;
-    (void)w0v;
+    if ((n = mech_get(M, val, "angular_velocity")) && (rc = mech_text_of(M, n, "angular_velocity", &w0))) return rc;
     B->R0[0] = B->R0[4] = cos(a0), B->R0[1] = sin(a0), B->R0[3] = -sin(a0); /* the file's rotation */
     for (int i = 0; i < cnt && !rc; i++) {
         yaml_node_pair_t *p = &pn->data.mapping.pairs.start[i];
