@@ -312,6 +312,8 @@ int mech_natural3_forces(mech *M, body *B);
 int mech_natural_energy(mech *M, body *B, const char **Tb);
 /* its accumulated force and moment (B->F, B->N) added to its points' generalized forces */
 int mech_natural_forces(mech *M, body *B);
+/* the coordinates' names made once each (a point named as a body clashes with its <body>_x) */
+int mech_natural_names(mech *M);
 /* the points' generalized forces into the source (after every body's mech_natural_forces) */
 int mech_natural_flush(mech *M);
 

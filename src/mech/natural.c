@@ -296,6 +296,27 @@ int mech_natural_forces(mech *M, body *B)
     return M->oom ? mech_oom(M) : 0;
 }
 
+int mech_natural_names(mech *M)
+{
+    const mbl_src_list *l = &M->src->coordinates;
+    nameset seen;
+    memset(&seen, 0, sizeof seen);
+    int rc = 0;
+    for (int i = 0; i < l->n && !rc; i++) {
+        const mbl_src_item *it = &l->items[i];
+        int j = mech_ns_find(&seen, it->key, strlen(it->key));
+        if (j >= 0)
+            rc = mbl_error(M->st, MBL_EMODEL,
+                           "%s:%d:%d: coordinate '%s' is made twice (at %d:%d too): a point or vector of a natural body "
+                           "and another body or point have names that clash; rename one", M->file, it->key_line,
+                           it->key_col, it->key, l->items[j].key_line, l->items[j].key_col);
+        else if (mech_ns_add(&seen, it->key, i))
+            rc = mech_oom(M);
+    }
+    mech_ns_free(&seen);
+    return rc;
+}
+
 int mech_natural_flush(mech *M)
 {
     int rc = 0;

@@ -17,7 +17,7 @@ Sec. 2, Eq. 4-13).
   parameters to 1e-10; a free body spinning on a spring under a force and a torque, simulated for
   1 s, the same point positions and angular velocities to 1e-6;
 - errors: a third point, a point given twice on one body, a vector not of unit length, points and
-  vectors that span no frame.
+  vectors that span no frame, a point named as a rigid body (their coordinates clash).
 
 usage: test_natural.py path/to/mblin"""
 import json
@@ -360,6 +360,19 @@ def main():
     bad = links(True, False).replace("points: {A: [0.1, 0.05], B: [0.9, -0.1]}", "points: {A: [0.1, 0.05], A: [0.9, -0.1]}")
     r = run_text(mblin, bad, "linearize")
     check(r.returncode != 0 and r.stderr.count("\n") == 1 and "'A'" in r.stderr, "a point twice: %s" % r.stderr.strip())
+    bad = GE1.replace("P1", "rod2").replace("""  rod2:
+    type: natural
+    mass: m2
+    inertia: m2*L2^2/12
+    cm: [0, "-L2/2"]
+    position: [0.1, -1.1]
+    points: {P2: [0, 0], P3: [0, "-L2"]}""", """  rod2:
+    mass: m2
+    inertia: m2*L2^2/12
+    position: [0.1, -1.1]""").replace("  states: [P2_x, P3_x]\n", "")
+    r = run_text(mblin, bad, "linearize")
+    check(r.returncode != 0 and r.stderr.count("\n") == 1 and "coordinate 'rod2_x' is made twice" in r.stderr,
+          "a point named as a rigid body: %s" % r.stderr.strip())
     print("%d failure(s)" % check.fails)
     return 1 if check.fails else 0
 
