@@ -21,8 +21,8 @@ static int orientation_eval(mech *M, const yaml_node_t *map, const char *what, d
 
 /* orientations are numbers of the equations (rotation matrices): the parameters they use are
  * flagged, so no sensitivity claims a derivative by them (mbl_model_param_numeric) */
-static int orientation(mech *M, const yaml_node_t *map, const char *what, double R[9], const yaml_node_t **where,
-                       double turn[4], int *turn_kind)
+int mech_orientation(mech *M, const yaml_node_t *map, const char *what, double R[9], const yaml_node_t **where,
+                     double turn[4], int *turn_kind)
 {
     int was = M->track_numeric;
     M->track_numeric = 1;
@@ -266,7 +266,7 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
     }
     double R[9];
     const yaml_node_t *where;
-    int rc = orientation(M, val, what, R, &where, K->turn, &K->turn_kind);
+    int rc = mech_orientation(M, val, what, R, &where, K->turn, &K->turn_kind);
     if (rc) return rc;
     mat3_mul(B->R0, R, K->R0);
     mech_euler_params(R, K->mq);
@@ -378,7 +378,7 @@ static int inertia_triangle(mech *M, const yaml_node_t *in, const char *what, co
 }
 
 /* mass, inertia (checked: positive, or 0 for a massless link in relative coordinates) */
-static int body_inertia(mech *M, body *B, const yaml_node_t *val, const char *what)
+int mech_body_inertia(mech *M, body *B, const yaml_node_t *val, const char *what)
 {
     int rc;
     yaml_node_t *mn = mech_get(M, val, "mass");
@@ -528,12 +528,21 @@ static int body_spatial_rotation(mech *M, body *B, const char *name, const yaml_
     int rc = 0;
     double R[9], e0[4];
     const yaml_node_t *where;
-    rc = orientation(M, val, what, R, &where, B->turn, &B->turn_kind);
+    rc = mech_orientation(M, val, what, R, &where, B->turn, &B->turn_kind);
     if (rc) return rc;
     memcpy(B->R0, R, sizeof R);
     B->oset = M->used_set;
     mech_euler_params(R, e0);
     memcpy(B->q0, e0, sizeof e0);
+    B->eul = M->eul313;
+    if ((rc = mech_e313_mode(M, mech_get(M, val, "orientation"), what, &B->eul))) return rc;
+    if (B->eul) {
+        yaml_node_t *bad = mech_get(M, val, "speeds");
+        if (M->relative || bad)
+            return err_at(M, bad ? bad : key, "%s: orientation euler313 %s", what,
+                          bad ? "has the angle rates as speeds (no 'speeds')" : "needs coordinates: absolute");
+        return mech_e313_body(M, B, key, val, wn, what);
+    }
     for (int k = 0; k < 4 && !rc; k++) {
         if (M->relative) { /* variables of the tree (relative.c), or aliases of a root's coordinates */
             B->e[k] = mech_fmt(M, "_e_%s_%d", name, k);
@@ -596,12 +605,13 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     if (M->relative && mech_is_scalar(ft) && (!strcmp(mech_sc(ft), "beam") || !strcmp(mech_sc(ft), "modal")))
         return err_at(M, ft, "%s: flexible bodies need coordinates: absolute (not yet in relative coordinates)", what);
     if (mech_is_scalar(ft) && !strcmp(mech_sc(ft), "beam")) return mech_read_beam(M, key, val);
+    if (mech_is_scalar(ft) && !strcmp(mech_sc(ft), "natural")) return mech_read_natural(M, key, val);
     if (mech_is_scalar(ft) && !strcmp(mech_sc(ft), "modal"))
         return M->planar ? mech_read_modal(M, key, val) : mech_read_modal3(M, key, val);
     static const char *okp[] = {"type", "mass", "inertia", "cm", "position", "angle", "velocity", "angular_velocity",
                                 "markers", NULL};
     static const char *oks[] = {"type", "mass", "inertia", "cm", "position", "axis", "angle", "euler", "zaxis",
-                                "xaxis", "rotation", "velocity", "angular_velocity", "markers", "speeds", NULL};
+                                "xaxis", "rotation", "velocity", "angular_velocity", "markers", "speeds", "orientation", NULL};
     rc = mech_check_keys(M, val, M->planar ? okp : oks, what);
     if (rc) return rc;
     body *B = mech_new_body(M, name, key);
@@ -610,12 +620,12 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     B->kind = M->planar ? KIND_PLANAR : KIND_SPATIAL;
     yaml_node_t *ty = mech_get(M, val, "type");
     if (ty) {
-        if (!mech_is_scalar(ty)) return err_at(M, ty, "%s: type must be rigid, point, beam or modal", what);
+        if (!mech_is_scalar(ty)) return err_at(M, ty, "%s: type must be rigid, point, natural, beam or modal", what);
         if (!strcmp(mech_sc(ty), "point")) B->kind = KIND_POINT;
-        else if (strcmp(mech_sc(ty), "rigid")) return err_at(M, ty, "%s: unknown type '%s' (expected rigid, point, beam or modal)", what, mech_sc(ty));
+        else if (strcmp(mech_sc(ty), "rigid")) return err_at(M, ty, "%s: unknown type '%s' (expected rigid, point, natural, beam or modal)", what, mech_sc(ty));
     }
     int dim = M->planar ? 2 : 3;
-    if ((rc = body_inertia(M, B, val, what))) return rc;
+    if ((rc = mech_body_inertia(M, B, val, what))) return rc;
     if ((rc = body_position(M, B, name, key, val, what, dim))) return rc;
     yaml_node_t *wn = mech_get(M, val, "angular_velocity");
     if (wn && B->kind == KIND_POINT) return err_at(M, wn, "%s: a point mass has no angular velocity", what);

@@ -367,6 +367,14 @@ int mech_energies_and_forces(mech *M, int line, int col)
     for (int b = 0; b < M->nb && !rc; b++) {
         body *B = &M->b[b];
         if (B->kind == KIND_GROUND) continue;
+        if (B->nat) { /* natural coordinates: the constant mass matrix, forces on the points */
+            const char *tn = mech_fmt(M, "_T_%s", B->name), *Tn = NULL;
+            rc = mech_natural_energy(M, B, &Tn);
+            if (!rc) rc = mech_add_var(M, tn, Tn, B->line, B->col);
+            mech_sb_add(M, &Tb_all, Tb_all.n ? " + " : "", tn);
+            if (!rc) rc = mech_natural_forces(M, B);
+            continue;
+        }
         if (B->pn) goto forces; /* its inertia in the numeric term (pmech.c) */
         const char *vc[3];
         for (int k = 0; k < 3; k++) {
@@ -424,12 +432,17 @@ int mech_energies_and_forces(mech *M, int line, int col)
             rc = mech_add_var(M, N[k], B->N[k] ? B->N[k] : "0", B->line, B->col);
         }
         if (rc) break;
+        if (B->eul) { /* its angles' own (euler313.c) */
+            rc = mech_e313_forces(M, B, N);
+            continue;
+        }
         char **e = B->e;
         const char *Q[4];
         mech_tx_euler_forces(M, (const char *const *)e, N, 0, Q);
         for (int k = 0; k < 4 && !rc; k++) rc = mech_push(M, &M->src->forces, e[k], Q[k], B->line, B->col);
     }
     if (!rc && M->relative) rc = mech_rel_forces(M);
+    if (!rc && M->nnp) rc = mech_natural_flush(M);
     const char *T = mech_sb_done(M, &Tb_all);
     if (rc) return rc;
     if (M->oom) return mech_oom(M);

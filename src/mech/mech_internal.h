@@ -45,7 +45,24 @@ typedef struct body {
                                         coordinate directly (mech_rel_joint_load): for the reactions only */
     int pn;                          /* 1 + its index in the numeric term (pmech.c), else 0: its kinetic
                                         energy and the weight of the numeric gravity are not written */
+    int nat;                         /* natural coordinates (natural.c): its number of points, else 0 */
+    int natp[4];                     /* ... their indices in mech.npt (A, B) */
+    const char *nat_L2, *nat_l[3], *nat_sa[3]; /* planar: |s_B - s_A|^2, s_B - s_A, s_A (body axes, texts) */
+    const char *nat_a[3], *nat_b[3][3];        /* spatial (natural3.c): Eq. 10's a_i, b_ij, */
+    const char *nat_sig[3], *nat_h[3][3];      /* sigma_i = g_i . s_A and h_i = A g_i (texts) */
+    int eul;                         /* spatial rigid body with `orientation: euler313` (euler313.c): its
+                                        coordinates are the angles ea (psi, theta, phi), e are variables */
+    char *ea[3];
 } body;
+
+/* a point of natural-coordinate bodies (natural.c): its coordinates c, the body that made it, the
+ * generalized forces on its coordinates accumulated from the bodies that share it (NULL: none) */
+typedef struct mech_point {
+    const char *name;
+    const char *c[3];
+    int body, unit; /* unit: a unit vector (spatial), not a point */
+    const char *Q[3];
+} mech_point;
 
 typedef struct marker {
     const char *name;
@@ -147,6 +164,10 @@ typedef struct mech {
     nameset hpt; /* texts known to be (1) or not to be (0) functions of the parameters (pmech.c) */
     double beam_elems, beam_coords, beam_nz, beam_bytes; /* the beams read so far: their size estimate
                                                             (mech_beam_budget) */
+    mech_point *npt; /* the points of natural-coordinate bodies, by name in hnp (natural.c) */
+    int nnp, cnp;
+    nameset hnp;
+    int eul313; /* `orientation: euler313` at the root: the spatial rigid bodies' default (euler313.c) */
     int pnum;   /* planar, absolute coordinates and model_pmech_numeric(): bodies and revolute joints go to
                    the model's numeric term (pmech.c) */
 } mech;
@@ -256,9 +277,58 @@ int mech_dup_key(mech *M, nameset *seen, const yaml_node_t *map, const yaml_node
 
 /* Euler parameters of a rotation matrix (column-major), e0 >= 0 */
 void mech_euler_params(const double R[9], double e[4]);
+/* a spatial orientation form of map (axis + angle, euler, zaxis/xaxis, rotation; none: the identity)
+ * into R (column-major), *where its node, turn and *turn_kind as body.turn (its parameters flagged
+ * as numbers of the geometry) */
+int mech_orientation(mech *M, const yaml_node_t *map, const char *what, double R[9], const yaml_node_t **where,
+                     double turn[4], int *turn_kind);
 int mech_add_markers(mech *M, int bi, const yaml_node_t *mks);
 body *mech_new_body(mech *M, const char *name, const yaml_node_t *key);
 int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val);
+/* mass, inertia and their checks (a natural-coordinate body's too) */
+int mech_body_inertia(mech *M, body *B, const yaml_node_t *val, const char *what);
+
+/* ---- natural.c: natural-coordinate bodies (source 002 Sec. 2) ---------------------------------- */
+
+/* `type: natural`: its points (coordinates, shared by name), constraints, frame texts, markers */
+int mech_read_natural(mech *M, const yaml_node_t *key, const yaml_node_t *val);
+/* the point (unit: the unit vector) named by key of body B: new (its coordinates <name>_x .. from
+ * x0 and rates v0 (NULL: none), a vector's unit length constraint) or shared with an earlier body;
+ * its index in M->npt */
+int mech_natural_point(mech *M, body *B, const yaml_node_t *key, const double x0[3], const char *const v0[3], int unit,
+                       int *idx);
+/* texts: a - b, a*b + sign c*d, a/L2 ("0" terms left out) */
+const char *mech_nat_sub(mech *M, const char *a, const char *b);
+const char *mech_nat_dot2(mech *M, const char *a, const char *b, const char *c, const char *d, int sign);
+const char *mech_nat_over(mech *M, const char *a, const char *L2);
+/* a new natural-coordinate body named by key: val's keys checked against ok, its mass, inertia, cm */
+int mech_natural_body(mech *M, const yaml_node_t *key, const yaml_node_t *val, const char *what, const char *const *ok,
+                      int *bi);
+/* natural3.c: a spatial natural-coordinate body (two points, two unit vectors; source 002 Eq. 10) */
+int mech_read_natural3(mech *M, const yaml_node_t *key, const yaml_node_t *val, const char *what);
+int mech_natural3_energy(mech *M, body *B, const char **Tb);
+int mech_natural3_forces(mech *M, body *B);
+/* its kinetic energy 1/2 qdot^T M qdot (constant M) as a text in *Tb */
+int mech_natural_energy(mech *M, body *B, const char **Tb);
+/* its accumulated force and moment (B->F, B->N) added to its points' generalized forces */
+int mech_natural_forces(mech *M, body *B);
+/* the coordinates' names made once each (a point named as a body clashes with its <body>_x) */
+int mech_natural_names(mech *M);
+/* the points' generalized forces into the source (after every body's mech_natural_forces) */
+int mech_natural_flush(mech *M);
+
+/* ---- euler313.c: 3-1-3 Euler angles as a spatial rigid body's coordinates -------------------- */
+
+/* `orientation:` node n (NULL: *eul unchanged): euler313 sets *eul, euler_parameters clears it */
+int mech_e313_mode(mech *M, const yaml_node_t *n, const char *what, int *eul);
+/* body B's angle coordinates from its orientation (B->R0, or the texts of `euler:`) and initial
+ * rates from wn (angular_velocity; may be NULL), its Euler parameters as variables of them, its
+ * rotation and angular velocity texts, its singular item; the file's configuration refused at
+ * |sin(theta)| < MBL_MECH_EULER313_SING_TOL */
+int mech_e313_body(mech *M, body *B, const yaml_node_t *key, const yaml_node_t *val, const yaml_node_t *wn,
+                   const char *what);
+/* the generalized forces on B's angles of the moment N (global texts) */
+int mech_e313_forces(mech *M, const body *B, const char *const N[3]);
 
 /* ---- vec3_text.c: 3-D vectors, rotations and quaternions as expression texts ----------------- */
 

@@ -168,7 +168,7 @@ static int read_all(mech *M, const yaml_node_t *root)
 {
     static const char *ok[] = {"model", "name", "parameters", "space", "ground", "bodies", "joints", "drivers",
                                "forces", "inputs", "variables", "outputs", "linearize", "coordinates", "tree_dynamics", "spin_speeds",
-                               "velocities", "data", "trim", "routines", "modal_damping", NULL};
+                               "velocities", "data", "trim", "routines", "modal_damping", "orientation", NULL};
     int rc = mech_check_keys(M, root, ok, "mechanism");
     if (rc) return rc;
     yaml_node_t *n;
@@ -194,6 +194,8 @@ static int read_all(mech *M, const yaml_node_t *root)
             return err_at(M, n, "'tree_dynamics' must be recursive or symbolic");
         M->tree_symbolic = !strcmp(mech_sc(n), "symbolic");
     }
+    /* docs/mechanism-reference.md, "Euler angles" */
+    if ((rc = mech_e313_mode(M, mech_get(M, root, "orientation"), "mechanism", &M->eul313))) return rc;
     M->pnum = M->planar && !M->relative && model_pmech_numeric(); /* src/mech/pmech.c */
     /* parameters: copied, and evaluated here with the file's values for the checks */
     if ((rc = copy_map(M, mech_get(M, root, "parameters"), &M->src->parameters, "parameters", 0))) return rc;
@@ -264,6 +266,7 @@ static int read_all(mech *M, const yaml_node_t *root)
         if (!mech_is_scalar(k)) return err_at(M, k, "a body name must be a plain word");
         if ((rc = mech_read_body(M, k, yaml_document_get_node(M->doc, p->value)))) return rc;
     }
+    if (M->nnp && (rc = mech_natural_names(M))) return rc; /* natural coordinates' names (natural.c) */
     if ((rc = mech_read_joints(M, mech_get(M, root, "joints")))) return rc;
     if (M->relative && !M->torder && (rc = mech_rel_tree(M))) return rc; /* a mechanism without joints */
     if ((rc = mech_read_drivers(M, mech_get(M, root, "drivers")))) return rc;
@@ -387,6 +390,8 @@ int mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *file, c
     mech_ns_free(&M.hm);
     mech_ns_free(&M.hj);
     mech_ns_free(&M.hpt);
+    mech_ns_free(&M.hnp);
+    mbl_free(M.npt);
     mblx_graph_free(M.g);
     return rc;
 }

@@ -13,6 +13,11 @@
 /* Relative tolerance of the marker-frame checks (orthonormal, right-handed, perpendicular
  * z/x pair) and of the inertia checks (positive mass, positive definite inertia). */
 #define MBL_MECH_FRAME_TOL 1e-9
+/* |sin(theta)| of a body's 3-1-3 Euler angles below which its orientation is singular (psi and phi
+ * turn about one axis; the mass matrix's condition grows as 1/sin(theta)^2, 1e8 at the limit, and
+ * an integrator crawls long before sin(theta) = 0): refused in the file's configuration, at an
+ * operating point and along a simulation (src/mech/euler313.c). */
+#define MBL_MECH_EULER313_SING_TOL 1e-4
 /* Bytes that building the model takes per beam element (planar beam; spatial beam), measured as
  * the peak resident size of loading flexible_pendulum_beams.yaml at 2e3 to 2e5 elements (9.2 to
  * 9.7 kB) and spatial_beam_pendulum.yaml at 2e3 and 2e4 (375 to 385 kB), rounded up: the

@@ -2,6 +2,9 @@ list(APPEND MBLIN_SOURCES
   src/mech/mechanism.c
   src/mech/util.c
   src/mech/body.c
+  src/mech/euler313.c
+  src/mech/natural.c
+  src/mech/natural3.c
   src/mech/joint.c
   src/mech/force.c
   src/mech/measure.c

@@ -58,6 +58,9 @@ static int turn_accelerations(mech *M, const yaml_node_t *kn, const yaml_node_t 
     for (int bi = 0; bi < M->nb && !rc; bi++) {
         body *B = &M->b[bi];
         if (B->kind == KIND_GROUND) continue;
+        if (B->nat)
+            return err_at(M, vn, "trim.turn: body '%s' has natural coordinates: the turn is written for a body's "
+                          "position and angle", B->name);
         if (B->flex)
             return err_at(M, vn, "trim.turn: body '%s' is flexible: the turn's steady motion is written for rigid bodies",
                           B->name);
@@ -68,6 +71,9 @@ static int turn_accelerations(mech *M, const yaml_node_t *kn, const yaml_node_t 
             if (!mech_tx_is0(B->r[k])) rc = mech_push(M, &M->src->trim_acc, B->r[k], ar[k] ? ar[k] : "0", line, col);
         if (B->kind == KIND_PLANAR && !rc) rc = mech_push(M, &M->src->trim_acc, B->th, "0", line, col);
         if (B->kind != KIND_SPATIAL || rc) continue;
+        if (B->eul)
+            return err_at(M, vn, "trim.turn: body '%s' has orientation euler313: the turn is written for Euler parameters",
+                          B->name);
         const char *d[4], *w[3], *al[3], *Q1[4], *Q2[4];
         for (int k = 0; k < 4; k++) d[k] = mech_fmt(M, "der(%s)", B->e[k]);
         for (int k = 0; k < 3; k++) w[k] = B->w[k];

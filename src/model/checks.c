@@ -5,8 +5,22 @@
 #include "model/position_text.h"
 #include "model/terms/term.h"
 
+int model_singular_check(const mbl_model *md, const double *syms, const char *where, mbl_status *st)
+{
+    for (int j = 0; j < md->nsing; j++) {
+        double v;
+        mbl_status st1;
+        mbl_status_clear(&st1);
+        if (mblx_eval(md->g, md->sing[j], syms, &v, &st1) || fabs(v) >= md->sing_limit[j]) continue;
+        return mbl_error(st, MBL_ESINGULAR, "%s = %.6g %s, below %s", md->sing_what[j], v, where, md->sing_limit_text[j]);
+    }
+    return 0;
+}
+
 int model_check_domain(const mbl_model *md, const double *syms, double *work, mbl_status *st)
 {
+    /* the model's coordinates singular there (a body's 3-1-3 Euler angles) */
+    if (md->nsing && model_singular_check(md, syms, "at the operating point", st)) return st->code;
     if (!md->nsrcx) return 0;
     double *vals = mbl_alloc_array((size_t)md->nsrcx, sizeof *vals);
     if (!vals) return mbl_error(st, MBL_ENOMEM, "out of memory");

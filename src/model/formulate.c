@@ -8,6 +8,7 @@
  * geometric-stiffness and every higher derivative term exact by construction. */
 #include "expr/gradient_terms.h"
 #include "model/formulate.h"
+#include "model/position_text.h"
 #include "model/terms/term.h"
 
 /* Does e depend on block blk as the inlined expression does? In a let-first load (L->let_first) a
@@ -466,28 +467,44 @@ static int formulate_outputs(loader *L)
     return 0;
 }
 
-/* The validity items (mbl_src.validity -> md->val, checked at a solved point). */
-static int formulate_validity(loader *L)
+/* Items of a quantity, what it is and its limit (mbl_src.validity, .singular) into *n expressions
+ * x, their descriptions what (with the file position when `at`), limits' texts and numbers. */
+static int formulate_limited(loader *L, const mbl_src_list *v, int at, int *n, mblx_id **x, char ***what,
+                             char ***limit_text, double **limit)
 {
-    mbl_model *md = L->md;
-    const mbl_src_list *v = &L->src->validity;
     if (!v->n) return 0;
-    md->val = mbl_calloc((size_t)v->n, sizeof *md->val);
-    md->val_what = mbl_calloc((size_t)v->n, sizeof *md->val_what);
-    md->val_limit_text = mbl_calloc((size_t)v->n, sizeof *md->val_limit_text);
-    md->val_limit = mbl_calloc((size_t)v->n, sizeof *md->val_limit);
-    if (!md->val || !md->val_what || !md->val_limit_text || !md->val_limit) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    *x = mbl_calloc((size_t)v->n, sizeof **x);
+    *what = mbl_calloc((size_t)v->n, sizeof **what);
+    *limit_text = mbl_calloc((size_t)v->n, sizeof **limit_text);
+    *limit = mbl_calloc((size_t)v->n, sizeof **limit);
+    if (!*x || !*what || !*limit_text || !*limit) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     for (int j = 0; j < v->n; j++) {
         const mbl_src_item *it = &v->items[j];
-        md->nval = j + 1; /* freed with the model from here on */
-        md->val_what[j] = model_str_dup(it->key ? it->key : "validity item");
-        md->val_limit_text[j] = model_str_dup(it->key2 ? it->key2 : "0");
-        if (!md->val_what[j] || !md->val_limit_text[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
-        md->val_limit[j] = strtod(md->val_limit_text[j], NULL);
-        int rc = model_parse_item(L, it, SCOPE_FULL, md->val_what[j], &md->val[j]);
+        *n = j + 1; /* freed with the model from here on */
+        const char *w = it->key ? it->key : "validity item";
+        char pos[MBL_MSG_MAX];
+        if (at) model_position_text(pos, sizeof pos, L->src->file, it->line, it->col, w);
+        (*what)[j] = model_str_dup(at ? pos : w);
+        (*limit_text)[j] = model_str_dup(it->key2 ? it->key2 : "0");
+        if (!(*what)[j] || !(*limit_text)[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        (*limit)[j] = strtod((*limit_text)[j], NULL);
+        int rc = model_parse_item(L, it, SCOPE_FULL, w, &(*x)[j]);
         if (rc) return rc;
     }
     return 0;
+}
+
+/* The validity items (mbl_src.validity -> md->val, checked at a solved point) and the singular
+ * items (mbl_src.singular -> md->sing). */
+static int formulate_validity(loader *L)
+{
+    mbl_model *md = L->md;
+    int rc = formulate_limited(L, &L->src->validity, 0, &md->nval, &md->val, &md->val_what, &md->val_limit_text,
+                               &md->val_limit);
+    if (!rc)
+        rc = formulate_limited(L, &L->src->singular, 1, &md->nsing, &md->sing, &md->sing_what, &md->sing_limit_text,
+                               &md->sing_limit);
+    return rc;
 }
 
 /* A relative-coordinate mechanism's bodies' kinematics (md->kin). */

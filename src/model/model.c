@@ -39,7 +39,7 @@ static size_t src_text_bytes(const mbl_src *src)
     const mbl_src_list *lists[] = {&src->parameters, &src->coordinates, &src->velocities, &src->held_velocities, &src->held_body_velocities, &src->variables,
                                    &src->forces, &src->inputs, &src->outputs, &src->constraints,
                                    &src->nonholonomic, &src->mass_matrix, &src->states, &src->velocity_states,
-                                   &src->ode_states, &src->ode, &src->implicit_variables, &src->validity,
+                                   &src->ode_states, &src->ode, &src->implicit_variables, &src->validity, &src->singular,
                                    &src->trim_targets, &src->trim_acc};
     const mbl_src_item *items[] = {&src->kinetic_energy, &src->potential_energy, &src->dissipation};
     size_t b = 0;
@@ -210,6 +210,10 @@ void mbl_model_free(mbl_model *md)
     free_names(md->val_limit_text, md->nval);
     mbl_free(md->val);
     mbl_free(md->val_limit);
+    free_names(md->sing_what, md->nsing);
+    free_names(md->sing_limit_text, md->nsing);
+    mbl_free(md->sing);
+    mbl_free(md->sing_limit);
     mblx_graph_free(md->g);
     mblx_tape_free(md->tape_F);
     mblx_tape_free(md->tape_jac);

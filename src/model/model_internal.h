@@ -182,6 +182,12 @@ struct mbl_model {
     mblx_id *val;
     char **val_what, **val_limit_text;
     double *val_limit;
+    /* singular items (mbl_src.singular), the same fields: sing_what with its file position, checked
+     * by model_singular_check at a solved point and in mbl_dae_eval_residual */
+    int nsing;
+    mblx_id *sing;
+    char **sing_what, **sing_limit_text;
+    double *sing_limit;
     /* what the model was loaded from (src/model/origin.h; mbl_model_copy), NULL: nothing */
     struct model_origin *origin;
     /* np flags or NULL (none yet): 1 for a parameter changed in place by mbl_model_set_param, whose
@@ -229,5 +235,9 @@ int model_sjac_push(mbl_sjac *J, int row, int col, mblx_id node);
  * nonzero when out of memory. */
 int model_sjac_reserve(mbl_sjac *J, size_t add);
 void model_sjac_free(mbl_sjac *J);
+
+/* The singular items (md->sing) at syms: MBL_ESINGULAR, "<file:line:col: what> = <value> <where>,
+ * below <limit>", for the first whose |value| is below its limit; else 0 (checks.c). */
+int model_singular_check(const mbl_model *md, const double *syms, const char *where, mbl_status *st);
 
 #endif

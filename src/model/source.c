@@ -783,7 +783,7 @@ static void lists_free(mbl_src *s, int all)
     mbl_src_list *lists[] = {&s->parameters, &s->coordinates, &s->velocities, &s->held_velocities, &s->held_body_velocities, &s->variables, &s->forces,
                              &s->inputs, &s->outputs, &s->constraints, &s->nonholonomic,
                              &s->states, &s->velocity_states, &s->ode_states, &s->ode, &s->implicit_variables,
-                             &s->draw, &s->draw_links, &s->kinematics, &s->rigid_frames, &s->validity, &s->spin_speeds,
+                             &s->draw, &s->draw_links, &s->kinematics, &s->rigid_frames, &s->validity, &s->singular, &s->spin_speeds,
                              &s->trim_targets, &s->trim_free, &s->trim_acc, &s->mass_matrix};
     size_t n = sizeof lists / sizeof *lists - !all;
     for (size_t i = 0; i < n; i++) {

@@ -107,6 +107,11 @@ typedef struct mbl_src {
      * ..."). |value| above the limit adds "<key> <value> at the point, beyond <key2>" to the
      * point's notes (model_validity_notes); never a refusal. */
     mbl_src_list validity;
+    /* singular items, a refusal where validity items are notes: text = a quantity that is 0 where
+     * the model's coordinates are singular (a body's 3-1-3 Euler angles: sin(theta)), key = what
+     * it is, key2 = its limit (the number it starts with) and what to do. |value| below the limit
+     * at a solved point or along a simulation is an error (model_singular_check). */
+    mbl_src_list singular;
     struct mbl_rtree *rtree;   /* the tree's structured term (model/rtree.h), NULL without one */
     struct model_dataset *data; /* the `data:` section (model/data.h), ndata sets */
     int ndata;

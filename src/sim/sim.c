@@ -191,7 +191,9 @@ static int res_fn(realtype t, N_Vector yy, N_Vector yyp, N_Vector rr, void *ud)
     mbl_status st = {0};
     if (residual(s, t, N_VGetArrayPointer(yy), N_VGetArrayPointer(yyp), N_VGetArrayPointer(rr), &st)) {
         note_error(s, &st);
-        return 1; /* recoverable: IDA tries a smaller step */
+        if (st.code == MBL_ESINGULAR) s->stopped = 1, s->stop = st; /* the coordinates' singularity (a body's
+                                                                       3-1-3 angles): no smaller step helps */
+        return st.code == MBL_ESINGULAR ? -1 : 1; /* recoverable: IDA tries a smaller step */
     }
     s->failed = 0;
     return 0;

@@ -110,3 +110,15 @@ if(MBLIN_PYTHON3_NUMPY AND MBLIN_WITH_GPL)
   add_test(NAME test_modal_damping COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_modal_damping.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# 3-1-3 Euler angles as a spatial body's coordinates (issue 70, item 4): eigenvalues equal to Euler
+# parameters' on a hanging body and a two-body chain, the initial rates, the singular orientation
+if(PYTHON3)
+  add_test(NAME test_euler313 COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_euler313.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
+# natural-coordinate bodies (issue 70, item 2; source 002 Sec. 2): Example 1 from bodies against the
+# hand-written equations and its closed forms (symbolic), natural links against rigid bodies
+if(PYTHON3)
+  add_test(NAME test_natural COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_natural.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
