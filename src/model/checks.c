@@ -5,22 +5,40 @@
 #include "model/position_text.h"
 #include "model/terms/term.h"
 
-int model_singular_check(const mbl_model *md, const double *syms, const char *where, mbl_status *st)
+/* One item's value at syms (the error path: each on its own tape); 0 or its status */
+static int singular_value(const mbl_model *md, int j, const double *syms, double *v)
 {
+    mbl_status st1;
+    mbl_status_clear(&st1);
+    return mblx_eval(md->g, md->sing[j], syms, v, &st1);
+}
+
+int model_singular_check(const mbl_model *md, const double *syms, double *work, const double *t, mbl_status *st)
+{
+    enum { LOCAL = 16 };
+    double local[LOCAL], *v = md->nsing <= LOCAL ? local : mbl_alloc_array((size_t)md->nsing, sizeof *v);
+    mbl_status st1;
+    mbl_status_clear(&st1);
+    /* one tape for all (md->tape_sing); where it fails, each on its own skips the failing ones */
+    int bytape = v && md->tape_sing && !mblx_tape_eval(md->tape_sing, syms, v, work, &st1), rc = 0;
     for (int j = 0; j < md->nsing; j++) {
-        double v;
-        mbl_status st1;
-        mbl_status_clear(&st1);
-        if (mblx_eval(md->g, md->sing[j], syms, &v, &st1) || fabs(v) >= md->sing_limit[j]) continue;
-        return mbl_error(st, MBL_ESINGULAR, "%s = %.6g %s, below %s", md->sing_what[j], v, where, md->sing_limit_text[j]);
+        double x;
+        if (bytape ? (x = v[j], 0) : singular_value(md, j, syms, &x)) continue;
+        if (fabs(x) >= md->sing_limit[j]) continue;
+        char where[64];
+        if (t) snprintf(where, sizeof where, "at t = %.6g", *t);
+        else snprintf(where, sizeof where, "at the operating point");
+        rc = mbl_error(st, MBL_ESINGULAR, "%s = %.6g %s, below %s", md->sing_what[j], x, where, md->sing_limit_text[j]);
+        break;
     }
-    return 0;
+    if (v != local) mbl_free(v);
+    return rc;
 }
 
 int model_check_domain(const mbl_model *md, const double *syms, double *work, mbl_status *st)
 {
     /* the model's coordinates singular there (a body's 3-1-3 Euler angles) */
-    if (md->nsing && model_singular_check(md, syms, "at the operating point", st)) return st->code;
+    if (md->nsing && model_singular_check(md, syms, work, NULL, st)) return st->code;
     if (!md->nsrcx) return 0;
     double *vals = mbl_alloc_array((size_t)md->nsrcx, sizeof *vals);
     if (!vals) return mbl_error(st, MBL_ENOMEM, "out of memory");

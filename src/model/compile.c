@@ -413,6 +413,9 @@ static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
             return st ? st->code : MBL_ENOMEM;
     mblx_tape_free(md->tape_trim), md->tape_trim = NULL;
     if (model_compile_trim(md, st)) return st ? st->code : MBL_ENOMEM;
+    mblx_tape_free(md->tape_sing), md->tape_sing = NULL;
+    if (md->nsing && !(md->tape_sing = mblx_compile_few(md->g, (size_t)md->nsing, md->sing, 0, NULL, NULL, st)))
+        return st ? st->code : MBL_ENOMEM;
     md->work_size = mblx_tape_work_size(md->tape_F);
     const int *fcp = NULL; /* the coloring's column pointers (owned by tape_F once given) */
     if (fwd) { /* model_eval_jac's values: forward sweeps of tape_F */
@@ -429,6 +432,7 @@ static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
     if (mblx_tape_work_size(md->tape_jac) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_jac);
     if (mblx_tape_work_size(md->tape_y) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_y);
     if (mblx_tape_work_size(md->tape_srcx) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_srcx);
+    if (mblx_tape_work_size(md->tape_sing) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_sing);
     /* cyclic coordinates: no residual depends on them */
     int jq = model_blk0(md, MBL_BLK_Q);
     if (fcp && fcp[md->nunk] == md->jac.nz) { /* md->jac the coloring's pattern alone: by its columns */

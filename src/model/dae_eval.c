@@ -6,7 +6,6 @@
  * not hold: g = Phi_q^T w and the Hessian d(w^T Phi)/dq dq (sparse), both compiled from the
  * scalar w^T Phi = sum_j lambda_j Phi_j with the multiplier symbols standing for w (reverse-mode
  * gradient, then its sparse Jacobian), so the integrator's Newton matrix is exact. */
-#include <stdio.h>
 #include <string.h>
 
 #include "model/model_internal.h"
@@ -140,11 +139,8 @@ int mbl_dae_eval_residual(mbl_dae_eval *e, double t, const double *x, double *F,
 {
     fill(e, t, x);
     if (model_eval_F(e->md, e->syms, F, e->work, st)) return failed(e, "in the simulation", st);
-    if (e->md->nsing) { /* coordinates singular there (a body's 3-1-3 Euler angles) */
-        char where[64];
-        snprintf(where, sizeof where, "at t = %.6g", t);
-        return model_singular_check(e->md, e->syms, where, st);
-    }
+    /* coordinates singular there (a body's 3-1-3 Euler angles) */
+    if (e->md->nsing) return model_singular_check(e->md, e->syms, e->work, &t, st);
     return 0;
 }
 

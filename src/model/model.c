@@ -213,6 +213,7 @@ void mbl_model_free(mbl_model *md)
     free_names(md->sing_what, md->nsing);
     free_names(md->sing_limit_text, md->nsing);
     mbl_free(md->sing);
+    mblx_tape_free(md->tape_sing);
     mbl_free(md->sing_limit);
     mblx_graph_free(md->g);
     mblx_tape_free(md->tape_F);

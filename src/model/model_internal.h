@@ -186,6 +186,7 @@ struct mbl_model {
      * by model_singular_check at a solved point and in mbl_dae_eval_residual */
     int nsing;
     mblx_id *sing;
+    mblx_tape *tape_sing; /* the nsing items (compile.c) */
     char **sing_what, **sing_limit_text;
     double *sing_limit;
     /* what the model was loaded from (src/model/origin.h; mbl_model_copy), NULL: nothing */
@@ -236,8 +237,9 @@ int model_sjac_push(mbl_sjac *J, int row, int col, mblx_id node);
 int model_sjac_reserve(mbl_sjac *J, size_t add);
 void model_sjac_free(mbl_sjac *J);
 
-/* The singular items (md->sing) at syms: MBL_ESINGULAR, "<file:line:col: what> = <value> <where>,
- * below <limit>", for the first whose |value| is below its limit; else 0 (checks.c). */
-int model_singular_check(const mbl_model *md, const double *syms, const char *where, mbl_status *st);
+/* The singular items (md->sing) at syms (work: md->work_size): MBL_ESINGULAR, "<file:line:col:
+ * what> = <value> <where>, below <limit>" (where: "at t = <*t>", or "at the operating point" for t
+ * NULL), for the first whose |value| is below its limit; else 0 (checks.c). */
+int model_singular_check(const mbl_model *md, const double *syms, double *work, const double *t, mbl_status *st);
 
 #endif
