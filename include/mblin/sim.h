@@ -64,9 +64,9 @@ typedef struct mbl_sim_options {
     int integrator;
     double newton_tol;       /* SSODE: Newton stops at max |Phi_i| <= newton_tol (default 1e-12; 0: the
                                 default) or at a correction at rounding (4 eps (1 + |q|)) */
-    double repartition_cond; /* SSODE: a new partition when the dependent block's condition number
-                                (1-norm estimate) exceeds this times its value at the partition
-                                (default 100; 0: the default; above 1) */
+    double repartition_cond; /* SSODE: a new partition when the dependent block B's condition
+                                ||Phi_q||_1 ||B^-1||_1 (dgecon's estimate) exceeds this times its
+                                value at the partition (default 10; 0: the default; above 1) */
 } mbl_sim_options;
 
 enum { MBL_SIM_IDA = 0, MBL_SIM_SSODE = 1 };
