@@ -571,6 +571,24 @@ static int along(const cli *c, const mbl_model *md, const mbl_sim_result *R, con
     return rc;
 }
 
+/* simulate's summary as text: the run, the integrator's counters, the drift */
+static void print_run(const cli *c, const mbl_sim_result *R)
+{
+    printf("simulated %s from t = %g to %g: %d samples%s%s\n", c->a.model, R->t[0], R->t[R->nt - 1], R->nt,
+           c->a.out ? " written to " : "", c->a.out ? c->a.out : "");
+    if (R->integrator == MBL_SIM_SSODE)
+        printf("CVODE (BDF) on %d independent coordinates (coordinate partitioning): %ld steps, %ld right-hand sides, "
+               "%ld Jacobians, %ld error-test and %ld convergence failures, %ld repartitions, %.3g s\n"
+               "constraint drift: |Phi| <= %.3g, |Phi'| <= %.3g\n",
+               R->nindep, R->nsteps, R->nres, R->njac, R->netf, R->nncf, R->nrepart, R->seconds, R->phi_max, R->phid_max);
+    else
+        printf("IDA (stabilized index 2, KLU): %ld steps, %ld residual and %ld Jacobian evaluations, %ld error-test "
+               "and %ld convergence failures, %.3g s\n"
+               "constraint drift: |Phi| <= %.3g, |Phi'| <= %.3g, |c| <= %.3g, |eta| <= %.3g\n",
+               R->nsteps, R->nres, R->njac, R->netf, R->nncf, R->seconds, R->phi_max, R->phid_max, R->nh_max,
+               R->eta_max);
+}
+
 static int run_simulate(cli *c)
 {
     mbl_status st = {0};
@@ -627,22 +645,7 @@ static int run_simulate(cli *c)
                    R->phid_max, R->nh_max, R->eta_max, R->seconds);
         if (c->a.json && R->integrator == MBL_SIM_SSODE)
             printf(", \"integrator\": \"ssode\", \"independent\": %d, \"repartitions\": %ld", R->nindep, R->nrepart);
-        if (!c->a.json && R->integrator == MBL_SIM_SSODE)
-            printf("simulated %s from t = %g to %g: %d samples%s%s\n"
-                   "CVODE (BDF) on %d independent coordinates (coordinate partitioning): %ld steps, %ld right-hand "
-                   "sides, %ld Jacobians, %ld error-test and %ld convergence failures, %ld repartitions, %.3g s\n"
-                   "constraint drift: |Phi| <= %.3g, |Phi'| <= %.3g\n",
-                   c->a.model, R->t[0], R->t[R->nt - 1], R->nt, c->a.out ? " written to " : "", c->a.out ? c->a.out : "",
-                   R->nindep, R->nsteps, R->nres, R->njac, R->netf, R->nncf, R->nrepart, R->seconds, R->phi_max,
-                   R->phid_max);
-        else if (!c->a.json)
-            printf("simulated %s from t = %g to %g: %d samples%s%s\n"
-                   "IDA (stabilized index 2, KLU): %ld steps, %ld residual and %ld Jacobian evaluations, %ld error-test "
-                   "and %ld convergence failures, %.3g s\n"
-                   "constraint drift: |Phi| <= %.3g, |Phi'| <= %.3g, |c| <= %.3g, |eta| <= %.3g\n",
-                   c->a.model, R->t[0], R->t[R->nt - 1], R->nt, c->a.out ? " written to " : "", c->a.out ? c->a.out : "",
-                   R->nsteps, R->nres, R->njac, R->netf, R->nncf, R->seconds, R->phi_max, R->phid_max, R->nh_max,
-                   R->eta_max);
+        if (!c->a.json) print_run(c, R);
         if (edrift >= 0 && !c->a.json) printf("energy drift: max |energy(t) - energy(t0)| = %.3g (output 'energy')\n", edrift);
         if (start->notes[0] && !c->a.json) printf("start: %s\n", start->notes);
         cli_psd_print(&psd, c->a.json);

@@ -74,7 +74,7 @@ static int accel_factor(sim_accel *a, const sim *s, mbl_status *st)
 int sim_accel_solve(sim *s, sim_accel *a, double t, double *y, double *yp, int given_jacobian, mbl_status *st)
 {
     int nu = a->nu, rc = 0, converged = 0;
-    double *b = a->b;
+    double *b = a->b, dprev = INFINITY;
     for (int it = 0; !rc && it < SIM_ACCEL_MAX_ITER; it++) {
         rc = sim_make_x(s, t, y, yp, st);
         if (!rc) rc = mbl_dae_eval_residual(s->ev, t, s->x, s->F, st);
@@ -100,10 +100,12 @@ int sim_accel_solve(sim *s, sim_accel *a, double t, double *y, double *yp, int g
             dmax = fmax(dmax, fabs(b[i]));
             xmax = fmax(xmax, fabs(*dst));
         }
-        if (dmax <= 1e-15 * (1 + xmax)) {
-            converged = 1;
+        if (dmax <= 1e-15 * (1 + xmax) ||
+            (given_jacobian && dmax > 0.5 * dprev && dmax <= SIM_ACCEL_ROUND * (1 + xmax))) {
+            converged = 1; /* (the second: corrections no longer shrinking, at the system's rounding) */
             break;
         }
+        dprev = dmax;
     }
     if (!rc && given_jacobian && !converged)
         rc = mbl_error(st, MBL_ENOCONV, "the accelerations at t = %.10g: no convergence in %d iterations", t,

@@ -524,15 +524,10 @@ int mbl_simulate(const mbl_model *md, const mbl_point *start, const mbl_sim_opti
     return sim_run(md, start, opt, &w, out, st);
 }
 
-int sim_run(const mbl_model *md, const mbl_point *start, const mbl_sim_options *opt_in, const sim_watch *w,
-            mbl_sim_result **out, mbl_status *st)
+/* opt's defaults filled in and checked against the start; *nt: the samples */
+static int run_options(const mbl_model *md, const mbl_point *start, mbl_sim_options *o, int *nt_out, mbl_status *st)
 {
-    if (!out) return mbl_error(st, MBL_EARG, "mbl_simulate: out is NULL");
-    *out = NULL;
-    if (!md || !start) return mbl_error(st, MBL_EARG, "mbl_simulate: NULL argument");
-    mbl_sim_options opt;
-    if (opt_in) opt = *opt_in;
-    else mbl_sim_options_default(&opt);
+    mbl_sim_options opt = *o;
     double t0 = start->t;
     if (!(opt.t_end > t0) || !isfinite(opt.t_end))
         return mbl_error(st, MBL_EARG, "the end time %g must be after the start time %g", opt.t_end, t0);
@@ -551,7 +546,26 @@ int sim_run(const mbl_model *md, const mbl_point *start, const mbl_sim_options *
     int nt = (int)nsamp + 1;
     int last_extra = t0 + (nt - 1) * opt.dt_out < opt.t_end - 1e-12 * fmax(fabs(opt.t_end), opt.dt_out);
     nt += last_extra;
+    *o = opt;
+    *nt_out = nt;
+    return 0;
+}
+
+int sim_run(const mbl_model *md, const mbl_point *start, const mbl_sim_options *opt_in, const sim_watch *w,
+            mbl_sim_result **out, mbl_status *st)
+{
+    if (!out) return mbl_error(st, MBL_EARG, "mbl_simulate: out is NULL");
+    *out = NULL;
+    if (!md || !start) return mbl_error(st, MBL_EARG, "mbl_simulate: NULL argument");
+    mbl_sim_options opt;
+    if (opt_in) opt = *opt_in;
+    else mbl_sim_options_default(&opt);
+    double t0 = start->t;
+    int nt = 0;
+    if (run_options(md, start, &opt, &nt, st)) return st ? st->code : MBL_EARG;
     if (opt.integrator == MBL_SIM_SSODE) return sim_ssode_run(md, start, &opt, nt, w, out, st);
+    mbl_model_info info;
+    mbl_model_get_info(md, &info);
 
     sim s;
     int rc = sim_setup(&s, md, start, &opt, st);

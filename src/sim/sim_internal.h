@@ -108,9 +108,13 @@ double sim_now(void);
 /* The acceleration-level solve (accel.c): v', lambda, mu, X', Z of (t, q, v, X) in y, y' by Newton on
  * [R; d; zeq; Phi''; c'] = 0 (KLU on the model's Jacobian's rows and columns of them). given_jacobian:
  * s->J holds the Jacobian (at the state's q) and is kept for every iteration, and no convergence
- * within SIM_ACCEL_MAX_ITER iterations is MBL_ENOCONV; 0: the Jacobian anew at every iteration (the
+ * within SIM_ACCEL_MAX_ITER iterations is MBL_ENOCONV (converged: a correction below 1e-15 relative,
+ * or one below SIM_ACCEL_ROUND relative that did not halve); 0: the Jacobian anew at every iteration (the
  * consistent start's). sim_consistent_start: the start's (new, solve, free). */
 #define SIM_ACCEL_MAX_ITER 20
+/* given_jacobian: corrections that no longer halve below this relative size are the rounding of an
+ * ill-conditioned system, converged */
+#define SIM_ACCEL_ROUND 1e-8
 typedef struct sim_accel {
     int nu, nz;
     int *rows, *dst, *src, *map; /* rows of F; where unknown i lives (y, or y' + N); J's entries */

@@ -48,6 +48,7 @@ typedef struct ssode {
     int nphiq, *phiq_src, *phiq_pos; /* Phi_q's entries in J, their places in Pq */
     double *Pq, *B, *w;       /* m x n, m x m, m */
     mbla_dlu *lu;             /* of B */
+    int lu_ok;                /* lu holds a factorization (not after a singular B) */
     double *y, *yp;           /* the stabilized system's layout (sim.c): N each */
     double tol, cond, cond_ref;
     long nrhs;
@@ -88,6 +89,7 @@ static int factor_block(ssode *o, mbl_status *st)
     for (int e = 0; e < o->nphiq; e++) o->Pq[o->phiq_pos[e]] = J[o->phiq_src[e]];
     for (int k = 0; k < m; k++) memcpy(o->B + (size_t)k * m, o->Pq + (size_t)o->dep[k] * m, (size_t)m * sizeof *o->B);
     int rc = o->lu ? mbla_dlu_refactor(o->lu, o->B, m, st) : mbla_dlu_new(m, o->B, m, &o->lu, st);
+    o->lu_ok = !rc;
     if (rc == MBL_ESINGULAR) {
         o->cond = INFINITY;
         return mbl_error(st, MBL_ESINGULAR, "the dependent coordinates' block of Phi_q is singular");
@@ -108,6 +110,7 @@ static int position_newton(ssode *o, double t, mbl_status *st)
     sim *s = &o->s;
     int m = o->m, r0 = s->L.row0[MBL_DAE_PHI], rc = 0;
     double prev = INFINITY, nrm = 0;
+    if (!o->lu_ok && ((rc = jacobian_at(o, t, st)) || (rc = factor_block(o, st)))) return rc;
     for (int it = 0; it < SSODE_NEWTON_MAX; it++) {
         if ((rc = sim_make_x(s, t, o->y, o->yp, st)) || (rc = mbl_dae_eval_residual(s->ev, t, s->x, s->F, st))) return rc;
         nrm = 0;
@@ -203,6 +206,7 @@ static int partition(ssode *o, double t, int *changed, mbl_status *st)
     *changed = !same;
     for (int k = 0; k < m; k++) memcpy(o->B + (size_t)k * m, o->Pq + (size_t)o->dep[k] * m, (size_t)m * sizeof *o->B);
     rc = o->lu ? mbla_dlu_refactor(o->lu, o->B, m, st) : mbla_dlu_new(m, o->B, m, &o->lu, st);
+    o->lu_ok = !rc;
     if (!rc) rc = block_cond(o, &o->cond, st);
     o->cond_ref = o->cond;
     return rc;
@@ -220,7 +224,7 @@ static int setup(ssode *o, const mbl_model *md, const mbl_point *start, const mb
     sim *s = &o->s;
     int rc = sim_setup(s, md, start, opt, st);
     if (rc) return rc;
-    if (s->k) return mbl_error(st, MBL_EARG, "--integrator ssode takes holonomic constraints only: the model has %d non-holonomic ones (the IDA integrator takes them)", s->k);
+    if (s->k) return mbl_error(st, MBL_EARG, "--integrator ssode takes holonomic constraints only: the model has %d non-holonomic constraint(s) (the IDA integrator takes them)", s->k);
     if (s->nZ) return mbl_error(st, MBL_EARG, "--integrator ssode: the model has %d implicit variables (the IDA integrator takes them)", s->nZ);
     if (start->n != s->n || start->nX != s->nX) return mbl_error(st, MBL_EDIM, "the start does not belong to the model");
     int n = s->n, m = s->m;

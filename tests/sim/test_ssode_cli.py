@@ -7,7 +7,8 @@ against independent solutions and IDA, its repartitions, its drift at the Newton
     least two repartitions (x = 0 at the bottom, y = 0 at the horizontal); |Phi| at the Newton tolerance
   - the slider-crank turning round (tests/sim/slider_crank_xy.yaml): repartitions, IDA's trajectory
     within 1e-6 of each signal's scale, the energy conserved within 1e-6
-  - the four-bar (examples/fourbar_N1.yaml) and the rotor-stator ramp (examples/sim/rotor_stator_ramp.yaml)
+  - the four-bar (examples/fourbar_N1.yaml), a DC motor's pendulum with its current as an ODE state
+    (examples/ode/dc_motor_pendulum.yaml) and the rotor-stator ramp (examples/sim/rotor_stator_ramp.yaml)
     against IDA at the same tolerances
   - refused in one line: non-holonomic constraints, implicit variables, an unknown integrator"""
 import json
@@ -90,6 +91,7 @@ with tempfile.TemporaryDirectory() as d:
     # errors there reach 2e-10 in e3 and 2e-9 in its rate against either at rtol 1e-12, so 1e-8 absolute)
     for tag, model, args, floor in [
             ("fourbar", "examples/fourbar_N1.yaml", ["--t-end", "3", "--set-initial", "der(phi)=2"], 1e-11),
+            ("motor", "examples/ode/dc_motor_pendulum.yaml", ["--t-end", "2", "--perturb", "1:0.01"], 1e-11),
             ("rotor", "examples/sim/rotor_stator_ramp.yaml", ["--t-end", "10", "--dt-out", "0.1", "--perturb", "1:0.001"],
              1e-8)]:
         si, ti = simulate(d, tag + "_ida", model, *args, *TOL)
