@@ -37,8 +37,17 @@
 
 /* Newton's iterations on Phi = 0 per state; after the first, a correction that has not shrunk the
  * residual by SSODE_CONTRACT refreshes B at the current q */
-#define SSODE_NEWTON_MAX 12
-#define SSODE_CONTRACT 0.25
+#define SSODE_NEWTON_MAX 20
+#define SSODE_CONTRACT 0.01
+/* A step over a singular configuration of the partition (between two checks): the independent
+ * coordinates' ODE is smooth through it, but q_D stays on its branch, so the motion continues as its
+ * mirror image, and the dependent velocities reverse. Seen as a jump of the whole velocity over the
+ * step: |v(t1) - v(t0) - h/2 (v'(t0) + v'(t1))| beyond SSODE_BOUNCE times |v(t1) - v(t0)| (and beyond
+ * 1e3 (atol + rtol |v|)), the step is undone: the integration restarts at t0 with the partition chosen
+ * anew there, or, when that is the same, with steps at most a quarter of the undone one; at most
+ * SSODE_MAX_UNDO times in a run */
+#define SSODE_BOUNCE 0.5
+#define SSODE_MAX_UNDO 1000
 
 typedef struct ssode {
     sim s;
@@ -306,6 +315,61 @@ static int repartition(ssode *o, void *mem, N_Vector yv, double t, cv_counts *cn
     return 0;
 }
 
+/* the last checked step's end, for undoing a step over a singular configuration */
+typedef struct undo_state {
+    double t, *yc, *q, *v, *a; /* t, CVODE's state, the whole coordinates, velocity and acceleration */
+    long nundo;
+    int h_limited;         /* the step is bounded after an undo that kept the partition */
+} undo_state;
+
+static void step_save(const ssode *o, undo_state *u, double t, const double *yc)
+{
+    u->t = t;
+    memcpy(u->yc, yc, (size_t)o->ns * sizeof *yc);
+    memcpy(u->q, o->y + o->s.oq, (size_t)o->n * sizeof *u->q);
+    memcpy(u->v, o->y + o->s.ov, (size_t)o->n * sizeof *u->v);
+    memcpy(u->a, o->yp + o->s.ov, (size_t)o->n * sizeof *u->a);
+}
+
+/* the step from u->t to t (its end completed) jumps in the whole velocity (SSODE_BOUNCE) */
+static int bounced(const ssode *o, const undo_state *u, double t, const mbl_sim_options *opt)
+{
+    const double *v = o->y + o->s.ov, *a = o->yp + o->s.ov;
+    double h = t - u->t, jump = 0, dv = 0, vmax = 0;
+    for (int i = 0; i < o->n; i++) {
+        double d = v[i] - u->v[i];
+        jump = fmax(jump, fabs(d - 0.5 * h * (u->a[i] + a[i])));
+        dv = fmax(dv, fabs(d));
+        vmax = fmax(vmax, fabs(v[i]));
+    }
+    return jump > SSODE_BOUNCE * dv && jump > 1e3 * (opt->atol + opt->rtol * vmax);
+}
+
+/* the step to t undone: CVODE restarts at u->t, in the partition chosen anew there or, when that is the
+ * same, with steps of at most a quarter of the undone one */
+static int undo(ssode *o, undo_state *u, void *mem, N_Vector yv, double t, cv_counts *cnt, long *nrepart, mbl_status *st)
+{
+    if (++u->nundo > SSODE_MAX_UNDO)
+        return mbl_error(st, MBL_ENOCONV, "at t = %.10g: the partition degenerated within a step %d times (--repartition-cond "
+                         "lower, or h_max)", t, SSODE_MAX_UNDO);
+    double *yc = N_VGetArrayPointer(yv);
+    memcpy(yc, u->yc, (size_t)o->ns * sizeof *yc);
+    memcpy(o->y + o->s.oq, u->q, (size_t)o->n * sizeof *u->q); /* q_D's Newton from its value there */
+    int changed = 0, rc = complete(o, u->t, yc, st);
+    if (!rc) rc = partition(o, u->t, &changed, st);
+    if (rc) return rc;
+    if (!changed) {
+        u->h_limited = 1;
+        CVodeSetMaxStep(mem, 0.25 * (t - u->t));
+    }
+    add_counts(mem, cnt);
+    o->steps = cnt->nsteps;
+    gather(o, yc);
+    if (CVodeReInit(mem, u->t, yv)) return mbl_error(st, MBL_ENOCONV, "CVODE: restarting at t = %.10g failed: %s", u->t, o->cvmsg);
+    *nrepart += changed;
+    return 0;
+}
+
 /* the run's end: the counters, the partitions */
 static void finish(ssode *o, void *mem, cv_counts *cnt, long nrepart, mbl_sim_result *R)
 {
@@ -343,9 +407,13 @@ int sim_ssode_run(const mbl_model *md, const mbl_point *start, const mbl_sim_opt
     void *mem = NULL;
     cv_counts cnt = {0};
     long nrepart = 0;
+    undo_state u = {0};
     double t0 = start->t, tic = sim_now();
     if (!rc && !R) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) rc = sim_result_alloc(R, &o.s, nt, info.noutput, st);
+    u.yc = rc ? NULL : mbl_calloc((size_t)o.ns + 3 * (size_t)o.n + 1, sizeof *u.yc);
+    if (!rc && !u.yc) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) u.q = u.yc + o.ns, u.v = u.q + o.n, u.a = u.v + o.n;
     if (!rc && SUNContext_Create(NULL, &ctx)) rc = mbl_error(st, MBL_ENOMEM, "SUNDIALS: cannot create a context");
     if (rc) goto done;
     int ns = o.ns > 0 ? o.ns : 1;
@@ -372,6 +440,7 @@ int sim_ssode_run(const mbl_model *md, const mbl_point *start, const mbl_sim_opt
     rc = sim_record(&o.s, R, 0, t0, o.y, o.yp, st);
     int si = 1, retried = 0;
     double tret = t0;
+    step_save(&o, &u, t0, N_VGetArrayPointer(yv));
     while (!rc && si < nt) {
         long nst = 0;
         CVodeGetNumSteps(mem, &nst);
@@ -395,6 +464,12 @@ int sim_ssode_run(const mbl_model *md, const mbl_point *start, const mbl_sim_opt
             continue;
         }
         retried = 0;
+        rc = complete(&o, tret, N_VGetArrayPointer(yv), st); /* the step's end */
+        if (!rc && o.m && bounced(&o, &u, tret, opt)) {
+            rc = undo(&o, &u, mem, yv, tret, &cnt, &nrepart, st);
+            continue;
+        }
+        int ns0 = si;
         for (; !rc && si < nt; si++) { /* the samples within the step: CVODE's interpolant, completed */
             double tout = si == nt - 1 ? opt->t_end : t0 + si * opt->dt_out;
             if (tout > tret) break;
@@ -406,8 +481,12 @@ int sim_ssode_run(const mbl_model *md, const mbl_point *start, const mbl_sim_opt
             if (!rc) rc = sim_record(&o.s, R, si, tout, o.y, o.yp, st);
         }
         if (rc || si >= nt) break;
-        rc = complete(&o, tret, N_VGetArrayPointer(yv), st); /* B's condition at the step's end */
-        if (!rc && o.m && o.cond > ratio * o.cond_ref) rc = repartition(&o, mem, yv, tret, &cnt, &nrepart, st);
+        if (si > ns0) rc = complete(&o, tret, N_VGetArrayPointer(yv), st); /* the step's end again */
+        if (!rc && o.m && o.cond > ratio * o.cond_ref) {
+            rc = repartition(&o, mem, yv, tret, &cnt, &nrepart, st);
+            if (!rc && u.h_limited) u.h_limited = 0, CVodeSetMaxStep(mem, opt->h_max > 0 ? opt->h_max : 0.0);
+        }
+        if (!rc) step_save(&o, &u, tret, N_VGetArrayPointer(yv));
     }
     if (!rc) finish(&o, mem, &cnt, nrepart, R);
 done:
@@ -419,6 +498,7 @@ done:
     if (yi) N_VDestroy(yi);
     if (ctx) SUNContext_Free(&ctx);
     ssode_free(&o);
+    mbl_free(u.yc);
     if (rc) {
         mbl_sim_result_free(R);
         return rc;
