@@ -7,6 +7,9 @@ against independent solutions and IDA, its repartitions, its drift at the Newton
     least two repartitions (x = 0 at the bottom, y = 0 at the horizontal); |Phi| at the Newton tolerance
   - the slider-crank turning round (tests/sim/slider_crank_xy.yaml): repartitions, IDA's trajectory
     within 1e-6 of each signal's scale, the energy conserved within 1e-6
+  - the pendulum again without repartitioning by the condition: the steps over the singular points undone
+  - the sleeping top (examples/sim/sleeping_top.yaml): its spin rate conserved within 1e-3 over dozens of
+    repartitions, also at --repartition-cond 100 (the spin reversed before the undo of such steps)
   - the four-bar (examples/fourbar_N1.yaml), a DC motor's pendulum with its current as an ODE state
     (examples/ode/dc_motor_pendulum.yaml) and the rotor-stator ramp (examples/sim/rotor_stator_ramp.yaml)
     against IDA at the same tolerances
@@ -69,6 +72,14 @@ with tempfile.TemporaryDirectory() as d:
         check(s["integrator"] == "ssode" and s["independent"] == 1, "pendulum summary " + str(s))
         check(s["repartitions"] >= 2, "pendulum: %d repartitions, expected x = 0 and y = 0 passed" % s["repartitions"])
         check(s["phi_max"] <= 1e-12 and s["phid_max"] <= 1e-12, "pendulum drift %g %g" % (s["phi_max"], s["phid_max"]))
+    # no repartitioning by the condition (--repartition-cond 1e15): the steps over x = 0 and y = 0 are
+    # seen (the velocity jumps as the motion turns into its mirror image) and undone
+    s, p = simulate(d, "pendulum_undo", "tests/sim/pendulum_xy.yaml", "--t-end", "2", "--integrator", "ssode",
+                    "--repartition-cond", "1e15", *TOL)
+    if s:
+        ex = np.max(np.abs(p["x"] - np.sin(ref[0]))) if p is not None else 1
+        check(ex < 1e-5 and s["repartitions"] >= 2, "pendulum, steps over the singular points undone: x off %.3g, %d "
+              "repartitions" % (ex, s["repartitions"]))
     # the same with a looser Newton tolerance: the drift follows it
     s, _ = simulate(d, "pendulum_tol", "tests/sim/pendulum_xy.yaml", "--t-end", "1", "--integrator", "ssode",
                     "--newton-tol", "1e-8")
@@ -85,6 +96,18 @@ with tempfile.TemporaryDirectory() as d:
         e0 = ts["energy"][0]
         check(ss["energy_drift"] <= 1e-6 * e0, "slider-crank energy drift %g of %g" % (ss["energy_drift"], e0))
         check(ss["phi_max"] <= 1e-12, "slider-crank |Phi| %g" % ss["phi_max"])
+
+    # the sleeping top at 200 rad/s in Euler parameters: their partition turns with the spin (dozens of
+    # repartitions); the spin rate 2 (e0 e3' - e3 e0') is conserved (Euler's equations, upright symmetric
+    # top). At --repartition-cond 100 the spin reversed before steps over singular points were undone.
+    for cond in ("10", "100"):
+        s, p = simulate(d, "top" + cond, "examples/sim/sleeping_top.yaml", "--t-end", "0.5", "--perturb", "1:0.01",
+                        "--integrator", "ssode", "--repartition-cond", cond)
+        if s:
+            w = 2 * (p["top_e0"] * p["dertop_e3"] - p["top_e3"] * p["dertop_e0"])
+            check(s["repartitions"] >= 20 and np.max(np.abs(w - w[0])) < 1e-3 * abs(w[0]),
+                  "top (--repartition-cond %s): %d repartitions, spin rate %.9g to %.9g" % (cond, s["repartitions"],
+                                                                                           w[0], w[-1]))
 
     # the four-bar and the rotor-stator ramp against IDA
     # (the rotor's stator orientation, 3e-5 rad, oscillates 40 times in 10 s: both integrators' own
