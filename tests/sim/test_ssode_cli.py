@@ -23,21 +23,16 @@ import tempfile
 import numpy as np
 from scipy.integrate import solve_ivp
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, finish  # noqa: E402
+
 MBLIN = sys.argv[1]
-failed = 0
 TOL = ["--rtol", "1e-10", "--atol", "1e-12"]
 
 
 def run(*args):
     p = subprocess.run([MBLIN, *args], capture_output=True, text=True, timeout=120)
     return p.returncode, p.stdout, p.stderr
-
-
-def check(cond, what):
-    global failed
-    if not cond:
-        failed += 1
-        print("FAILED:", what)
 
 
 def simulate(d, tag, model, *args):
@@ -131,5 +126,4 @@ with tempfile.TemporaryDirectory() as d:
     rc, out, err = run("simulate", "tests/sim/pendulum_xy.yaml", "--t-end", "1", "--integrator", "rk4")
     check(rc != 0 and "--integrator expects ida or ssode" in err, "--integrator rk4: " + err)
 
-print("test_ssode_cli: %d failed" % failed)
-sys.exit(1 if failed else 0)
+sys.exit(finish("test_ssode_cli"))
