@@ -15,12 +15,13 @@
  * then v', lambda and X' from the acceleration-level equations [R; d; Phi''] = 0, the augmented
  * system [M Phi_q^T; Phi_q 0] of the simulation's consistent start (accel.c, KLU).
  *
- * After every step the state at the step's end is completed and B's condition number (1-norm,
- * dgecon) compared with its value when the partition was chosen: beyond
+ * After every step the state at the step's end is completed and B's condition ||Phi_q||_1
+ * ||B^-1||_1 (dgecon) compared with its value when the partition was chosen: beyond
  * mbl_sim_options.repartition_cond times it, the integration stops there, the partition is chosen
  * anew from Phi_q at that state and CVODE restarts (CVodeReInit) from it. A step CVODE cannot take
  * (Newton diverging on a partition that degenerated within the step) does the same once at the
- * last step's end. The samples are CVODE's interpolant of y at the output times, completed the same
+ * last step's end; a step that jumped over a singular configuration (SSODE_BOUNCE below) is undone.
+ * The samples are CVODE's interpolant of y at the output times, completed the same
  * way. Refused: non-holonomic constraints, implicit variables, redundant constraints (rank Phi_q < m). */
 #include <float.h>
 #include <math.h>
