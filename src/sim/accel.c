@@ -89,7 +89,8 @@ int sim_accel_solve(sim *s, sim_accel *a, double t, double *y, double *yp, int g
         if (!rc && (!given_jacobian || it == 0)) rc = accel_factor(a, s, st);
         if (!rc) rc = mbla_klu_solve(a->lu, 1, b, nu, st);
         if (rc) {
-            mbl_error_prefix(st, "the start's accelerations and multipliers (redundant constraints?)");
+            if (given_jacobian) mbl_error_prefix(st, "the accelerations and multipliers at t = %.10g (redundant constraints?)", t);
+            else mbl_error_prefix(st, "the start's accelerations and multipliers (redundant constraints?)");
             break;
         }
         double dmax = 0, xmax = 0;

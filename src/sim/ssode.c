@@ -100,9 +100,10 @@ static int factor_block(ssode *o, mbl_status *st)
     for (int k = 0; k < m; k++) memcpy(o->B + (size_t)k * m, o->Pq + (size_t)o->dep[k] * m, (size_t)m * sizeof *o->B);
     int rc = o->lu ? mbla_dlu_refactor(o->lu, o->B, m, st) : mbla_dlu_new(m, o->B, m, &o->lu, st);
     o->lu_ok = !rc;
-    if (rc == MBL_ESINGULAR) {
+    if (rc == MBL_ESINGULAR) { /* (a numerical failure a smaller step or a new partition mends: not the
+                                    model's MBL_ESINGULAR, which ends the run) */
         o->cond = INFINITY;
-        return mbl_error(st, MBL_ESINGULAR, "the dependent coordinates' block of Phi_q is singular");
+        return mbl_error(st, MBL_ENOCONV, "the dependent coordinates' block of Phi_q is singular");
     }
     return rc ? rc : block_cond(o, &o->cond, st);
 }
@@ -183,7 +184,9 @@ static int rhs(realtype t, N_Vector yv, N_Vector ydv, void *ud)
     if (complete(o, t, N_VGetArrayPointer(yv), &st)) {
         if (!o->failed) o->err = st;
         o->failed = 1;
-        return 1; /* recoverable: CVODE tries a smaller step */
+        if (st.code == MBL_ESINGULAR) o->stopped = 1, o->stop = st; /* the model's coordinates' singularity
+                                                                       (a body's 3-1-3 angles): no smaller step helps */
+        return st.code == MBL_ESINGULAR ? -1 : 1; /* recoverable: CVODE tries a smaller step */
     }
     o->failed = 0;
     const sim *s = &o->s;
