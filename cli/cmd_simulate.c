@@ -28,6 +28,8 @@ typedef struct cli {
     cli_args a;
     const char *cmd, *modes_out, *svg, *sweep, *along_expr;
     char along_name[128];
+    int integrator;     /* --integrator ida|ssode */
+    double newton_tol, repartition_cond;
     int perturb_mode, has_perturb, nmodes, samples, has_t_end, has_max_time;
     double t_end, dt_out, rtol, atol, perturb_amp, lin_every, fmax, amplitude, periods, freq_tol, zeta_tol, max_growth, max_steps, mem_budget, max_time;
     mbl_setting initial[MAX_ITEMS];
@@ -55,6 +57,12 @@ static void help(void *ud)
                "  --input NAME=EXPR      an input as an expression of t (repeatable; default: its value at the\n"
                "                         operating point: the file's, or a trim's solved one)\n"
                "  --rtol R, --atol A     IDA's tolerances (default 1e-8, 1e-10)\n"
+               "  --integrator ida|ssode the integrator: IDA (default), or coordinate partitioning: the\n"
+               "                         independent coordinates' ODE by CVODE (BDF), the dependent ones by\n"
+               "                         Newton on the constraints (holonomic constraints only)\n"
+               "  --newton-tol E         ssode: Newton's tolerance on |Phi| (default 1e-12)\n"
+               "  --repartition-cond C   ssode: a new partition when the dependent block's condition number\n"
+               "                         grows C times its value at the partition (default 100)\n"
                "  --max-steps N          IDA's steps allowed in the whole run (default 1000000); a run whose\n"
                "                         rate projects more than 10 N is refused early with the estimate\n"
                "  --mem-budget SIZE      memory the trajectory may hold: bytes, or with k, M, G (default 2e9),\n"
@@ -179,6 +187,18 @@ static int option(void *ud, const char *a, const char *v)
         else if (!strcmp(a, "--atol")) c->atol = x;
         else if (!strcmp(a, "--fmax")) c->fmax = x;
         else c->lin_every = x;
+    } else if (!strcmp(a, "--integrator")) {
+        if (strcmp(v, "ida") && strcmp(v, "ssode")) return cli_usage(c->cmd, "--integrator expects ida or ssode, got '%s'", v);
+        c->integrator = strcmp(v, "ida") ? MBL_SIM_SSODE : MBL_SIM_IDA;
+        rc = -1;
+    } else if (!strcmp(a, "--newton-tol")) {
+        rc = number(c, v, &c->newton_tol);
+        if (rc < 0 && !(c->newton_tol > 0 && c->newton_tol < 1))
+            return cli_usage(c->cmd, "--newton-tol expects a number in (0, 1), got '%s'", v);
+    } else if (!strcmp(a, "--repartition-cond")) {
+        rc = number(c, v, &c->repartition_cond);
+        if (rc < 0 && !(c->repartition_cond > 1 && isfinite(c->repartition_cond)))
+            return cli_usage(c->cmd, "--repartition-cond expects a number above 1, got '%s'", v);
     } else if (!strcmp(a, "--psd-segment")) {
         rc = number(c, v, &c->psd.segment);
         if (rc < 0 && !(c->psd.segment > 0)) return cli_usage(c->cmd, "--psd-segment expects a positive number of seconds, got '%s'", v);
@@ -233,7 +253,8 @@ static const cli_option simulate_own[] = {
     {"--rtol", 1},      {"--t-end", 1},   {"--dt-out", 1},  {"--atol", 1},        {"--linearize-every", 1},
     {"--fmax", 1},      {"--modes-out", 1}, {"--svg", 1},   {"--sweep", 1},       {"--along-x", 1},
     {"--perturb", 1},   {"--set-initial", 1}, {"--input", 1}, {"--max-steps", 1}, {"--mem-budget", 1},
-    {"--psd", 1},       {"--psd-out", 1}, {"--psd-svg", 1}, {"--psd-segment", 1}, {"--psd-peaks", 1}, {NULL, 0}};
+    {"--psd", 1},       {"--psd-out", 1}, {"--psd-svg", 1}, {"--psd-segment", 1}, {"--psd-peaks", 1},
+    {"--integrator", 1}, {"--newton-tol", 1}, {"--repartition-cond", 1}, {NULL, 0}};
 static const cli_option validate_own[] = {{"--rtol", 1},     {"--modes", 1},    {"--samples", 1}, {"--amplitude", 1},
                                           {"--periods", 1},  {"--freq-tol", 1}, {"--zeta-tol", 1}, {"--max-growth", 1},
                                           {"--max-steps", 1}, {"--max-time", 1}, {NULL, 0}};
@@ -550,6 +571,24 @@ static int along(const cli *c, const mbl_model *md, const mbl_sim_result *R, con
     return rc;
 }
 
+/* simulate's summary as text: the run, the integrator's counters, the drift */
+static void print_run(const cli *c, const mbl_sim_result *R)
+{
+    printf("simulated %s from t = %g to %g: %d samples%s%s\n", c->a.model, R->t[0], R->t[R->nt - 1], R->nt,
+           c->a.out ? " written to " : "", c->a.out ? c->a.out : "");
+    if (R->integrator == MBL_SIM_SSODE)
+        printf("CVODE (BDF) on %d independent coordinates (coordinate partitioning): %ld steps, %ld right-hand sides, "
+               "%ld Jacobians, %ld error-test and %ld convergence failures, %ld repartitions, %.3g s\n"
+               "constraint drift: |Phi| <= %.3g, |Phi'| <= %.3g\n",
+               R->nindep, R->nsteps, R->nres, R->njac, R->netf, R->nncf, R->nrepart, R->seconds, R->phi_max, R->phid_max);
+    else
+        printf("IDA (stabilized index 2, KLU): %ld steps, %ld residual and %ld Jacobian evaluations, %ld error-test "
+               "and %ld convergence failures, %.3g s\n"
+               "constraint drift: |Phi| <= %.3g, |Phi'| <= %.3g, |c| <= %.3g, |eta| <= %.3g\n",
+               R->nsteps, R->nres, R->njac, R->netf, R->nncf, R->seconds, R->phi_max, R->phid_max, R->nh_max,
+               R->eta_max);
+}
+
 static int run_simulate(cli *c)
 {
     mbl_status st = {0};
@@ -576,6 +615,9 @@ static int run_simulate(cli *c)
         if (c->mem_budget > 0) so.mem_budget = c->mem_budget;
         so.inputs = c->inputs;
         so.ninputs = c->ninputs;
+        so.integrator = c->integrator;
+        if (c->newton_tol > 0) so.newton_tol = c->newton_tol;
+        if (c->repartition_cond > 0) so.repartition_cond = c->repartition_cond;
         rc = mbl_simulate(md, start, &so, &R, &st);
     }
     if (!rc && c->a.out) {
@@ -601,14 +643,9 @@ static int run_simulate(cli *c)
                    "\"phi_max\": %.6g, \"phid_max\": %.6g, \"nh_max\": %.6g, \"eta_max\": %.6g, \"seconds\": %.6g",
                    MBL_JSON_SCHEMA_VERSION, edrift, R->t[0], R->t[R->nt - 1], R->nt, R->nsteps, R->nres, R->njac, R->netf, R->nncf, R->phi_max,
                    R->phid_max, R->nh_max, R->eta_max, R->seconds);
-        else
-            printf("simulated %s from t = %g to %g: %d samples%s%s\n"
-                   "IDA (stabilized index 2, KLU): %ld steps, %ld residual and %ld Jacobian evaluations, %ld error-test "
-                   "and %ld convergence failures, %.3g s\n"
-                   "constraint drift: |Phi| <= %.3g, |Phi'| <= %.3g, |c| <= %.3g, |eta| <= %.3g\n",
-                   c->a.model, R->t[0], R->t[R->nt - 1], R->nt, c->a.out ? " written to " : "", c->a.out ? c->a.out : "",
-                   R->nsteps, R->nres, R->njac, R->netf, R->nncf, R->seconds, R->phi_max, R->phid_max, R->nh_max,
-                   R->eta_max);
+        if (c->a.json && R->integrator == MBL_SIM_SSODE)
+            printf(", \"integrator\": \"ssode\", \"independent\": %d, \"repartitions\": %ld", R->nindep, R->nrepart);
+        if (!c->a.json) print_run(c, R);
         if (edrift >= 0 && !c->a.json) printf("energy drift: max |energy(t) - energy(t0)| = %.3g (output 'energy')\n", edrift);
         if (start->notes[0] && !c->a.json) printf("start: %s\n", start->notes);
         cli_psd_print(&psd, c->a.json);

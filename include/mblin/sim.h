@@ -58,7 +58,18 @@ typedef struct mbl_sim_options {
                            before any work, from the samples and their width */
     const mbl_sim_input *inputs;
     int ninputs;
+    /* the integrator (docs/simulation.md, "Coordinate partitioning (SSODE)"): MBL_SIM_IDA (0, the
+       default) or MBL_SIM_SSODE, the independent coordinates' ODE by SUNDIALS CVODE (BDF, rtol and
+       atol as above), the dependent ones by Newton on Phi = 0 */
+    int integrator;
+    double newton_tol;       /* SSODE: Newton stops at max |Phi_i| <= newton_tol (default 1e-12; 0: the
+                                default) or at a correction at rounding (4 eps (1 + |q|)) */
+    double repartition_cond; /* SSODE: a new partition when the dependent block B's condition
+                                ||Phi_q||_1 ||B^-1||_1 (dgecon's estimate) exceeds this times its
+                                value at the partition (default 10; 0: the default; above 1) */
 } mbl_sim_options;
+
+enum { MBL_SIM_IDA = 0, MBL_SIM_SSODE = 1 };
 
 MBL_API void mbl_sim_options_default(mbl_sim_options *opt);
 
@@ -77,6 +88,10 @@ typedef struct mbl_sim_result {
     double eta_max;          /* largest |eta|, the stabilization's multiplier (0 in exact arithmetic) */
     long nsteps, nres, njac, nlinsetups, netf, nncf; /* IDA's counters */
     double seconds;          /* wall time of the integration */
+    int integrator;          /* MBL_SIM_IDA or MBL_SIM_SSODE (then the counters are CVODE's, summed over
+                                the partitions, and eta_max is 0) */
+    long nrepart;            /* SSODE: the partitions chosen anew after the first */
+    int nindep;              /* SSODE: independent coordinates (n - m) */
 } mbl_sim_result;
 
 /* While it integrates, the run reports to the progress callback (mblin/progress.h) every 16 residual

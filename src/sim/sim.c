@@ -43,6 +43,8 @@ void mbl_sim_options_default(mbl_sim_options *opt)
     opt->atol = 1e-10;
     opt->max_steps = 1000000L;
     opt->mem_budget = 2e9;
+    opt->newton_tol = SIM_SSODE_NEWTON_TOL;
+    opt->repartition_cond = SIM_SSODE_REPARTITION_COND;
 }
 
 void mbl_sim_result_free(mbl_sim_result *r)
@@ -52,43 +54,6 @@ void mbl_sim_result_free(mbl_sim_result *r)
     mbl_free(r->X), mbl_free(r->Z), mbl_free(r->r), mbl_free(r->y);
     mbl_free(r);
 }
-
-/* ---- the integrator's view of the model ------------------------------------------------------- */
-
-typedef struct sim {
-    const mbl_model *md;
-    mbl_dae_eval *ev;
-    mbl_dae_layout L;
-    int n, m, k, nX, nZ, nr, N;
-    int oq, ov, oX, ol, omu, oeta, oZ; /* offsets in y */
-    int *frow;          /* N - n: the model's residual row of IDA row n + i */
-    int *idarow;        /* nF: IDA row of a model row, -1 if not used */
-    double *x, *xe, *F, *J, *g, *H;
-    /* inputs: a tape of nr outputs in t, or constants */
-    mblx_graph *ig;
-    mblx_tape *itape;
-    double *isyms, *iwork, *rconst;
-    int it_sym;
-    sim_random *rnd;    /* band-limited random inputs (random.c), nrnd of them */
-    int nrnd;
-    /* the Newton matrix: triplets -> CSC */
-    int ntrip;
-    int *tsrc, *tkind;  /* source index (model J entry, H entry, PHI entry) and kind */
-    double *tx;
-    int *tmap;
-    mbla_csc *A;
-    mbl_status err;     /* the first evaluation error */
-    int failed;
-    long nfail;         /* evaluation errors IDA recovered from by a smaller step */
-    mbl_status last;    /* the last of them: named when the step limit stops a run */
-    /* the run's reports while IDA steps (sim_watch): every SIM_REPORT_EVERY residuals */
-    const sim_watch *watch;
-    void *mem;          /* IDA's, for its step count */
-    long nres;
-    double t_seen;      /* the latest time reported */
-    int stopped;        /* the watch stopped the run: why in stop */
-    mbl_status stop;
-} sim;
 
 enum { T_J = 0, T_JCJ, T_CJ, T_MINUS1, T_PHIQ, T_HESS };
 
@@ -107,7 +72,7 @@ static int inputs_at(sim *s, double t, double *r, mbl_status *st)
 }
 
 /* x = [v' lambda mu v q X' Z X r(t)] from (t, y, y') */
-static int make_x(sim *s, double t, const double *y, const double *yp, mbl_status *st)
+int sim_make_x(sim *s, double t, const double *y, const double *yp, mbl_status *st)
 {
     const int *c0 = s->L.col0;
     double *x = s->x;
@@ -138,7 +103,7 @@ static void note_error(sim *s, const mbl_status *st)
 /* the residual of the stabilized system at (t, y, y') into r (N) */
 static int residual(sim *s, double t, const double *y, const double *yp, double *r, mbl_status *st)
 {
-    if (make_x(s, t, y, yp, st) || mbl_dae_eval_residual(s->ev, t, s->x, s->F, st) ||
+    if (sim_make_x(s, t, y, yp, st) || mbl_dae_eval_residual(s->ev, t, s->x, s->F, st) ||
         (s->m && mbl_dae_eval_phi_t(s->ev, t, s->xe, s->g, st)))
         return st->code ? st->code : MBL_EDOMAIN;
     for (int i = 0; i < s->n; i++) r[i] = yp[s->oq + i] - y[s->ov + i] + (s->m ? s->g[i] : 0.0);
@@ -149,7 +114,7 @@ static int residual(sim *s, double t, const double *y, const double *yp, double 
 /* the Newton matrix dF/dy + cj dF/dy' at (t, y, y') into s->A */
 static int newton_matrix(sim *s, double t, double cj, const double *y, const double *yp, mbl_status *st)
 {
-    if (make_x(s, t, y, yp, st) || mbl_dae_eval_jacobian(s->ev, t, s->x, s->J, st) ||
+    if (sim_make_x(s, t, y, yp, st) || mbl_dae_eval_jacobian(s->ev, t, s->x, s->J, st) ||
         (s->m && mbl_dae_eval_hessian(s->ev, t, s->xe, s->H, st)))
         return st->code ? st->code : MBL_EDOMAIN;
     for (int p = 0; p < s->ntrip; p++) {
@@ -217,7 +182,7 @@ static int jac_fn(realtype t, realtype cj, N_Vector yy, N_Vector yyp, N_Vector r
     return 0;
 }
 
-static void sim_free(sim *s)
+void sim_free(sim *s)
 {
     mbl_dae_eval_free(s->ev);
     mbl_free(s->frow), mbl_free(s->idarow);
@@ -321,7 +286,7 @@ static int push(sim *s, int *ti, int *tj, int r, int c, int src, int kind)
     return s->ntrip++;
 }
 
-static int sim_setup(sim *s, const mbl_model *md, const mbl_point *start, const mbl_sim_options *opt, mbl_status *st)
+int sim_setup(sim *s, const mbl_model *md, const mbl_point *start, const mbl_sim_options *opt, mbl_status *st)
 {
     memset(s, 0, sizeof *s);
     s->md = md;
@@ -399,89 +364,6 @@ static int sim_setup(sim *s, const mbl_model *md, const mbl_point *start, const 
     return rc;
 }
 
-/* v', lambda, mu, X', Z at the start: Newton on [R; d; zeq; Phi''; c'] = 0 (linear in them for
- * the usual models: one step) with the inputs at t0. */
-static int consistent_start(sim *s, double t0, double *y, double *yp, mbl_status *st)
-{
-    const mbl_dae_layout *L = &s->L;
-    int n = s->n, nu = n + s->m + s->k + s->nX + s->nZ, rc = 0;
-    static const int rgroups[] = {MBL_DAE_EOM, MBL_DAE_ODE, MBL_DAE_VAR, MBL_DAE_PHIDD, MBL_DAE_NHD};
-    int *rpos = mbl_alloc_array((size_t)L->nF + 1, sizeof *rpos), *cpos = mbl_alloc_array((size_t)L->nunk + 1, sizeof *cpos);
-    int *ti = mbl_alloc_array((size_t)L->jnz + 1, sizeof *ti), *tj = mbl_alloc_array((size_t)L->jnz + 1, sizeof *tj);
-    int *src = mbl_alloc_array((size_t)L->jnz + 1, sizeof *src);
-    double *tx = mbl_alloc_array((size_t)L->jnz + 1, sizeof *tx), *b = mbl_alloc_array((size_t)nu + 1, sizeof *b);
-    int *rows = mbl_alloc_array((size_t)nu + 1, sizeof *rows), *cols = mbl_alloc_array((size_t)nu + 1, sizeof *cols);
-    mbla_csc *A = NULL;
-    mbla_klu *lu = NULL;
-    if (!rpos || !cpos || !ti || !tj || !src || !tx || !b || !rows || !cols) {
-        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        goto done;
-    }
-    for (int r = 0; r < L->nF; r++) rpos[r] = -1;
-    for (int c = 0; c < L->nunk; c++) cpos[c] = -1;
-    int nr = 0, nc = 0;
-    for (size_t gi = 0; gi < sizeof rgroups / sizeof rgroups[0]; gi++)
-        for (int r = L->row0[rgroups[gi]]; r < L->row0[rgroups[gi] + 1]; r++) rows[nr] = r, rpos[r] = nr++;
-    static const int cblocks[] = {MBL_DAE_VDOT, MBL_DAE_LAMBDA, MBL_DAE_MU, MBL_DAE_XDOT, MBL_DAE_Z};
-    for (size_t bi = 0; bi < sizeof cblocks / sizeof cblocks[0]; bi++)
-        for (int c = L->col0[cblocks[bi]]; c < L->col0[cblocks[bi] + 1]; c++) cols[nc] = c, cpos[c] = nc++;
-    if (nr != nu || nc != nu) {
-        rc = mbl_error(st, MBL_EDIM, "the start's accelerations: %d equations for %d unknowns", nr, nc);
-        goto done;
-    }
-    int nz = 0;
-    for (int p = 0; p < L->jnz; p++)
-        if (rpos[L->jrow[p]] >= 0 && cpos[L->jcol[p]] >= 0) ti[nz] = rpos[L->jrow[p]], tj[nz] = cpos[L->jcol[p]], src[nz++] = p;
-    int *map = mbl_alloc_array((size_t)nz + 1, sizeof *map);
-    if (!map) {
-        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        goto done;
-    }
-    rc = mbla_csc_from_triplets(nu, nu, nz, ti, tj, NULL, map, &A, st);
-    /* the unknowns live in x; y, y' are filled from it at the end */
-    for (int it = 0; !rc && it < 20; it++) {
-        rc = make_x(s, t0, y, yp, st);
-        if (!rc) rc = mbl_dae_eval_residual(s->ev, t0, s->x, s->F, st);
-        if (rc) break;
-        double fnorm = 0, fscale = 0;
-        for (int i = 0; i < nu; i++) b[i] = -s->F[rows[i]], fnorm = fnorm > fabs(b[i]) ? fnorm : fabs(b[i]);
-        if (it > 0 && fnorm <= 1e-14 * (1 + fscale)) break;
-        rc = mbl_dae_eval_jacobian(s->ev, t0, s->x, s->J, st);
-        if (rc) break;
-        for (int p = 0; p < nz; p++) tx[p] = s->J[src[p]];
-        mbla_csc_refill(A, nz, map, tx);
-        if (!lu) rc = mbla_klu_new(A, NULL, &lu, st);
-        else rc = mbla_klu_refactor(lu, A, st);
-        if (!rc) rc = mbla_klu_solve(lu, 1, b, nu, st);
-        if (rc) {
-            mbl_error_prefix(st, "the start's accelerations and multipliers (redundant constraints?)");
-            break;
-        }
-        double dmax = 0, xmax = 0;
-        for (int i = 0; i < nu; i++) {
-            int c = cols[i], blk = 0;
-            while (c >= L->col0[blk + 1]) blk++;
-            int j = c - L->col0[blk];
-            double *dst = blk == MBL_DAE_VDOT ? yp + s->ov + j
-                        : blk == MBL_DAE_LAMBDA ? y + s->ol + j
-                        : blk == MBL_DAE_MU ? y + s->omu + j
-                        : blk == MBL_DAE_XDOT ? yp + s->oX + j
-                                              : y + s->oZ + j;
-            *dst += b[i];
-            dmax = fmax(dmax, fabs(b[i]));
-            xmax = fmax(xmax, fabs(*dst));
-        }
-        if (dmax <= 1e-15 * (1 + xmax)) break;
-    }
-    mbl_free(map);
-done:
-    mbla_klu_free(lu);
-    mbla_csc_free(A);
-    mbl_free(rpos), mbl_free(cpos), mbl_free(ti), mbl_free(tj), mbl_free(src), mbl_free(tx), mbl_free(b);
-    mbl_free(rows), mbl_free(cols);
-    return rc;
-}
-
 int sim_start_consistent(const mbl_model *md, mbl_point *p, mbl_status *st)
 {
     mbl_sim_options opt;
@@ -502,7 +384,7 @@ int sim_start_consistent(const mbl_model *md, mbl_point *p, mbl_status *st)
         memcpy(y + s.oX, p->X, (size_t)s.nX * sizeof *y);
         memcpy(yp + s.oX, p->Xdot, (size_t)s.nX * sizeof *y);
         memcpy(y + s.oZ, p->Z, (size_t)s.nZ * sizeof *y);
-        rc = consistent_start(&s, p->t, y, yp, st);
+        rc = sim_consistent_start(&s, p->t, y, yp, st);
     }
     if (!rc) {
         memcpy(p->vdot, yp + s.ov, (size_t)s.n * sizeof *y);
@@ -526,7 +408,7 @@ int sim_start_consistent(const mbl_model *md, mbl_point *p, mbl_status *st)
 
 /* The trajectory's size, before any work: samples x (q, v, v', lambda, mu, X, Z, r, y) within
  * opt->mem_budget; the number of whole output intervals into *nsamp. */
-static int trajectory_size(const mbl_point *start, const mbl_sim_options *opt, int ny, double *nsamp, mbl_status *st)
+int sim_trajectory_size(const mbl_point *start, const mbl_sim_options *opt, int ny, double *nsamp, mbl_status *st)
 {
     *nsamp = floor((opt->t_end - start->t) / opt->dt_out * (1 + 1e-12) + 1e-9);
     double width = 3.0 * start->n + start->m + start->k + start->nX + start->nZ + start->nr + ny + 1;
@@ -560,7 +442,7 @@ static int step_limit(void *mem, const mbl_sim_options *opt, double t0, double t
     return 0;
 }
 
-static double now(void)
+double sim_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -578,10 +460,10 @@ static void ida_err(int code, const char *module, const char *function, char *ms
     if (code < 0 && !e->msg[0]) snprintf(e->msg, sizeof e->msg, "%s: %s", function, msg);
 }
 
-static int record(sim *s, mbl_sim_result *R, int si, double t, const double *y, const double *yp, mbl_status *st)
+int sim_record(sim *s, mbl_sim_result *R, int si, double t, const double *y, const double *yp, mbl_status *st)
 {
     int n = s->n, m = s->m, k = s->k;
-    int rc = make_x(s, t, y, yp, st);
+    int rc = sim_make_x(s, t, y, yp, st);
     if (!rc) rc = mbl_dae_eval_residual(s->ev, t, s->x, s->F, st);
     if (!rc && R->ny) rc = mbl_dae_eval_outputs(s->ev, t, s->x, R->y + (size_t)si * R->ny, st);
     if (rc) return rc;
@@ -603,7 +485,7 @@ static int record(sim *s, mbl_sim_result *R, int si, double t, const double *y, 
 }
 
 /* The trajectory's arrays: nt samples of every variable and ny outputs. Errors: MBL_ENOMEM. */
-static int result_alloc(mbl_sim_result *R, const sim *s, int nt, int ny, mbl_status *st)
+int sim_result_alloc(mbl_sim_result *R, const sim *s, int nt, int ny, mbl_status *st)
 {
     int n = s->n;
     R->n = n, R->m = s->m, R->k = s->k, R->nX = s->nX, R->nZ = s->nZ, R->nr = s->nr;
@@ -644,6 +526,33 @@ int mbl_simulate(const mbl_model *md, const mbl_point *start, const mbl_sim_opti
     return sim_run(md, start, opt, &w, out, st);
 }
 
+/* opt's defaults filled in and checked against the start; *nt: the samples */
+static int run_options(const mbl_model *md, const mbl_point *start, mbl_sim_options *o, int *nt_out, mbl_status *st)
+{
+    mbl_sim_options opt = *o;
+    double t0 = start->t;
+    if (!(opt.t_end > t0) || !isfinite(opt.t_end))
+        return mbl_error(st, MBL_EARG, "the end time %g must be after the start time %g", opt.t_end, t0);
+    if (opt.dt_out <= 0) opt.dt_out = (opt.t_end - t0) / 1000;
+    if (!(opt.rtol > 0) || !(opt.atol > 0)) return mbl_error(st, MBL_EARG, "the tolerances must be positive");
+    if (!opt.max_steps) opt.max_steps = 1000000L;
+    if (opt.mem_budget == 0) opt.mem_budget = 2e9;
+    if (opt.max_steps < 0 || !(opt.mem_budget > 0) || !isfinite(opt.mem_budget))
+        return mbl_error(st, MBL_EARG, "max_steps and mem_budget must be positive (0: the defaults)");
+    if (opt.integrator != MBL_SIM_IDA && opt.integrator != MBL_SIM_SSODE)
+        return mbl_error(st, MBL_EARG, "integrator %d: expected MBL_SIM_IDA or MBL_SIM_SSODE", opt.integrator);
+    double nsamp = 0;
+    mbl_model_info info;
+    mbl_model_get_info(md, &info);
+    if (sim_trajectory_size(start, &opt, info.noutput, &nsamp, st)) return st ? st->code : MBL_EARG;
+    int nt = (int)nsamp + 1;
+    int last_extra = t0 + (nt - 1) * opt.dt_out < opt.t_end - 1e-12 * fmax(fabs(opt.t_end), opt.dt_out);
+    nt += last_extra;
+    *o = opt;
+    *nt_out = nt;
+    return 0;
+}
+
 int sim_run(const mbl_model *md, const mbl_point *start, const mbl_sim_options *opt_in, const sim_watch *w,
             mbl_sim_result **out, mbl_status *st)
 {
@@ -654,21 +563,11 @@ int sim_run(const mbl_model *md, const mbl_point *start, const mbl_sim_options *
     if (opt_in) opt = *opt_in;
     else mbl_sim_options_default(&opt);
     double t0 = start->t;
-    if (!(opt.t_end > t0) || !isfinite(opt.t_end))
-        return mbl_error(st, MBL_EARG, "the end time %g must be after the start time %g", opt.t_end, t0);
-    if (opt.dt_out <= 0) opt.dt_out = (opt.t_end - t0) / 1000;
-    if (!(opt.rtol > 0) || !(opt.atol > 0)) return mbl_error(st, MBL_EARG, "the tolerances must be positive");
-    if (!opt.max_steps) opt.max_steps = 1000000L;
-    if (opt.mem_budget == 0) opt.mem_budget = 2e9;
-    if (opt.max_steps < 0 || !(opt.mem_budget > 0) || !isfinite(opt.mem_budget))
-        return mbl_error(st, MBL_EARG, "max_steps and mem_budget must be positive (0: the defaults)");
-    double nsamp = 0;
+    int nt = 0;
+    if (run_options(md, start, &opt, &nt, st)) return st ? st->code : MBL_EARG;
+    if (opt.integrator == MBL_SIM_SSODE) return sim_ssode_run(md, start, &opt, nt, w, out, st);
     mbl_model_info info;
     mbl_model_get_info(md, &info);
-    if (trajectory_size(start, &opt, info.noutput, &nsamp, st)) return st ? st->code : MBL_EARG;
-    int nt = (int)nsamp + 1;
-    int last_extra = t0 + (nt - 1) * opt.dt_out < opt.t_end - 1e-12 * fmax(fabs(opt.t_end), opt.dt_out);
-    nt += last_extra;
 
     sim s;
     int rc = sim_setup(&s, md, start, &opt, st);
@@ -682,7 +581,7 @@ int sim_run(const mbl_model *md, const mbl_point *start, const mbl_sim_options *
     if (!rc && !R) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (rc) goto done;
     int n = s.n, N = s.N;
-    if ((rc = result_alloc(R, &s, nt, info.noutput, st))) goto done;
+    if ((rc = sim_result_alloc(R, &s, nt, info.noutput, st))) goto done;
     if (SUNContext_Create(NULL, &ctx)) {
         rc = mbl_error(st, MBL_ENOMEM, "SUNDIALS: cannot create a context");
         goto done;
@@ -707,7 +606,7 @@ int sim_run(const mbl_model *md, const mbl_point *start, const mbl_sim_options *
         memcpy(yp + s.oX, start->Xdot, (size_t)s.nX * sizeof *y);
         memcpy(y + s.oZ, start->Z, (size_t)s.nZ * sizeof *y);
     }
-    rc = consistent_start(&s, t0, y, yp, st);
+    rc = sim_consistent_start(&s, t0, y, yp, st);
     if (rc) goto done;
     for (int i = 0; i < N; i++) {
         int diff = i < s.ol;
@@ -730,10 +629,10 @@ int sim_run(const mbl_model *md, const mbl_point *start, const mbl_sim_options *
         rc = mbl_error(st, MBL_ENOMEM, "SUNDIALS: setting up IDA failed%s%s", eb.msg[0] ? ": " : "", eb.msg);
         goto done;
     }
-    double tic = now();
+    double tic = sim_now();
     s.watch = w, s.mem = mem, s.t_seen = t0;
     if (w && (rc = w->report(w->ud, t0, 0, st))) goto done; /* the stage named before the first step */
-    rc = record(&s, R, 0, t0, y, yp, st);
+    rc = sim_record(&s, R, 0, t0, y, yp, st);
     for (int si = 1; !rc && si < nt; si++) {
         double tout = si == nt - 1 ? opt.t_end : t0 + si * opt.dt_out, tret = t0;
         long done = 0;
@@ -767,9 +666,9 @@ int sim_run(const mbl_model *md, const mbl_point *start, const mbl_sim_options *
                                eb.msg[0] ? eb.msg : "IDA failed");
             break;
         }
-        rc = record(&s, R, si, tout, y, yp, st);
+        rc = sim_record(&s, R, si, tout, y, yp, st);
     }
-    R->seconds = now() - tic;
+    R->seconds = sim_now() - tic;
     if (!rc) {
         IDAGetNumSteps(mem, &R->nsteps);
         IDAGetNumResEvals(mem, &R->nres);
@@ -813,7 +712,7 @@ int mbl_sim_check_jacobian(const mbl_model *md, const mbl_point *start, double c
         memcpy(y + s.oq, start->q, (size_t)s.n * sizeof *y);
         memcpy(y + s.ov, start->v, (size_t)s.n * sizeof *y);
         memcpy(yp + s.oq, start->v, (size_t)s.n * sizeof *y);
-        rc = consistent_start(&s, start->t, y, yp, st);
+        rc = sim_consistent_start(&s, start->t, y, yp, st);
     }
     for (int j = 0; !rc && j < s.m; j++) y[s.oeta + j] = eta * (1 + 0.37 * j); /* the Hessian term counts */
     if (!rc) rc = newton_matrix(&s, start->t, cj, y, yp, st);

@@ -5,6 +5,9 @@
 
 #include "mblin/model.h"
 #include "mblin/sim.h"
+#include "mblin/dae.h"
+#include "mblin/expr.h"
+#include "mblin/la.h"
 
 /* At a start whose q, v (on the constraints), X and Z (a guess for Newton) are set: v', lambda,
  * mu, X' and Z from the acceleration-level equations [R; d; zeq; Phi''; c'] = 0 with the inputs
@@ -52,5 +55,85 @@ void sim_random_free(sim_random *r);
 /* the peak of three neighbouring magnitudes am < a0 > ap (positive): its offset in bins from the
  * middle one by Gaussian interpolation (the parabola through their logarithms), in (-1, 1) */
 double sim_peak_offset(double am, double a0, double ap);
+
+/* ---- the integrator's view of the model (sim.c; ssode.c shares it) ---------------------------- */
+
+typedef struct sim {
+    const mbl_model *md;
+    mbl_dae_eval *ev;
+    mbl_dae_layout L;
+    int n, m, k, nX, nZ, nr, N;
+    int oq, ov, oX, ol, omu, oeta, oZ; /* offsets in y */
+    int *frow;          /* N - n: the model's residual row of IDA row n + i */
+    int *idarow;        /* nF: IDA row of a model row, -1 if not used */
+    double *x, *xe, *F, *J, *g, *H;
+    /* inputs: a tape of nr outputs in t, or constants */
+    mblx_graph *ig;
+    mblx_tape *itape;
+    double *isyms, *iwork, *rconst;
+    int it_sym;
+    struct sim_random *rnd;    /* band-limited random inputs (random.c), nrnd of them */
+    int nrnd;
+    /* the Newton matrix: triplets -> CSC */
+    int ntrip;
+    int *tsrc, *tkind;  /* source index (model J entry, H entry, PHI entry) and kind */
+    double *tx;
+    int *tmap;
+    mbla_csc *A;
+    mbl_status err;     /* the first evaluation error */
+    int failed;
+    long nfail;         /* evaluation errors IDA recovered from by a smaller step */
+    mbl_status last;    /* the last of them: named when the step limit stops a run */
+    /* the run's reports while IDA steps (sim_watch): every SIM_REPORT_EVERY residuals */
+    const sim_watch *watch;
+    void *mem;          /* IDA's, for its step count */
+    long nres;
+    double t_seen;      /* the latest time reported */
+    int stopped;        /* the watch stopped the run: why in stop */
+    mbl_status stop;
+} sim;
+
+
+/* The model's DAE evaluator, the rows of the stabilized system in y = [q v X | lambda mu eta Z]
+ * (offsets oq, ov, ...; N unknowns) and the inputs of opt: MBL_ENOMEM, MBL_EDIM, an input's error */
+int sim_setup(sim *s, const mbl_model *md, const mbl_point *start, const mbl_sim_options *opt, mbl_status *st);
+void sim_free(sim *s);
+/* s->x = [v' lambda mu v q X' Z X r(t)] from (t, y, y'), s->xe the same with eta for lambda */
+int sim_make_x(sim *s, double t, const double *y, const double *yp, mbl_status *st);
+/* sample si of the trajectory from (t, y, y'), with the constraints' drift */
+int sim_record(sim *s, mbl_sim_result *R, int si, double t, const double *y, const double *yp, mbl_status *st);
+int sim_result_alloc(mbl_sim_result *R, const sim *s, int nt, int ny, mbl_status *st);
+double sim_now(void);
+
+/* The acceleration-level solve (accel.c): v', lambda, mu, X', Z of (t, q, v, X) in y, y' by Newton on
+ * [R; d; zeq; Phi''; c'] = 0 (KLU on the model's Jacobian's rows and columns of them). given_jacobian:
+ * s->J holds the Jacobian (at the state's q) and is kept for every iteration, and no convergence
+ * within SIM_ACCEL_MAX_ITER iterations is MBL_ENOCONV (converged: a correction below 1e-15 relative,
+ * or one below SIM_ACCEL_ROUND relative that did not halve); 0: the Jacobian anew at every iteration (the
+ * consistent start's). sim_consistent_start: the start's (new, solve, free). */
+#define SIM_ACCEL_MAX_ITER 20
+/* given_jacobian: corrections that no longer halve below this relative size are the rounding of an
+ * ill-conditioned system, converged */
+#define SIM_ACCEL_ROUND 1e-8
+typedef struct sim_accel {
+    int nu, nz;
+    int *rows, *dst, *src, *map; /* rows of F; where unknown i lives (y, or y' + N); J's entries */
+    double *tx, *b;
+    mbla_csc *A;
+    mbla_klu *lu;
+} sim_accel;
+int sim_accel_new(const sim *s, sim_accel *a, mbl_status *st);
+int sim_accel_solve(sim *s, sim_accel *a, double t, double *y, double *yp, int given_jacobian, mbl_status *st);
+void sim_accel_free(sim_accel *a);
+int sim_consistent_start(sim *s, double t0, double *y, double *yp, mbl_status *st);
+
+/* mbl_sim_options' defaults for the coordinate partitioning (include/mblin/sim.h) */
+#define SIM_SSODE_NEWTON_TOL 1e-12
+#define SIM_SSODE_REPARTITION_COND 10.0
+/* Coordinate partitioning (ssode.c): mbl_sim_options.integrator MBL_SIM_SSODE, after sim_run's
+ * checks of the options (nt samples) */
+int sim_ssode_run(const mbl_model *md, const mbl_point *start, const mbl_sim_options *opt, int nt, const sim_watch *w,
+                  mbl_sim_result **out, mbl_status *st);
+
 
 #endif

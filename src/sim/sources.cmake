@@ -4,4 +4,6 @@ list(APPEND MBLIN_SOURCES
   src/sim/validate.c
   src/sim/random.c
   src/sim/psd.c
+  src/sim/accel.c
+  src/sim/ssode.c
 )

@@ -46,7 +46,7 @@ RUNS = {
                  [ROTOR, "--param", "Omega", "--near", "100", "--order", "1", "--json"],
                  ["tests/study/floquet/mathieu.yaml", "--param", "delta", "--near", "1.2", "--floquet", "pi", "--json"]],
     "simulate": [[SP, "--t-end", "0.2", "--json"], ["examples/rolling_disc.yaml", "--t-end", "0.2", "--json"],
-                 [MOTOR, "--t-end", "0.1", "--json"],
+                 [MOTOR, "--t-end", "0.1", "--json"], [MOTOR, "--t-end", "0.1", "--integrator", "ssode", "--json"],
                  ["tests/sim/forced_mass.yaml", "--t-end", "8", "--input", "F=random:band=1:3,rms=1", "--psd", "x,F", "--json"]],
     "validate": [[SP, "--modes", "2", "--periods", "3", "--json"], ["examples/spring_pendulum.yaml", "--modes", "1", "--periods", "3", "--json"]],
     "freqresp": [["tests/study/chain3_mimo.yaml", "--w", "1:100:5", "--json"],

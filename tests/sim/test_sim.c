@@ -59,8 +59,13 @@ static double hermite_root(double t0, double t1, double x0, double x1, double d0
     return t0 + 0.5 * (lo + hi) * h;
 }
 
-TEST(pendulum_period_large_amplitude)
+/* The pendulum released at rest from 143 degrees (theta0 = 2.5, l = 1.5), simulated 1.2 periods at
+ * rtol 1e-12 by `integrator`: the period from the zero crossings of x against the closed form T = 4
+ * K(sin(theta0/2)) sqrt(l/g) (1e-8), the energy's drift relative to m g l (drift_tol); *out the run (NULL
+ * after a failed check). */
+static void pendulum_period(int integrator, double drift_tol, mbl_sim_result **out)
 {
+    *out = NULL;
     mbl_model *md = FIXTURE_LOAD(NULL, PENDULUM, "test");
     mbl_point *pt = md ? equilibrium(md) : NULL;
     if (!pt) goto out;
@@ -78,6 +83,7 @@ TEST(pendulum_period_large_amplitude)
     so.dt_out = T / 4000;
     so.rtol = 1e-12;
     so.atol = 1e-13;
+    so.integrator = integrator;
     if (!rc) rc = mbl_simulate(md, start, &so, &R, &st);
     CHECK_MSG(rc == 0, "%s", st.msg);
     if (!rc) {
@@ -91,23 +97,77 @@ TEST(pendulum_period_large_amplitude)
         }
         CHECK_EQ_INT(nc, 2);
         double Tm = 2 * (cross[1] - cross[0]);
-        printf("pendulum theta0 = %.2f: period %.15g, closed form %.15g, relative error %.2e; %ld steps, "
-               "%ld residual, %ld Jacobian evaluations\n",
-               th0, Tm, T, fabs(Tm - T) / T, R->nsteps, R->nres, R->njac);
+        printf("pendulum theta0 = %.2f (%s): period %.15g, closed form %.15g, relative error %.2e; %ld steps, "
+               "%ld residual, %ld Jacobian evaluations, %ld repartitions\n",
+               th0, integrator == MBL_SIM_SSODE ? "ssode" : "ida", Tm, T, fabs(Tm - T) / T, R->nsteps, R->nres, R->njac,
+               R->nrepart);
         CHECK_MSG(fabs(Tm - T) <= 1e-8 * T, "period %.15g vs %.15g", Tm, T);
         /* energy drift, relative to m g l; constraint drift */
         double E0 = R->y[0], dE = 0;
         for (int s = 0; s < R->nt; s++) dE = fmax(dE, fabs(R->y[s] - E0));
         printf("energy drift %.2e (relative to m g l), |Phi| <= %.2e, |Phi'| <= %.2e, |eta| <= %.2e\n",
                dE / (1.3 * g * l), R->phi_max, R->phid_max, R->eta_max);
-        CHECK(dE <= 1e-9 * 1.3 * g * l);
+        CHECK(dE <= drift_tol * 1.3 * g * l);
+        *out = R;
+    } else {
+        mbl_sim_result_free(R);
+    }
+    mbl_point_free(start);
+out:
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
+TEST(pendulum_period_large_amplitude)
+{
+    mbl_sim_result *R = NULL;
+    pendulum_period(MBL_SIM_IDA, 1e-9, &R);
+    if (R) {
         /* the constraints hold to IDA's tolerance: rtol times their scale (l^2 for Phi, 2 l v_max for Phi') */
-        double vmax = sqrt(2 * g * l * (1 - cos(th0)));
-        CHECK(R->phi_max <= 10 * so.rtol * l * l);
-        CHECK(R->phid_max <= 10 * so.rtol * 2 * l * vmax);
+        double l = 1.5, vmax = sqrt(2 * 9.81 * l * (1 - cos(2.5)));
+        CHECK(R->phi_max <= 10 * 1e-12 * l * l);
+        CHECK(R->phid_max <= 10 * 1e-12 * 2 * l * vmax);
     }
     mbl_sim_result_free(R);
-    mbl_point_free(start);
+}
+
+/* The same by coordinate partitioning (issue 70, item 3): the swing passes x = 0 (at the bottom) and
+ * y = 0 (at the horizontal) where each coordinate in turn stops being a good independent one: at
+ * least 2 repartitions (5 measured); |Phi| at the Newton tolerance (1e-12) and |Phi'| at rounding. */
+TEST(ssode_pendulum_period)
+{
+    mbl_sim_result *R = NULL;
+    pendulum_period(MBL_SIM_SSODE, 1e-8, &R); /* measured: period 9.2e-10, drift 3.3e-9 */
+    if (R) {
+        CHECK_EQ_INT(R->integrator, MBL_SIM_SSODE);
+        CHECK(R->nrepart >= 2 && R->nindep == 1);
+        CHECK(R->phi_max <= 1e-12 && R->phid_max <= 1e-12 && R->eta_max == 0);
+    }
+    mbl_sim_result_free(R);
+}
+
+/* mbl_simulate's refusals of the coordinate partitioning's options and models, each in one line */
+TEST(ssode_refusals)
+{
+    mbl_model *md = FIXTURE_LOAD(NULL, PENDULUM, "test");
+    mbl_point *pt = md ? equilibrium(md) : NULL;
+    if (!pt) goto out;
+    mbl_sim_options so;
+    mbl_sim_result *R = NULL;
+    mbl_status st = {0};
+    mbl_sim_options_default(&so);
+    so.t_end = 0.1;
+    so.integrator = 7;
+    CHECK_EQ_INT(mbl_simulate(md, pt, &so, &R, &st), MBL_EARG);
+    CHECK_MSG(strstr(st.msg, "integrator 7") != NULL, "%s", st.msg);
+    so.integrator = MBL_SIM_SSODE;
+    so.repartition_cond = 0.5;
+    CHECK_EQ_INT(mbl_simulate(md, pt, &so, &R, &st), MBL_EARG);
+    CHECK_MSG(strstr(st.msg, "repartition_cond") != NULL, "%s", st.msg);
+    so.repartition_cond = 0;
+    so.newton_tol = -1;
+    CHECK_EQ_INT(mbl_simulate(md, pt, &so, &R, &st), MBL_EARG);
+    CHECK(R == NULL);
 out:
     mbl_point_free(pt);
     mbl_model_free(md);
@@ -391,7 +451,9 @@ static int sim_progress(void *user, const char *stage, double done, double total
     return s->stop_after > 0 && s->calls >= s->stop_after;
 }
 
-TEST(simulate_reports_and_stops)
+/* the run's progress reports (the stage "simulate", one at the start and one every 16 residual
+ * evaluations or right-hand sides) and its stop when the callback asks, by `integrator` */
+static void reports_and_stops(int integrator)
 {
     mbl_model *md = FIXTURE_LOAD(NULL, PENDULUM, "test");
     mbl_point *pt = md ? equilibrium(md) : NULL;
@@ -405,6 +467,7 @@ TEST(simulate_reports_and_stops)
     mbl_sim_options so;
     mbl_sim_options_default(&so);
     so.t_end = 7.0;
+    so.integrator = integrator;
     sim_seen all = {0, 0, 0, 0, 0}, stop = {0, 5, 0, 0, 0};
     mbl_progress_set(sim_progress, &all);
     if (!rc) rc = mbl_simulate(md, start, &so, &R, &st);
@@ -432,9 +495,22 @@ out:
     mbl_model_free(md);
 }
 
+TEST(simulate_reports_and_stops)
+{
+    reports_and_stops(MBL_SIM_IDA);
+}
+
+/* the coordinate partitioning's reports every 16 right-hand sides, and its stop */
+TEST(ssode_reports_and_stops)
+{
+    reports_and_stops(MBL_SIM_SSODE);
+}
+
 int main(void)
 {
     RUN(pendulum_period_large_amplitude);
+    RUN(ssode_pendulum_period);
+    RUN(ssode_refusals);
     RUN(ggl_hessian_exact);
     RUN(signal_fit_decaying);
     RUN(validate_slider_pendulum);
@@ -444,5 +520,6 @@ int main(void)
     RUN(input_function_of_time);
     RUN(newton_matrix_exact);
     RUN(simulate_reports_and_stops);
+    RUN(ssode_reports_and_stops);
     return test_summary("sim");
 }

@@ -33,3 +33,9 @@ if(MBLIN_PYTHON3_NUMPY)
   add_test(NAME test_psd_cli COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/sim/test_psd_cli.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# issue 70, item 3: simulate --integrator ssode (coordinate partitioning) against the pendulum's angle
+# ODE (scipy), IDA on a slider-crank that repartitions, the four-bar and the rotor-stator ramp
+if(MBLIN_PYTHON3_NUMPY)
+  add_test(NAME test_ssode_cli COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/sim/test_ssode_cli.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()

@@ -26,6 +26,9 @@ run 0 simulate examples/fourbar_N1.yaml --t-end 0.2 --dt-out 0.1 --set-initial "
 run 0 validate examples/slider_pendulum.yaml --modes 1 --periods 3 --samples 16 --rtol 1e-8 --freq-tol 1e-3
 run 1 simulate examples/slider_pendulum.yaml --t-end 1 --input "F=sin(t"
 run 2 simulate examples/slider_pendulum.yaml --t-end 1 --set-initial zz=1
+# the coordinate partitioning (issue 70, item 3): its repartitions, a step undone, a refusal
+run 0 simulate tests/sim/pendulum_xy.yaml --t-end 1 --dt-out 0.1 --integrator ssode --repartition-cond 1e15
+run 2 simulate examples/nh_sleigh.yaml --t-end 1 --integrator ssode
 rm -rf "$err" "$out"
 echo "valgrind sim: $((n - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]
