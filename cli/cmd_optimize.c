@@ -1,0 +1,300 @@
+/* `mblin optimize`: a thin client of include/mblin/optimize.h (docs/optimize.md).
+ *
+ *   mblin optimize MODEL --vary NAME:LO:HI[:START][,NAME:LO:HI[:START]...] --objective GOAL
+ *                  [--constraint GOAL ...] [--algorithm slsqp|mma|ccsaq|cobyla] [--max-eval N]
+ *                  [--xtol T] [--ftol T] [--ctol T] [--feas-tol T] [--kkt-tol T] [--min-mac M] [--quiet]
+ *                  [--set p=value ...] [--guess q=value ...] [--at KIND]
+ *
+ * GOAL: an objective max:Q, min:Q or Q=TARGET, a constraint Q>=A, Q<=A or Q!=A:B (outside the band
+ * [A, B]), Q one of freq:I (Hz), damping:I (mode I as `mblin linearize` lists it at the start),
+ * min-damping (the least over the modes) and change (the design's relative change from the
+ * model's values). Progress lines and the final design with its modes on stdout; exit status 0 on
+ * success, 1 when the optimization fails (infeasible, a lost point or mode: one line), 2 for a
+ * usage error. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "mblin/mblin.h"
+#include "mblin/optimize.h"
+
+#define MAX_VARY 64
+#define MAX_CONSTRAINTS 64
+
+typedef struct cli {
+    mbl_opt_param par[MAX_VARY];
+    char names[MAX_VARY][256];
+    int npar;
+    const char *objective_text, *constraint_text[MAX_CONSTRAINTS];
+    mbl_opt_goal objective, con[MAX_CONSTRAINTS];
+    int ncon, quiet, has_objective;
+    mbl_optimize_options o;
+} cli;
+
+static void help(void *ud)
+{
+    (void)ud;
+    cli_help_head(stdout, "optimize", "MODEL --vary NAME:LO:HI,... --objective GOAL [OPTIONS]");
+    printf("\nthe design (parameters within bounds) that minimizes or maximizes a goal on the modes under constraints\n"
+           "on the modes, by NLopt with the exact eigen-sensitivities (the operating point's shift included) as\n"
+           "gradients; modes are tracked from design to design (docs/optimize.md)\n\n"
+           "goals: Q is freq:I (Hz), damping:I (mode I as `mblin linearize` lists it at the start), min-damping\n"
+           "(the least damping ratio of all modes) or change (sum of ((p - p0) / p0)^2 over the varied parameters)\n\n"
+           "options:\n");
+    int col = 24;
+    cli_option_line(stdout, "--vary NAME:LO:HI[:S]", "the varied parameters, comma-separated: bounds LO < HI and the start S "
+                                                     "(default: the model's value)", col);
+    cli_option_line(stdout, "--objective GOAL", "max:Q, min:Q or Q=TARGET (max:min-damping by the bound formulation)", col);
+    cli_option_line(stdout, "--constraint GOAL", "Q>=A, Q<=A or Q!=A:B (outside the band A..B; repeatable)", col);
+    cli_option_line(stdout, "--algorithm NAME", "slsqp, mma, ccsaq, or cobyla (derivative-free); default slsqp, mma for max:min-damping", col);
+    cli_option_line(stdout, "--max-eval N", "evaluations of the design at most (default 200)", col);
+    cli_option_line(stdout, "--xtol T", "stop when a step moves every parameter by less than T of its range (1e-7)", col);
+    cli_option_line(stdout, "--ftol T", "... or the objective by less than T of it (default 1e-10)", col);
+    cli_option_line(stdout, "--ctol T", "the optimizer's tolerance on each scaled constraint (default 1e-8)", col);
+    cli_option_line(stdout, "--feas-tol T", "the final design is refused when a scaled constraint is violated by more "
+                                            "(default 1e-6)", col);
+    cli_option_line(stdout, "--kkt-tol T", "the final design is refused when its first-order optimality residual "
+                                           "exceeds T (default 1e-3)", col);
+    cli_option_line(stdout, "--min-mac M", "a tracked mode is lost below this MAC with its predicted shape (0.5)", col);
+    cli_option_line(stdout, "--quiet", "no progress lines", col);
+    cli_option_line(stdout, "--set NAME=VALUE", "override a parameter (repeatable)", col);
+    cli_option_line(stdout, "--guess NAME=VALUE", "initial value of a coordinate (repeatable)", col);
+    cli_option_line(stdout, "--at KIND", "operating point: equilibrium, given, steady or trim (default: the file's)", col);
+    cli_user_code_help(stdout, col);
+    cli_option_line(stdout, "--help", "this text", col);
+}
+
+/* Q at s (its length len): kind and mode; -1 when it is not one */
+static int quantity(const char *s, size_t len, mbl_opt_goal *g)
+{
+    char q[64];
+    if (len >= sizeof q) return -1;
+    memcpy(q, s, len);
+    q[len] = 0;
+    if (!strcmp(q, "min-damping")) return g->kind = MBL_OPT_MIN_DAMPING, 0;
+    if (!strcmp(q, "change")) return g->kind = MBL_OPT_CHANGE, 0;
+    const char *num = !strncmp(q, "freq:", 5) ? q + 5 : !strncmp(q, "damping:", 8) ? q + 8 : NULL;
+    double m;
+    if (!num || cli_decimal(num, &m) || m < 1 || m != floor(m) || m > 1e9) return -1;
+    g->kind = q[0] == 'f' ? MBL_OPT_FREQ : MBL_OPT_DAMPING;
+    g->mode = (int)m;
+    return 0;
+}
+
+static int goal(const char *v, int objective, mbl_opt_goal *g)
+{
+    memset(g, 0, sizeof *g);
+    char why[200];
+    const char *op = NULL;
+    if (objective && (!strncmp(v, "max:", 4) || !strncmp(v, "min:", 4))) {
+        g->sense = v[1] == 'a' ? MBL_OPT_MAXIMIZE : MBL_OPT_MINIMIZE;
+        return quantity(v + 4, strlen(v + 4), g) ? cli_usage("optimize", "--objective: unknown quantity in '%s'", v) : -1;
+    }
+    if (objective) op = strchr(v, '=');
+    else if (!(op = strstr(v, ">=")) && !(op = strstr(v, "<="))) op = strstr(v, "!=");
+    if (!op) return cli_usage("optimize", objective ? "--objective expects max:Q, min:Q or Q=TARGET, got '%s'"
+                                                    : "--constraint expects Q>=A, Q<=A or Q!=A:B, got '%s'", v);
+    if (quantity(v, (size_t)(op - v), g)) return cli_usage("optimize", "unknown quantity in '%s' (freq:I, damping:I, min-damping, change)", v);
+    const char *rhs = op + (objective ? 1 : 2);
+    if (objective) {
+        g->sense = MBL_OPT_TARGET;
+        if (cli_number(rhs, &g->a, why, sizeof why)) return cli_usage("optimize", "--objective: the target is not a number in '%s'", v);
+        return -1;
+    }
+    g->sense = op[0] == '>' ? MBL_OPT_GE : op[0] == '<' ? MBL_OPT_LE : MBL_OPT_OUTSIDE;
+    if (g->sense != MBL_OPT_OUTSIDE)
+        return cli_number(rhs, &g->a, why, sizeof why) ? cli_usage("optimize", "--constraint: the bound is not a number in '%s'", v) : -1;
+    char lo[64];
+    const char *colon = strchr(rhs, ':');
+    if (!colon || (size_t)(colon - rhs) >= sizeof lo) return cli_usage("optimize", "--constraint Q!=A:B expects a band A:B, got '%s'", v);
+    memcpy(lo, rhs, (size_t)(colon - rhs));
+    lo[colon - rhs] = 0;
+    if (cli_number(lo, &g->a, why, sizeof why) || cli_number(colon + 1, &g->b, why, sizeof why) || !(g->a < g->b))
+        return cli_usage("optimize", "--constraint Q!=A:B expects numbers A < B, got '%s'", v);
+    return -1;
+}
+
+/* NAME:LO:HI[:START],... */
+static int vary(cli *c, const char *v)
+{
+    for (const char *s = v; *s;) {
+        const char *e = strchr(s, ',');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        char item[400], *f[5] = {0};
+        int nf = 0;
+        if (c->npar == MAX_VARY) return cli_usage("optimize", "--vary: at most 64 parameters%s", "");
+        if (len >= sizeof item) return cli_usage("optimize", "--vary: an item is too long in '%s'", v);
+        memcpy(item, s, len);
+        item[len] = 0;
+        for (char *p = item; p && nf < 5; nf++) {
+            f[nf] = p;
+            p = strchr(p, ':');
+            if (p) *p++ = 0;
+        }
+        mbl_opt_param *q = &c->par[c->npar];
+        char why[200];
+        q->start = NAN;
+        if (nf < 3 || nf > 4 || !f[0][0] || strlen(f[0]) >= 256 || cli_number(f[1], &q->lo, why, sizeof why) ||
+            cli_number(f[2], &q->hi, why, sizeof why) || (nf == 4 && cli_number(f[3], &q->start, why, sizeof why)))
+            return cli_usage("optimize", "--vary expects NAME:LO:HI[:START] with numbers, got '%s'", v);
+        if (!(q->lo < q->hi)) return cli_usage("optimize", "--vary: LO must be below HI in '%s'", v);
+        strcpy(c->names[c->npar], f[0]);
+        q->name = c->names[c->npar++];
+        if (!e) break;
+        s = e + 1;
+    }
+    return -1;
+}
+
+static int option(void *ud, const char *a, const char *v)
+{
+    cli *c = ud;
+    double x;
+    if (!strcmp(a, "--quiet")) c->quiet = 1;
+    else if (!strcmp(a, "--vary")) return vary(c, v);
+    else if (!strcmp(a, "--objective")) {
+        c->objective_text = v, c->has_objective = 1;
+        return goal(v, 1, &c->objective);
+    } else if (!strcmp(a, "--constraint")) {
+        if (c->ncon == MAX_CONSTRAINTS) return cli_usage("optimize", "at most 64 constraints%s", "");
+        c->constraint_text[c->ncon] = v;
+        int rc = goal(v, 0, &c->con[c->ncon]);
+        if (rc < 0) c->ncon++;
+        return rc;
+    } else if (!strcmp(a, "--algorithm")) {
+        int k = 0;
+        while (mbl_opt_algorithm_name(k) && strcmp(mbl_opt_algorithm_name(k), v)) k++;
+        if (!mbl_opt_algorithm_name(k)) return cli_usage("optimize", "--algorithm expects slsqp, mma, ccsaq or cobyla, got '%s'", v);
+        c->o.algorithm = k;
+    } else if (cli_decimal(v, &x) || !(x > 0)) {
+        return cli_usage("optimize", "expected a positive number, got '%s'", v);
+    } else if (!strcmp(a, "--max-eval")) {
+        if (x != floor(x) || x > 1e7) return cli_usage("optimize", "--max-eval expects an integer from 1 to 10000000, got '%s'", v);
+        c->o.max_eval = (int)x;
+    } else if (!strcmp(a, "--min-mac")) {
+        if (!(x < 1)) return cli_usage("optimize", "--min-mac expects a number in (0, 1), got '%s'", v);
+        c->o.min_mac = x;
+    } else {
+        double *t = !strcmp(a, "--xtol") ? &c->o.xtol_rel : !strcmp(a, "--ftol") ? &c->o.ftol_rel
+                                                             : !strcmp(a, "--ctol") ? &c->o.ctol : &c->o.feas_tol;
+        *t = x;
+    }
+    return -1;
+}
+
+static const cli_option own[] = {{"--vary", 1},  {"--objective", 1}, {"--constraint", 1}, {"--algorithm", 1},
+                                 {"--max-eval", 1}, {"--xtol", 1},   {"--ftol", 1},       {"--ctol", 1},
+                                 {"--feas-tol", 1}, {"--kkt-tol", 1}, {"--min-mac", 1}, {"--quiet", 0},     {NULL, 0}};
+
+/* one progress line per evaluation */
+static int progress(void *ud, const mbl_opt_step *s)
+{
+    const cli *c = ud;
+    if (!c->quiet) {
+        cli_progress_clear();
+        printf("  %5d %16.10g %14.6g %10.3g  ", s->evaluation, s->value, s->objective, s->violation);
+        int any = 0;
+        for (int j = 0; j < s->nparams; j++)
+            if (s->at_bound[j]) printf("%s%s=%s", any++ ? "," : "", c->par[j].name, s->at_bound[j] < 0 ? "lo" : "hi");
+        printf("%s ", any ? "" : "-");
+        for (int j = 0; j < s->nparams; j++) printf(" %s=%.8g", c->par[j].name, s->p[j]);
+        printf("%s%s%s\n", s->note[0] ? "  (" : "", s->note, s->note[0] ? ")" : "");
+        fflush(stdout);
+    }
+    return cli_interrupted();
+}
+
+static const char *goal_name(const mbl_opt_goal *g, char *buf, size_t len)
+{
+    const char *q = g->kind == MBL_OPT_FREQ ? "frequency [Hz] of mode" : g->kind == MBL_OPT_DAMPING ? "damping ratio of mode"
+                  : g->kind == MBL_OPT_MIN_DAMPING ? "least damping ratio" : "relative change of the design";
+    if (g->kind == MBL_OPT_FREQ || g->kind == MBL_OPT_DAMPING) snprintf(buf, len, "%s %d", q, g->mode);
+    else snprintf(buf, len, "%s", q);
+    return buf;
+}
+
+static const char *sense_name(int sense)
+{
+    return sense == MBL_OPT_MAXIMIZE ? "maximize" : sense == MBL_OPT_MINIMIZE ? "minimize" : "target";
+}
+
+static void print_result(const cli *c, const mbl_opt_result *r)
+{
+    char b[128];
+    const mbl_opt_goal *ob = &c->objective;
+    printf("\nOptimum (%s, %d evaluations: %s)\n", mbl_opt_algorithm_name(r->algorithm), r->evaluations, r->stop_reason);
+    printf("  objective: %s the %s = %.10g", sense_name(ob->sense), goal_name(ob, b, sizeof b), r->value);
+    if (ob->sense == MBL_OPT_TARGET) printf(" (target %.10g)", ob->a);
+    if (r->tracked_objective >= 0 && r->tracked_objective + 1 != ob->mode)
+        printf(" (mode %d of the start is mode %d here)", ob->mode, r->tracked_objective + 1);
+    printf("\n");
+    for (int j = 0; j < r->nparams; j++)
+        printf("  %-12s = %-16.10g  (bounds %g:%g%s)\n", c->par[j].name, r->p[j], c->par[j].lo, c->par[j].hi,
+               r->at_bound[j] < 0 ? ", at the lower bound" : r->at_bound[j] > 0 ? ", at the upper bound" : "");
+    for (int i = 0; i < c->ncon; i++) {
+        printf("  constraint %d: %s", i + 1, c->constraint_text[i]);
+        if (r->tracked[i] >= 0) {
+            const mbl_sens_mode *m = &r->S->modes[r->tracked[i]];
+            printf(": %s %.10g", c->con[i].kind == MBL_OPT_FREQ ? "frequency [Hz]" : "damping ratio",
+                   c->con[i].kind == MBL_OPT_FREQ ? m->freq_hz : m->damping_ratio);
+            if (r->tracked[i] + 1 != c->con[i].mode) printf(" (mode %d here)", r->tracked[i] + 1);
+        }
+        printf("\n");
+    }
+    printf("  largest constraint violation (scaled): %.3g; first-order optimality residual %.3g%s\n", r->violation, r->kkt,
+           r->crossings ? "; a tracked mode changed its place in the list (followed by its shape)" : "");
+    if (r->coalesced[0])
+        printf("  at a double eigenvalue (modes %d and %d): checked by probing, the first-order condition does not apply\n",
+               r->coalesced[0], r->coalesced[1]);
+    printf("\nModes of the final design\n");
+    printf("  mode    frequency [Hz]   damping ratio              real         imaginary\n");
+    for (int k = 0; k < r->S->nmode; k++) {
+        const mbl_sens_mode *m = &r->S->modes[k];
+        printf("  %4d  %16.10g  %14.8g  %16.10g  %16.10g\n", k + 1, m->freq_hz, m->damping_ratio, m->re, m->im);
+    }
+}
+
+int cli_cmd_optimize(int argc, char **argv)
+{
+    static cli c;
+    static cli_args a;
+    memset(&c, 0, sizeof c);
+    mbl_optimize_options_default(&c.o);
+    cli_spec spec = {CLI_OPT_SET | CLI_OPT_GUESS | CLI_OPT_AT, own, NULL, option, help, &c};
+    int rc = cli_parse(&spec, &a, argc, argv);
+    if (rc >= 0) return rc;
+    if (!a.model) return cli_usage("optimize", "optimize needs a MODEL file%s", "");
+    if (!c.npar) return cli_usage("optimize", "optimize needs --vary NAME:LO:HI%s", "");
+    if (!c.has_objective) return cli_usage("optimize", "optimize needs --objective GOAL%s", "");
+    c.o.params = c.par, c.o.nparams = c.npar;
+    c.o.objective = c.objective;
+    c.o.constraints = c.con, c.o.nconstraints = c.ncon;
+    c.o.sets = a.sets, c.o.nsets = a.nsets;
+    cli_opoint_options(&a, &c.o.opoint);
+    c.o.progress = progress, c.o.progress_ud = &c;
+    mbl_status st;
+    mbl_status_clear(&st);
+    mbl_model *md = NULL;
+    mbl_opt_result *r = NULL;
+    mbl_load_options lo;
+    cli_load_options(&a, &lo);
+    if (mbl_model_load_file_opt(a.model, a.sets, a.nsets, &lo, &md, &st)) return cli_fail(&st);
+    if ((rc = cli_check_guesses(&a, md))) {
+        mbl_model_free(md);
+        return rc;
+    }
+    if (!c.quiet) {
+        char b[128];
+        int alg = c.o.algorithm != MBL_OPT_AUTO ? c.o.algorithm : c.objective.kind == MBL_OPT_MIN_DAMPING ? MBL_OPT_MMA : MBL_OPT_SLSQP;
+        printf("Optimizing %s: %s the %s by %s\n", a.model, sense_name(c.objective.sense), goal_name(&c.objective, b, sizeof b),
+               mbl_opt_algorithm_name(alg));
+        printf("   eval            value      objective  violation  bounds  design\n");
+    }
+    rc = mbl_optimize(md, &c.o, &r, &st) ? cli_fail(&st) : 0;
+    if (!rc) print_result(&c, r);
+    mbl_opt_result_free(r);
+    mbl_model_free(md);
+    return rc;
+}
