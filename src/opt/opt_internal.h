@@ -32,6 +32,7 @@ typedef struct opt_ctx {
     int *branch;        /* nmode: branch b (numbered at the start) is S->modes[branch[b]] */
     int *goal_branch;   /* 1 + nconstraints: the branch of the objective and of each constraint (-1) */
     double f, *fgrad;   /* objective and its gradient in x (nx) */
+    double g0;          /* ||fgrad|| at the start: the first-order residual's scale */
     double value;       /* the objective's quantity */
     double *cval, *cgrad; /* ncon and ncon x nx (row-major, as NLopt) */
     double violation;
@@ -50,6 +51,11 @@ typedef struct opt_ctx {
     void *nl;           /* the nlopt_opt, to force a stop */
 } opt_ctx;
 
+/* optimize.c: the context of a run: the options and parameters checked, its arrays made, x0 (nx)
+ * the scaled start (its t, x0[np], left to the caller); and its release (also after a failed
+ * init). 0 or an error code with st set. */
+int opt_ctx_init(opt_ctx *c, const mbl_model *model, const mbl_optimize_options *o, double *x0, mbl_status *st);
+void opt_ctx_free(opt_ctx *c);
 /* opt_eval.c: evaluate the design x (nx, scaled to [0, 1] per parameter) into c (cached: a second
  * call at the same x does nothing). 0 or an error code with st set. */
 int opt_eval(opt_ctx *c, const double *x, mbl_status *st);

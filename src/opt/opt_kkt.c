@@ -7,7 +7,8 @@
  *     min || grad f + sum_i lambda_i grad g_i ||,  lambda >= 0,  i active,
  *
  * solved by Lawson and Hanson's non-negative least squares (Solving Least Squares Problems,
- * 1974, ch. 23), its residual relative to ||grad f||. mbl_optimize refuses a final design whose
+ * 1974, ch. 23), its residual relative to the larger of ||grad f|| there and at the start (at an
+ * unconstrained optimum grad f itself is rounding). mbl_optimize refuses a final design whose
  * residual exceeds kkt_tol. */
 #include <math.h>
 #include <string.h>
@@ -75,6 +76,7 @@ int opt_kkt_residual(const opt_ctx *c, double act_tol, double *res, mbl_status *
     gn = sqrt(gn);
     *res = 0;
     if (!(gn > 0)) return 0; /* a stationary objective: optimal whatever is active */
+    double scale = fmax(gn, c->g0);
     int mmax = c->ncon + nx;
     if (mmax > 256) mmax = 256; /* at most 256 active directions are combined */
     double *A = mbl_alloc_array((size_t)nx * mmax + 1, sizeof *A);
@@ -107,7 +109,7 @@ int opt_kkt_residual(const opt_ctx *c, double act_tol, double *res, mbl_status *
         for (int k = 0; k < m; k++) v += A[j + (size_t)k * nx] * lam[k];
         r2 += v * v;
     }
-    *res = sqrt(r2) / gn;
+    *res = sqrt(r2) / scale;
 done:
     mbl_free(A);
     mbl_free(work);

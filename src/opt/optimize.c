@@ -46,7 +46,7 @@ void mbl_opt_result_free(mbl_opt_result *r)
     mbl_free(r);
 }
 
-static void ctx_free(opt_ctx *c)
+void opt_ctx_free(opt_ctx *c)
 {
     mbl_free(c->idx);
     mbl_free(c->lo);
@@ -62,8 +62,7 @@ static void ctx_free(opt_ctx *c)
     mbl_sensitivity_free(c->S);
 }
 
-/* the options and parameters checked, the context's arrays made */
-static int ctx_init(opt_ctx *c, const mbl_model *model, const mbl_optimize_options *o, double *x0, mbl_status *st)
+int opt_ctx_init(opt_ctx *c, const mbl_model *model, const mbl_optimize_options *o, double *x0, mbl_status *st)
 {
     memset(c, 0, sizeof *c);
     c->model = model, c->o = o, c->np = o->nparams, c->nmode = -1;
@@ -245,13 +244,15 @@ int mbl_optimize(const mbl_model *model, const mbl_optimize_options *opt, mbl_op
     opt_ctx c;
     double x0[64 + 2], *x = opt->nparams >= 0 && opt->nparams <= 64 ? x0 : mbl_alloc_array((size_t)opt->nparams + 2, sizeof *x);
     if (!x) return mbl_error(st, MBL_ENOMEM, "out of memory");
-    int rc = ctx_init(&c, model, opt, x, st);
+    int rc = opt_ctx_init(&c, model, opt, x, st);
     if (!rc && c.bound) x[c.np] = 0;
     if (!rc && evaluate(&c, x)) rc = mbl_error(st, c.err.code, "%s", c.err.msg);
     if (!rc && c.bound) { /* t starts at the least damping ratio */
         x[c.np] = c.value;
         if (evaluate(&c, x)) rc = mbl_error(st, c.err.code, "%s", c.err.msg);
     }
+    for (int j = 0; !rc && j < c.nx; j++) c.g0 += c.fgrad[j] * c.fgrad[j];
+    c.g0 = sqrt(c.g0);
     nlopt_opt nl = NULL;
     nlopt_result nr = NLOPT_FAILURE;
     if (!rc) {
@@ -319,6 +320,6 @@ int mbl_optimize(const mbl_model *model, const mbl_optimize_options *opt, mbl_op
     if (!rc) (*out)->kkt = kkt, (*out)->coalesced[0] = ci, (*out)->coalesced[1] = cj;
     if (nl) nlopt_destroy(nl);
     if (x != x0) mbl_free(x);
-    ctx_free(&c);
+    opt_ctx_free(&c);
     return rc;
 }

@@ -1,0 +1,252 @@
+/* mbl_optimize (issue 71; docs/optimize.md) against closed forms.
+ *
+ *   tmd_pole_placement  a tuned mass damper (mass mu, spring k2, damper c2) on an undamped primary
+ *                       mass (m1 = k1 = 1): the maximum of the least modal damping ratio, from four
+ *                       starts. Closed form (derived here; the equal-damping optimum of Krenk, J.
+ *                       Appl. Mech. 72 (2005) 936, "Frequency analysis of the tuned mass damper"):
+ *                       with f = omega_a (absorber's sqrt(k2/mu)), zeta_a = c2 / (2 mu f) the
+ *                       characteristic polynomial is
+ *                         s^4 + 2 zeta_a f (1 + mu) s^3 + (f^2 (1 + mu) + 1) s^2 + 2 zeta_a f s + f^2;
+ *                       equal to (s^2 + 2 z w1 s + w1^2)(s^2 + 2 z w2 s + w2^2) (both pairs damped
+ *                       alike) the s^3 and s^1 terms give f = 1 / (1 + mu), w1 w2 = f, and z grows
+ *                       with zeta_a until w1 = w2 (a double pair): z^2 = (1 - f) / (4 f), so
+ *                         z* = sqrt(mu) / 2, zeta_a* = sqrt(mu / (1 + mu)),
+ *                         k2* = mu / (1 + mu)^2, c2* = 2 mu zeta_a* / (1 + mu).
+ *                       Beyond the double pair the pairs split in damping: the optimum is that
+ *                       double eigenvalue (result.coalesced).
+ *   gradients_fd        the objective's and every constraint's gradient that the optimizer is given
+ *                       (exact sensitivities, scaled) against central differences of their values
+ *                       (a target frequency, a band, a damping bound, the least damping, the bound
+ *                       formulation's t)
+ *   crossing            two uncoupled oscillators (k1 = 1, k2 = 4, unit masses): mode 1 (x1) sent
+ *                       to 0.5 Hz, above mode 3 (x2, 2 / (2 pi) Hz): tracked through the crossing
+ *                       by its shape, k1 = (2 pi 0.5)^2 = pi^2, reported as mode 3 at the end
+ *   errors              a mode that stops oscillating (a damping ratio driven to 1), a lost
+ *                       operating point (k -> 0 with a constant force), an infeasible constraint,
+ *                       bad arguments: each a one-line error, no result */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mblin/mblin.h"
+#include "mblin/optimize.h"
+#include "opt/opt_internal.h"
+#include "test.h"
+
+#define TWO_PI 6.283185307179586
+
+static const char TMD[] = "model: dae\n"
+                          "name: tuned mass damper\n"
+                          "parameters: {m1: 1, k1: 1, mu: 0.05, k2: 0.04, c2: 0.01}\n"
+                          "coordinates: {x1: 0, x2: 0}\n"
+                          "kinetic_energy: \"0.5*m1*der(x1)^2 + 0.5*mu*der(x2)^2\"\n"
+                          "potential_energy: \"0.5*k1*x1^2 + 0.5*k2*(x2 - x1)^2\"\n"
+                          "dissipation: \"0.5*c2*der(x2 - x1)^2\"\n"
+                          "linearize: {at: equilibrium}\n";
+
+static mbl_model *load(const char *text)
+{
+    mbl_model *md = NULL;
+    mbl_status st;
+    mbl_status_clear(&st);
+    if (mbl_model_load_string(text, strlen(text), "test.yaml", NULL, 0, &md, &st))
+        fprintf(stderr, "load: %s\n", st.msg);
+    return md;
+}
+
+TEST(tmd_pole_placement)
+{
+    mbl_model *md = load(TMD);
+    CHECK(md != NULL);
+    if (!md) return;
+    double mu = 0.05, za = sqrt(mu / (1 + mu));
+    double k2 = mu / ((1 + mu) * (1 + mu)), c2 = 2 * mu * za / (1 + mu), z = sqrt(mu) / 2;
+    const double starts[4][2] = {{0.04, 0.01}, {0.02, 0.001}, {0.08, 0.05}, {0.03, 0.04}};
+    for (int s = 0; s < 4; s++) {
+        mbl_opt_param par[2] = {{"k2", 0.02, 0.08, starts[s][0]}, {"c2", 0.001, 0.05, starts[s][1]}};
+        mbl_optimize_options o;
+        mbl_optimize_options_default(&o);
+        o.params = par, o.nparams = 2;
+        o.objective = (mbl_opt_goal){MBL_OPT_MIN_DAMPING, MBL_OPT_MAXIMIZE, 0, 0, 0};
+        o.max_eval = 500;
+        mbl_opt_result *r = NULL;
+        mbl_status st;
+        mbl_status_clear(&st);
+        int rc = mbl_optimize(md, &o, &r, &st);
+        CHECK_MSG(rc == 0, "start %d: %s", s, st.msg);
+        if (rc) continue;
+        CHECK_REL(r->p[0], k2, 1e-5);
+        CHECK_REL(r->p[1], c2, 1e-5);
+        CHECK_REL(r->value, z, 1e-5);
+        CHECK(r->coalesced[0] > 0 && r->coalesced[1] > 0);
+        CHECK_EQ_INT(r->algorithm, MBL_OPT_MMA);
+        mbl_opt_result_free(r);
+    }
+    mbl_model_free(md);
+}
+
+/* the scaled values and gradients of c at x */
+static int values(opt_ctx *c, const double *x, double *f, double *g, double *fg, double *cg)
+{
+    mbl_status st;
+    mbl_status_clear(&st);
+    if (opt_eval(c, x, &st)) {
+        fprintf(stderr, "opt_eval: %s\n", st.msg);
+        return -1;
+    }
+    *f = c->f;
+    memcpy(g, c->cval, (size_t)c->ncon * sizeof *g);
+    if (fg) memcpy(fg, c->fgrad, (size_t)c->nx * sizeof *fg);
+    if (cg) memcpy(cg, c->cgrad, (size_t)c->ncon * c->nx * sizeof *cg);
+    return 0;
+}
+
+static void fd_case(const mbl_model *md, const mbl_opt_goal *obj, const mbl_opt_goal *con, int ncon)
+{
+    mbl_opt_param par[2] = {{"k2", 0.02, 0.08, NAN}, {"c2", 0.001, 0.05, NAN}};
+    mbl_optimize_options o;
+    mbl_optimize_options_default(&o);
+    o.params = par, o.nparams = 2;
+    o.objective = *obj;
+    o.constraints = con, o.nconstraints = ncon;
+    opt_ctx c;
+    double x[3], xp[3], f0, fp, fm, g0[16], gp[16], gm[16], fg[3], cg[48];
+    mbl_status st;
+    mbl_status_clear(&st);
+    int rc = opt_ctx_init(&c, md, &o, x, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    if (!rc) {
+        x[2] = 0.03; /* t of the bound formulation (not used otherwise) */
+        rc = values(&c, x, &f0, g0, fg, cg);
+        CHECK(rc == 0 && c.ncon <= 16);
+    }
+    double h = 1e-6;
+    for (int j = 0; !rc && j < c.nx; j++) {
+        memcpy(xp, x, sizeof xp);
+        xp[j] = x[j] + h;
+        rc = values(&c, xp, &fp, gp, NULL, NULL);
+        xp[j] = x[j] - h;
+        if (!rc) rc = values(&c, xp, &fm, gm, NULL, NULL);
+        CHECK(rc == 0);
+        if (rc) break;
+        double d = (fp - fm) / (2 * h);
+        CHECK_MSG(fabs(fg[j] - d) <= 1e-6 * (fabs(d) + 1e-3), "objective d/dx%d: %.12g vs %.12g", j, fg[j], d);
+        for (int k = 0; k < c.ncon; k++) {
+            double dk = (gp[k] - gm[k]) / (2 * h), gk = cg[(size_t)k * c.nx + j];
+            CHECK_MSG(fabs(gk - dk) <= 1e-6 * (fabs(dk) + 1e-3), "constraint %d d/dx%d: %.12g vs %.12g", k, j, gk, dk);
+        }
+    }
+    opt_ctx_free(&c);
+}
+
+TEST(gradients_fd)
+{
+    mbl_model *md = load(TMD);
+    CHECK(md != NULL);
+    if (!md) return;
+    mbl_opt_goal target = {MBL_OPT_FREQ, MBL_OPT_TARGET, 3, 0.17, 0};
+    mbl_opt_goal con[3] = {{MBL_OPT_FREQ, MBL_OPT_OUTSIDE, 1, 0.12, 0.14},
+                           {MBL_OPT_DAMPING, MBL_OPT_GE, 3, 0.05, 0},
+                           {MBL_OPT_MIN_DAMPING, MBL_OPT_GE, 0, 0.03, 0}};
+    fd_case(md, &target, con, 3);
+    mbl_opt_goal maxmin = {MBL_OPT_MIN_DAMPING, MBL_OPT_MAXIMIZE, 0, 0, 0};
+    mbl_opt_goal change[1] = {{MBL_OPT_CHANGE, MBL_OPT_LE, 0, 0.5, 0}};
+    fd_case(md, &maxmin, change, 1);
+    mbl_opt_goal maxfreq = {MBL_OPT_FREQ, MBL_OPT_MAXIMIZE, 1, 0, 0};
+    mbl_opt_goal band[1] = {{MBL_OPT_FREQ, MBL_OPT_LE, 3, 0.2, 0}};
+    fd_case(md, &maxfreq, band, 1);
+    mbl_model_free(md);
+}
+
+static const char TWO[] = "model: dae\n"
+                          "name: two oscillators\n"
+                          "parameters: {k1: 1, k2: 4}\n"
+                          "coordinates: {x1: 0, x2: 0}\n"
+                          "kinetic_energy: \"0.5*der(x1)^2 + 0.5*der(x2)^2\"\n"
+                          "potential_energy: \"0.5*k1*x1^2 + 0.5*k2*x2^2\"\n"
+                          "linearize: {at: equilibrium}\n";
+
+TEST(crossing)
+{
+    mbl_model *md = load(TWO);
+    CHECK(md != NULL);
+    if (!md) return;
+    mbl_opt_param par[1] = {{"k1", 0.5, 20, NAN}};
+    mbl_optimize_options o;
+    mbl_optimize_options_default(&o);
+    o.params = par, o.nparams = 1;
+    o.objective = (mbl_opt_goal){MBL_OPT_FREQ, MBL_OPT_TARGET, 1, 0.5, 0};
+    mbl_opt_result *r = NULL;
+    mbl_status st;
+    mbl_status_clear(&st);
+    int rc = mbl_optimize(md, &o, &r, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    if (!rc) {
+        CHECK_REL(r->p[0], (TWO_PI / 2) * (TWO_PI / 2), 1e-6);
+        CHECK_EQ_INT(r->tracked_objective, 2); /* listed as mode 3 now: above x2's 2/(2 pi) Hz */
+        CHECK_REL(r->S->modes[r->tracked_objective].freq_hz, 0.5, 1e-7);
+        CHECK(r->crossings >= 1);
+    }
+    mbl_opt_result_free(r);
+    mbl_model_free(md);
+}
+
+/* the run fails (with code, or any code for 0) with a message containing `what` and no result */
+static void expect_error(const char *text, const mbl_opt_param *par, int np, mbl_opt_goal obj, const mbl_opt_goal *con,
+                         int ncon, int code, const char *what)
+{
+    mbl_model *md = load(text);
+    CHECK(md != NULL);
+    if (!md) return;
+    mbl_optimize_options o;
+    mbl_optimize_options_default(&o);
+    o.params = par, o.nparams = np;
+    o.objective = obj;
+    o.constraints = con, o.nconstraints = ncon;
+    mbl_opt_result *r = NULL;
+    mbl_status st;
+    mbl_status_clear(&st);
+    int rc = mbl_optimize(md, &o, &r, &st);
+    CHECK_MSG((code ? rc == code : rc < 0) && strstr(st.msg, what) && !strchr(st.msg, '\n'), "rc %d (expected %d): %s (expected '%s')", rc,
+              code, st.msg, what);
+    CHECK(r == NULL);
+    mbl_opt_result_free(r);
+    mbl_model_free(md);
+}
+
+static const char SMD[] = "model: dae\n"
+                          "name: oscillator\n"
+                          "parameters: {k: 1, c: 0.2}\n"
+                          "coordinates: {x: 0}\n"
+                          "kinetic_energy: \"0.5*der(x)^2\"\n"
+                          "potential_energy: \"0.5*k*x^2 - x\"\n"
+                          "dissipation: \"0.5*c*der(x)^2\"\n"
+                          "linearize: {at: equilibrium}\n";
+
+TEST(errors)
+{
+    mbl_opt_param c5[1] = {{"c", 0.1, 5, NAN}}, k0[1] = {{"k", 0, 2, NAN}};
+    mbl_opt_goal maxdamp = {MBL_OPT_DAMPING, MBL_OPT_MAXIMIZE, 1, 0, 0};
+    expect_error(SMD, c5, 1, maxdamp, NULL, 0, MBL_EMODEL, "no longer oscillates");
+    mbl_opt_goal minfreq = {MBL_OPT_FREQ, MBL_OPT_MINIMIZE, 1, 0, 0};
+    expect_error(SMD, k0, 1, minfreq, NULL, 0, 0, "the operating point was lost"); /* the point's own code */
+    /* the least frequency the bounds allow is sqrt(2)/(2 pi) = 0.225 Hz */
+    mbl_opt_goal high[1] = {{MBL_OPT_FREQ, MBL_OPT_GE, 1, 1.0, 0}};
+    mbl_opt_param k2[1] = {{"k", 0.5, 2, NAN}};
+    mbl_opt_goal minchange = {MBL_OPT_CHANGE, MBL_OPT_MINIMIZE, 0, 0, 0};
+    expect_error(SMD, k2, 1, minchange, high, 1, MBL_EMODEL, "infeasible");
+    mbl_opt_param bad[4][1] = {{{"kk", 0.5, 2, NAN}}, {{"k", 2, 0.5, NAN}}, {{"k", 0.5, 2, 3}}, {{"k", 2, 3, NAN}}};
+    const char *why[4] = {"no parameter 'kk'", "bounds", "outside its bounds", "the model's value"};
+    for (int i = 0; i < 4; i++) expect_error(SMD, bad[i], 1, minchange, NULL, 0, MBL_EARG, why[i]);
+    mbl_opt_goal mode9 = {MBL_OPT_FREQ, MBL_OPT_MINIMIZE, 9, 0, 0};
+    expect_error(SMD, k2, 1, mode9, NULL, 0, MBL_EARG, "mode 9");
+}
+
+int main(void)
+{
+    RUN(tmd_pole_placement);
+    RUN(gradients_fd);
+    RUN(crossing);
+    RUN(errors);
+    return test_summary("optimize");
+}
