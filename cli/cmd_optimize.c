@@ -37,11 +37,12 @@ static void help(void *ud)
 {
     (void)ud;
     cli_help_head(stdout, "optimize", "MODEL --vary NAME:LO:HI,... --objective GOAL [OPTIONS]");
-    printf("\nthe design (parameters within bounds) that minimizes or maximizes a goal on the modes under constraints\n"
-           "on the modes, by NLopt with the exact eigen-sensitivities (the operating point's shift included) as\n"
-           "gradients; modes are tracked from design to design (docs/optimize.md)\n\n"
-           "goals: Q is freq:I (Hz), damping:I (mode I as `mblin linearize` lists it at the start), min-damping\n"
-           "(the least damping ratio of all modes) or change (sum of ((p - p0) / p0)^2 over the varied parameters)\n\n"
+    printf("\nthe design (parameters within bounds) that minimizes or maximizes a goal on the modes under\n"
+           "constraints on the modes, by NLopt with the exact eigen-sensitivities (the operating point's shift\n"
+           "included) as gradients; modes are tracked from design to design (docs/optimize.md)\n\n"
+           "goals: Q is freq:I (Hz), damping:I (mode I as `mblin linearize` lists it at the start),\n"
+           "min-damping (the least damping ratio of all modes) or change (sum of ((p - p0) / p0)^2 over the\n"
+           "varied parameters)\n\n"
            "options:\n");
     int col = 24;
     cli_option_line(stdout, "--vary NAME:LO:HI[:S]", "the varied parameters, comma-separated: bounds LO < HI and the start S "
