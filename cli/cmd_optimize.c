@@ -44,25 +44,26 @@ static void help(void *ud)
            "min-damping (the least damping ratio of all modes) or change (sum of ((p - p0) / p0)^2 over the\n"
            "varied parameters)\n\n"
            "options:\n");
+    static const char *const lines[][2] = {
+        {"--vary NAME:LO:HI[:S]", "the varied parameters, comma-separated: bounds LO < HI and the start S (default: "
+                                  "the model's value)"},
+        {"--objective GOAL", "max:Q, min:Q or Q=TARGET (max:min-damping by the bound formulation)"},
+        {"--constraint GOAL", "Q>=A, Q<=A or Q!=A:B (outside the band A..B; repeatable)"},
+        {"--algorithm NAME", "slsqp, mma, ccsaq, or cobyla (derivative-free); default slsqp, mma for max:min-damping"},
+        {"--max-eval N", "evaluations of the design at most (default 200)"},
+        {"--xtol T", "stop when a step moves every parameter by less than T of its range (1e-7)"},
+        {"--ftol T", "... or the objective by less than T of it (default 1e-10)"},
+        {"--ctol T", "the optimizer's tolerance on each scaled constraint (default 1e-8)"},
+        {"--feas-tol T", "the final design is refused when a scaled constraint is violated by more (default 1e-6)"},
+        {"--kkt-tol T", "the final design is refused when its first-order optimality residual exceeds T (default 1e-3)"},
+        {"--min-mac M", "a tracked mode is lost below this MAC with its predicted shape (0.5)"},
+        {"--quiet", "no progress lines"},
+        {"--set NAME=VALUE", "override a parameter (repeatable)"},
+        {"--guess NAME=VALUE", "initial value of a coordinate (repeatable)"},
+        {"--at KIND", "operating point: equilibrium, given, steady or trim (default: the file's)"},
+    };
     int col = 24;
-    cli_option_line(stdout, "--vary NAME:LO:HI[:S]", "the varied parameters, comma-separated: bounds LO < HI and the start S "
-                                                     "(default: the model's value)", col);
-    cli_option_line(stdout, "--objective GOAL", "max:Q, min:Q or Q=TARGET (max:min-damping by the bound formulation)", col);
-    cli_option_line(stdout, "--constraint GOAL", "Q>=A, Q<=A or Q!=A:B (outside the band A..B; repeatable)", col);
-    cli_option_line(stdout, "--algorithm NAME", "slsqp, mma, ccsaq, or cobyla (derivative-free); default slsqp, mma for max:min-damping", col);
-    cli_option_line(stdout, "--max-eval N", "evaluations of the design at most (default 200)", col);
-    cli_option_line(stdout, "--xtol T", "stop when a step moves every parameter by less than T of its range (1e-7)", col);
-    cli_option_line(stdout, "--ftol T", "... or the objective by less than T of it (default 1e-10)", col);
-    cli_option_line(stdout, "--ctol T", "the optimizer's tolerance on each scaled constraint (default 1e-8)", col);
-    cli_option_line(stdout, "--feas-tol T", "the final design is refused when a scaled constraint is violated by more "
-                                            "(default 1e-6)", col);
-    cli_option_line(stdout, "--kkt-tol T", "the final design is refused when its first-order optimality residual "
-                                           "exceeds T (default 1e-3)", col);
-    cli_option_line(stdout, "--min-mac M", "a tracked mode is lost below this MAC with its predicted shape (0.5)", col);
-    cli_option_line(stdout, "--quiet", "no progress lines", col);
-    cli_option_line(stdout, "--set NAME=VALUE", "override a parameter (repeatable)", col);
-    cli_option_line(stdout, "--guess NAME=VALUE", "initial value of a coordinate (repeatable)", col);
-    cli_option_line(stdout, "--at KIND", "operating point: equilibrium, given, steady or trim (default: the file's)", col);
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) cli_option_line(stdout, lines[i][0], lines[i][1], col);
     cli_user_code_help(stdout, col);
     cli_option_line(stdout, "--help", "this text", col);
 }

@@ -152,6 +152,26 @@ int opt_constraint_count(const opt_ctx *c)
     return n + (c->bound ? c->nmode : 0);
 }
 
+/* a mode's frequency (freq = 1) or damping ratio and its derivatives in p (np); `who` names it
+ * in the errors: a repeated eigenvalue (no derivative), a derivative not defined */
+static int mode_value(const opt_ctx *c, const mbl_sens_mode *m, int freq, const char *who, double *q, double *dq,
+                      mbl_status *st)
+{
+    char d[256];
+    int bad = -1;
+    *q = freq ? m->freq_hz : m->damping_ratio;
+    for (int w = 0; w < c->np && m->defined && bad < 0; w++)
+        if (!isfinite(dq[w] = freq ? m->dfreq_hz[w] : m->ddamping[w])) bad = w;
+    if (m->defined && bad < 0) return 0;
+    design_text(c, c->p, d, sizeof d); /* the errors name the design */
+    if (!m->defined)
+        return mbl_error(st, MBL_EMODEL,
+                         "%s meets another mode at %s (a repeated eigenvalue %.6g%+.6gi: its derivatives are not "
+                         "defined; start elsewhere or bound the parameters away from it)",
+                         who, d, m->re, m->im);
+    return mbl_error(st, MBL_EMODEL, "%s has no derivative with respect to %s at %s", who, c->o->params[bad].name, d);
+}
+
 /* the quantity of goal gi (0: the objective) and its derivative in p (np) */
 static int quantity(const opt_ctx *c, const mbl_opt_goal *g, int gi, double *q, double *dq, mbl_status *st)
 {
@@ -166,24 +186,15 @@ static int quantity(const opt_ctx *c, const mbl_opt_goal *g, int gi, double *q, 
     }
     int j = c->branch[c->goal_branch[gi]];
     const mbl_sens_mode *m = &c->S->modes[j];
-    char d[256];
-    design_text(c, c->p, d, sizeof d);
-    if (!m->defined)
-        return mbl_error(st, MBL_EMODEL,
-                         "mode %d of the start (mode %d here) meets another mode at %s (a repeated eigenvalue: its "
-                         "derivatives are not defined)",
-                         g->mode, j + 1, d);
-    if (m->kind != MBL_MODE_OSCILLATORY)
-        return mbl_error(st, MBL_EMODEL, "mode %d of the start (mode %d here) no longer oscillates at %s (%s)", g->mode,
-                         j + 1, d, m->kind == MBL_MODE_ZERO ? "a zero eigenvalue" : "a real eigenvalue: overdamped");
-    *q = g->kind == MBL_OPT_FREQ ? m->freq_hz : m->damping_ratio;
-    for (int w = 0; w < c->np; w++) {
-        dq[w] = g->kind == MBL_OPT_FREQ ? m->dfreq_hz[w] : m->ddamping[w];
-        if (!isfinite(dq[w]))
-            return mbl_error(st, MBL_EMODEL, "mode %d of the start has no derivative with respect to %s at %s", g->mode,
-                             c->o->params[w].name, d);
+    char who[64];
+    snprintf(who, sizeof who, "mode %d of the start (mode %d here)", g->mode, j + 1);
+    if (m->defined && m->kind != MBL_MODE_OSCILLATORY) {
+        char d[256];
+        design_text(c, c->p, d, sizeof d);
+        return mbl_error(st, MBL_EMODEL, "%s no longer oscillates at %s (%s)", who, d,
+                         m->kind == MBL_MODE_ZERO ? "a zero eigenvalue" : "a real eigenvalue: overdamped");
     }
-    return 0;
+    return mode_value(c, m, g->kind == MBL_OPT_FREQ, who, q, dq, st);
 }
 
 /* The least-damping slots: one per mode, value zeta and its derivative (np), or *use = 0 for a
@@ -193,21 +204,9 @@ static int damping_slot(const opt_ctx *c, int k, int *use, double *z, double *dz
     const mbl_sens_mode *m = &c->S->modes[c->branch[k]];
     *use = m->kind != MBL_MODE_ZERO && m->im >= 0;
     if (!*use) return 0;
-    char d[256];
-    design_text(c, c->p, d, sizeof d);
-    if (!m->defined)
-        return mbl_error(st, MBL_EMODEL,
-                         "two modes meet at %s (a repeated eigenvalue %.6g%+.6gi): the damping ratios have no derivative "
-                         "there; start elsewhere or bound the parameters away from it",
-                         d, m->re, m->im);
-    *z = m->damping_ratio;
-    for (int w = 0; w < c->np; w++) {
-        dz[w] = m->ddamping[w];
-        if (!isfinite(dz[w]))
-            return mbl_error(st, MBL_EMODEL, "mode %d has no damping derivative with respect to %s at %s", c->branch[k] + 1,
-                             c->o->params[w].name, d);
-    }
-    return 0;
+    char who[32];
+    snprintf(who, sizeof who, "mode %d", c->branch[k] + 1);
+    return mode_value(c, m, 0, who, z, dz, st);
 }
 
 /* g(q) <= 0 of a constraint and dg/dq */
