@@ -30,6 +30,7 @@ typedef struct cli {
     const char *objective_text, *constraint_text[MAX_CONSTRAINTS];
     mbl_opt_goal objective, con[MAX_CONSTRAINTS];
     int ncon, quiet, has_objective;
+    char peak_names[MAX_CONSTRAINTS + 1][2][128]; /* a peak goal's input and coordinate */
     mbl_optimize_options o;
 } cli;
 
@@ -41,8 +42,9 @@ static void help(void *ud)
            "constraints on the modes, by NLopt with the exact eigen-sensitivities (the operating point's shift\n"
            "included) as gradients; modes are tracked from design to design (docs/optimize.md)\n\n"
            "goals: Q is freq:I (Hz), damping:I (mode I as `mblin linearize` lists it at the start),\n"
-           "min-damping (the least damping ratio of all modes) or change (sum of ((p - p0) / p0)^2 over the\n"
-           "varied parameters)\n\n"
+           "min-damping (the least damping ratio of all modes), change (sum of ((p - p0) / p0)^2 over the\n"
+           "varied parameters) or peak:IN:COORD:F1:F2 (the largest |H| from input IN to coordinate COORD's\n"
+           "displacement over F1..F2 Hz)\n\n"
            "options:\n");
     static const char *const lines[][2] = {
         {"--vary NAME:LO:HI[:S]", "the varied parameters, comma-separated: bounds LO < HI and the start S (default: "
@@ -68,13 +70,30 @@ static void help(void *ud)
     cli_option_line(stdout, "--help", "this text", col);
 }
 
-/* Q at s (its length len): kind and mode; -1 when it is not one */
-static int quantity(const char *s, size_t len, mbl_opt_goal *g)
+/* peak:INPUT:COORD:F1:F2 (q after "peak:") into g, the names into names */
+static int peak(char *q, mbl_opt_goal *g, char (*names)[128])
 {
-    char q[64];
+    char *f[4] = {q, NULL, NULL, NULL}, why[200];
+    for (int i = 1; i < 4; i++) {
+        if (!(f[i] = strchr(f[i - 1], ':'))) return -1;
+        *f[i]++ = 0;
+    }
+    if (!f[0][0] || !f[1][0] || strlen(f[0]) >= 128 || strlen(f[1]) >= 128 || cli_number(f[2], &g->band[0], why, sizeof why) ||
+        cli_number(f[3], &g->band[1], why, sizeof why))
+        return -1;
+    strcpy(names[0], f[0]), strcpy(names[1], f[1]);
+    g->kind = MBL_OPT_PEAK, g->input = names[0], g->output = names[1];
+    return 0;
+}
+
+/* Q at s (its length len): kind and mode; -1 when it is not one */
+static int quantity(const char *s, size_t len, mbl_opt_goal *g, char (*names)[128])
+{
+    char q[400];
     if (len >= sizeof q) return -1;
     memcpy(q, s, len);
     q[len] = 0;
+    if (!strncmp(q, "peak:", 5)) return peak(q + 5, g, names);
     if (!strcmp(q, "min-damping")) return g->kind = MBL_OPT_MIN_DAMPING, 0;
     if (!strcmp(q, "change")) return g->kind = MBL_OPT_CHANGE, 0;
     const char *num = !strncmp(q, "freq:", 5) ? q + 5 : !strncmp(q, "damping:", 8) ? q + 8 : NULL;
@@ -85,20 +104,20 @@ static int quantity(const char *s, size_t len, mbl_opt_goal *g)
     return 0;
 }
 
-static int goal(const char *v, int objective, mbl_opt_goal *g)
+static int goal(const char *v, int objective, mbl_opt_goal *g, char (*names)[128])
 {
     memset(g, 0, sizeof *g);
     char why[200];
     const char *op = NULL;
     if (objective && (!strncmp(v, "max:", 4) || !strncmp(v, "min:", 4))) {
         g->sense = v[1] == 'a' ? MBL_OPT_MAXIMIZE : MBL_OPT_MINIMIZE;
-        return quantity(v + 4, strlen(v + 4), g) ? cli_usage("optimize", "--objective: unknown quantity in '%s'", v) : -1;
+        return quantity(v + 4, strlen(v + 4), g, names) ? cli_usage("optimize", "--objective: unknown quantity in '%s'", v) : -1;
     }
     if (objective) op = strchr(v, '=');
     else if (!(op = strstr(v, ">=")) && !(op = strstr(v, "<="))) op = strstr(v, "!=");
     if (!op) return cli_usage("optimize", objective ? "--objective expects max:Q, min:Q or Q=TARGET, got '%s'"
                                                     : "--constraint expects Q>=A, Q<=A or Q!=A:B, got '%s'", v);
-    if (quantity(v, (size_t)(op - v), g)) return cli_usage("optimize", "unknown quantity in '%s' (freq:I, damping:I, min-damping, change)", v);
+    if (quantity(v, (size_t)(op - v), g, names)) return cli_usage("optimize", "unknown quantity in '%s' (freq:I, damping:I, min-damping, change, peak:IN:COORD:F1:F2)", v);
     const char *rhs = op + (objective ? 1 : 2);
     if (objective) {
         g->sense = MBL_OPT_TARGET;
@@ -158,11 +177,11 @@ static int option(void *ud, const char *a, const char *v)
     else if (!strcmp(a, "--vary")) return vary(c, v);
     else if (!strcmp(a, "--objective")) {
         c->objective_text = v, c->has_objective = 1;
-        return goal(v, 1, &c->objective);
+        return goal(v, 1, &c->objective, c->peak_names[MAX_CONSTRAINTS]);
     } else if (!strcmp(a, "--constraint")) {
         if (c->ncon == MAX_CONSTRAINTS) return cli_usage("optimize", "at most 64 constraints%s", "");
         c->constraint_text[c->ncon] = v;
-        int rc = goal(v, 0, &c->con[c->ncon]);
+        int rc = goal(v, 0, &c->con[c->ncon], c->peak_names[c->ncon]);
         if (rc < 0) c->ncon++;
         return rc;
     } else if (!strcmp(a, "--algorithm")) {
@@ -213,6 +232,8 @@ static const char *goal_name(const mbl_opt_goal *g, char *buf, size_t len)
     const char *q = g->kind == MBL_OPT_FREQ ? "frequency [Hz] of mode" : g->kind == MBL_OPT_DAMPING ? "damping ratio of mode"
                   : g->kind == MBL_OPT_MIN_DAMPING ? "least damping ratio" : "relative change of the design";
     if (g->kind == MBL_OPT_FREQ || g->kind == MBL_OPT_DAMPING) snprintf(buf, len, "%s %d", q, g->mode);
+    else if (g->kind == MBL_OPT_PEAK)
+        snprintf(buf, len, "peak of |%s / %s| over %g..%g Hz", g->output, g->input, g->band[0], g->band[1]);
     else snprintf(buf, len, "%s", q);
     return buf;
 }
@@ -229,6 +250,7 @@ static void print_result(const cli *c, const mbl_opt_result *r)
     printf("\nOptimum (%s, %d evaluations: %s)\n", mbl_opt_algorithm_name(r->algorithm), r->evaluations, r->stop_reason);
     printf("  objective: %s the %s = %.10g", sense_name(ob->sense), goal_name(ob, b, sizeof b), r->value);
     if (ob->sense == MBL_OPT_TARGET) printf(" (target %.10g)", ob->a);
+    if (ob->kind == MBL_OPT_PEAK) printf(" at %.10g Hz", r->peak_hz);
     if (r->tracked_objective >= 0 && r->tracked_objective + 1 != ob->mode)
         printf(" (mode %d of the start is mode %d here)", ob->mode, r->tracked_objective + 1);
     printf("\n");

@@ -41,8 +41,14 @@ enum {
     MBL_OPT_MIN_DAMPING = 3, /* the least damping ratio over the modes (zero modes left out); as an
                                 objective maximized by the bound formulation: an extra variable t,
                                 maximize t subject to zeta_i >= t for every mode i */
-    MBL_OPT_CHANGE = 4       /* the design's change from the model's values: sum over the varied
+    MBL_OPT_CHANGE = 4,      /* the design's change from the model's values: sum over the varied
                                 parameters of ((p - p0) / p0)^2 (|p0| below 1e-300: (p - p0)^2) */
+    MBL_OPT_PEAK = 5         /* the largest |H(i w)| over the band a..b Hz, H from the model's input
+                                `input` to the displacement of coordinate `output` (H-infinity over
+                                the band); an objective to minimize or a constraint <= a bound (the
+                                band then in c..d: mbl_opt_goal.band). At an equilibrium of a model
+                                without non-holonomic constraints, user ODE states, implicit
+                                variables or generalized speeds */
 };
 /* What is asked of it: objectives minimize, maximize or reach a target a (minimize
  * ((x - a) / a)^2); constraints keep it >= a, <= a, or outside the band [a, b] (a < b). */
@@ -61,10 +67,12 @@ typedef struct mbl_opt_goal {
     int mode;    /* FREQ, DAMPING: mode I (1-based) at the starting design, as `mblin linearize`
                     lists it (an oscillatory mode: its +imaginary eigenvalue is meant either way) */
     double a, b; /* the target or bound(s) (Hz for frequencies) */
+    const char *input, *output; /* MBL_OPT_PEAK: the input and the coordinate */
+    double band[2];             /* MBL_OPT_PEAK: the band (Hz), 0 < band[0] < band[1] */
 } mbl_opt_goal;
 
 /* The scaled value of a constraint, g <= 0 when it holds: (a - f) / a for f >= a, (f - a) / a for
- * f <= a (frequencies), a - zeta and zeta - a for damping ratios, 1 - ((f - c) / h)^2 outside a band
+ * f <= a (frequencies and peaks), a - zeta and zeta - a for damping ratios, 1 - ((f - c) / h)^2 outside a band
  * of centre c and half-width h. The "violation" reported is max(g, 0) over the constraints. */
 
 /* The optimizers (NLopt's, docs/optimize.md) */
@@ -128,6 +136,7 @@ typedef struct mbl_opt_result {
     double *p;              /* the final design (nparams) */
     int *at_bound;          /* nparams: -1 at lo, +1 at hi, 0 inside */
     double value;           /* the objective's quantity at p */
+    double peak_hz;         /* MBL_OPT_PEAK objective: the frequency of the peak at p (NaN otherwise) */
     double objective;       /* the function minimized at p */
     double violation;       /* the largest scaled constraint violation at p (<= feas_tol) */
     double kkt;             /* the first-order optimality residual at p (<= kkt_tol unless coalesced) */

@@ -22,7 +22,7 @@ static void design_text(const opt_ctx *c, const double *p, char *buf, size_t len
 }
 
 /* the model at design p: its operating point and the modes' sensitivities */
-static int compute_point(const opt_ctx *c, const double *p, mbl_sensitivity **out, mbl_status *st)
+static int compute_point(opt_ctx *c, const double *p, mbl_sensitivity **out, mbl_status *st)
 {
     *out = NULL;
     for (int j = 0; j < c->np; j++) c->sets[c->nsets - c->np + j].value = p[j];
@@ -43,6 +43,13 @@ static int compute_point(const opt_ctx *c, const double *p, mbl_sensitivity **ou
                            c->o->params[w].name);
     if (!rc && c->nmode >= 0 && (*out)->nmode != c->nmode)
         rc = mbl_error(st, MBL_EMODEL, "the model has %d modes here, %d at the start", (*out)->nmode, c->nmode);
+    for (int g = 0; !rc && g <= c->o->nconstraints; g++) { /* the frequency-response peaks */
+        const mbl_opt_goal *gl = g ? &c->o->constraints[g - 1] : &c->o->objective;
+        size_t o = (size_t)g * OPT_FRF_PEAKS;
+        if (gl->kind != MBL_OPT_PEAK) continue;
+        rc = opt_frf_peaks(c, md, dd, pt, *out, gl, c->pk_val + o, c->pk_grad + o * c->np, c->pk_hz + o, st);
+        for (int k = 0; k < OPT_FRF_PEAKS; k++) c->pk_hz[o + k] /= 2 * 3.14159265358979323846;
+    }
     mbl_dae_deriv_free(dd);
     mbl_point_free(pt);
     mbl_model_free(md);
@@ -128,7 +135,7 @@ int opt_goal_check(const mbl_opt_goal *g, int objective, int nmode, mbl_status *
 {
     const char *what = objective ? "the objective" : "a constraint";
     int named = g->kind == MBL_OPT_FREQ || g->kind == MBL_OPT_DAMPING;
-    if (g->kind < MBL_OPT_FREQ || g->kind > MBL_OPT_CHANGE) return mbl_error(st, MBL_EARG, "%s: unknown kind %d", what, g->kind);
+    if (g->kind < MBL_OPT_FREQ || g->kind > MBL_OPT_PEAK) return mbl_error(st, MBL_EARG, "%s: unknown kind %d", what, g->kind);
     if (objective ? (g->sense < MBL_OPT_MINIMIZE || g->sense > MBL_OPT_TARGET)
                   : (g->sense < MBL_OPT_GE || g->sense > MBL_OPT_OUTSIDE))
         return mbl_error(st, MBL_EARG, "%s: sense %d is not one of an %s", what, g->sense,
@@ -136,6 +143,13 @@ int opt_goal_check(const mbl_opt_goal *g, int objective, int nmode, mbl_status *
     if (g->kind == MBL_OPT_MIN_DAMPING && g->sense != (objective ? MBL_OPT_MAXIMIZE : MBL_OPT_GE))
         return mbl_error(st, MBL_EARG, "%s: the least damping ratio can only be %s", what,
                          objective ? "maximized" : "bounded from below (>=)");
+    if (g->kind == MBL_OPT_PEAK && g->sense != (objective ? MBL_OPT_MINIMIZE : MBL_OPT_LE))
+        return mbl_error(st, MBL_EARG, "%s: a frequency-response peak can only be %s", what,
+                         objective ? "minimized" : "bounded from above (<=)");
+    if (g->kind == MBL_OPT_PEAK && !(g->input && g->output && g->band[0] > 0 && g->band[0] < g->band[1] && isfinite(g->band[1])))
+        return mbl_error(st, MBL_EARG, "%s: a peak needs an input, a coordinate and a band 0 < f1 < f2 (Hz)", what);
+    if (g->kind == MBL_OPT_PEAK && !objective && !(g->a > 0))
+        return mbl_error(st, MBL_EARG, "%s: a peak's bound must be positive", what);
     if (named && (g->mode < 1 || (nmode >= 0 && g->mode > nmode)))
         return mbl_error(st, MBL_EARG, "%s: mode %d is not one of the model's modes 1..%d", what, g->mode, nmode);
     if ((g->sense == MBL_OPT_TARGET || (g->kind == MBL_OPT_FREQ && g->sense >= MBL_OPT_GE)) && !(g->a != 0 && isfinite(g->a)))
@@ -149,7 +163,8 @@ int opt_constraint_count(const opt_ctx *c)
 {
     int n = 0;
     for (int i = 0; i < c->o->nconstraints; i++) n += c->o->constraints[i].kind == MBL_OPT_MIN_DAMPING ? c->nmode : 1;
-    return n + (c->bound ? c->nmode : 0);
+    for (int i = 0; i < c->o->nconstraints; i++) n += c->o->constraints[i].kind == MBL_OPT_PEAK ? OPT_FRF_PEAKS - 1 : 0;
+    return n + c->nbound;
 }
 
 /* a mode's frequency (freq = 1) or damping ratio and its derivatives in p (np); `who` names it
@@ -184,6 +199,14 @@ static int quantity(const opt_ctx *c, const mbl_opt_goal *g, int gi, double *q, 
         }
         return 0;
     }
+    if (g->kind == MBL_OPT_PEAK) { /* the largest local peak */
+        size_t o = (size_t)gi * OPT_FRF_PEAKS, big = o;
+        for (size_t k = o + 1; k < o + OPT_FRF_PEAKS; k++)
+            if (c->pk_val[k] > c->pk_val[big]) big = k;
+        *q = c->pk_val[big];
+        memcpy(dq, c->pk_grad + big * c->np, (size_t)c->np * sizeof *dq);
+        return 0;
+    }
     int j = c->branch[c->goal_branch[gi]];
     const mbl_sens_mode *m = &c->S->modes[j];
     char who[64];
@@ -212,7 +235,7 @@ static int damping_slot(const opt_ctx *c, int k, int *use, double *z, double *dz
 /* g(q) <= 0 of a constraint and dg/dq */
 static void constraint_of(const mbl_opt_goal *g, double q, double *val, double *slope)
 {
-    double rel = g->kind == MBL_OPT_FREQ ? 1.0 / g->a : 1.0;
+    double rel = g->kind == MBL_OPT_FREQ || g->kind == MBL_OPT_PEAK ? 1.0 / g->a : 1.0;
     if (g->sense == MBL_OPT_GE) *val = (g->a - q) * rel, *slope = -rel;
     else if (g->sense == MBL_OPT_LE) *val = (q - g->a) * rel, *slope = rel;
     else {
@@ -230,9 +253,9 @@ static int goals(opt_ctx *c, mbl_status *st)
     memset(c->fgrad, 0, (size_t)nx * sizeof *c->fgrad);
     memset(c->cgrad, 0, (size_t)c->ncon * nx * sizeof *c->cgrad);
     const mbl_opt_goal *ob = &c->o->objective;
-    if (c->bound) {
-        c->f = -c->x[np], c->fgrad[np] = -1;
-        c->value = INFINITY;
+    if (c->bound) { /* the bound formulation: its value from its rows, below */
+        c->f = c->bound == 1 ? -c->x[np] : c->x[np], c->fgrad[np] = c->bound == 1 ? -1 : 1;
+        c->value = c->bound == 1 ? INFINITY : -INFINITY;
     } else if (!(rc = quantity(c, ob, 0, &q, d, st))) {
         double sc = ob->sense == MBL_OPT_TARGET ? 2 * (q - ob->a) / (ob->a * ob->a) : ob->sense == MBL_OPT_MAXIMIZE ? -1 : 1;
         c->value = q;
@@ -248,13 +271,26 @@ static int goals(opt_ctx *c, mbl_status *st)
             c->cval[r] = use ? g->a - q : -1;
             for (int j = 0; use && j < np; j++) row[j] = -d[j] * (c->hi[j] - c->lo[j]);
         }
-        if (rc || g->kind == MBL_OPT_MIN_DAMPING || (rc = quantity(c, g, i + 1, &q, d, st))) continue;
+        for (int k = 0; g->kind == MBL_OPT_PEAK && k < OPT_FRF_PEAKS; k++, r++) { /* each local peak <= a */
+            size_t o = (size_t)(i + 1) * OPT_FRF_PEAKS + k;
+            c->cval[r] = (c->pk_val[o] - g->a) / g->a;
+            for (int j = 0; j < np; j++) c->cgrad[(size_t)r * nx + j] = c->pk_grad[o * np + j] / g->a * (c->hi[j] - c->lo[j]);
+        }
+        if (rc || g->kind == MBL_OPT_MIN_DAMPING || g->kind == MBL_OPT_PEAK || (rc = quantity(c, g, i + 1, &q, d, st)))
+            continue;
         double slope;
         constraint_of(g, q, &c->cval[r], &slope);
         for (int j = 0; j < np; j++) c->cgrad[(size_t)r * nx + j] = slope * d[j] * (c->hi[j] - c->lo[j]);
         r++;
     }
-    for (int k = 0; !rc && c->bound && k < c->nmode; k++, r++) { /* t - zeta_k <= 0 */
+    for (int k = 0; !rc && c->bound == 2 && k < OPT_FRF_PEAKS; k++, r++) { /* |H|_k / pscale - t <= 0 */
+        double *row = c->cgrad + (size_t)r * nx;
+        c->cval[r] = c->pk_val[k] / c->pscale - c->x[np];
+        c->value = fmax(c->value, c->pk_val[k]);
+        for (int j = 0; j < np; j++) row[j] = c->pk_grad[(size_t)k * np + j] / c->pscale * (c->hi[j] - c->lo[j]);
+        row[np] = -1;
+    }
+    for (int k = 0; !rc && c->bound == 1 && k < c->nmode; k++, r++) { /* t - zeta_k <= 0 */
         int use;
         double *row = c->cgrad + (size_t)r * nx;
         if ((rc = damping_slot(c, k, &use, &q, d, st))) break;
@@ -264,7 +300,7 @@ static int goals(opt_ctx *c, mbl_status *st)
         row[np] = 1;
     }
     /* the violation of the design's constraints (the bound formulation's rows are the optimizer's) */
-    int nreal = c->ncon - (c->bound ? c->nmode : 0);
+    int nreal = c->ncon - c->nbound;
     c->violation = 0;
     for (int k = 0; !rc && k < nreal; k++) c->violation = fmax(c->violation, c->cval[k]);
     if (d != dq) mbl_free(d);
@@ -278,7 +314,10 @@ static int first_point(opt_ctx *c, const mbl_sensitivity *S, mbl_status *st)
     int rc = opt_goal_check(&c->o->objective, 1, c->nmode, st);
     for (int i = 0; !rc && i < c->o->nconstraints; i++) rc = opt_goal_check(&c->o->constraints[i], 0, c->nmode, st);
     if (rc) return rc;
+    c->nbound = c->bound == 1 ? c->nmode : c->bound == 2 ? OPT_FRF_PEAKS : 0;
     c->ncon = opt_constraint_count(c);
+    c->pscale = 1;
+    for (int k = 0; c->bound == 2 && k < OPT_FRF_PEAKS; k++) c->pscale = k ? fmax(c->pscale, c->pk_val[k]) : c->pk_val[k];
     c->branch = mbl_alloc_array((size_t)c->nmode + 1, sizeof *c->branch);
     c->cval = mbl_alloc_array((size_t)c->ncon + 1, sizeof *c->cval);
     c->cgrad = mbl_alloc_array((size_t)c->ncon * c->nx + 1, sizeof *c->cgrad);

@@ -15,7 +15,10 @@ typedef struct opt_ctx {
     const mbl_model *model;
     const mbl_optimize_options *o;
     int np;             /* varied parameters */
-    int bound;          /* 1: the objective is MIN_DAMPING by the bound formulation (x[np] = t) */
+    int bound;          /* the objective by the bound formulation (x[np] = t): 1 MIN_DAMPING (maximize t,
+                           t <= zeta_i), 2 PEAK (minimize t, |H|_k / pscale <= t); 0 none */
+    int nbound;         /* its rows: one per mode (1), one per local peak (2, OPT_FRF_PEAKS) */
+    double pscale;      /* PEAK objective: its value at the start (t is the peak over it) */
     int nx;             /* np + bound */
     int algorithm;      /* MBL_OPT_* used (MBL_OPT_AUTO resolved) */
     int *idx;           /* np: the parameters' indices in the model */
@@ -37,6 +40,9 @@ typedef struct opt_ctx {
     double *cval, *cgrad; /* ncon and ncon x nx (row-major, as NLopt) */
     double violation;
     int *at_bound;      /* np */
+    double *pk_val, *pk_grad, *pk_hz; /* (1 + nconstraints) x OPT_FRF_PEAKS (pk_grad x np): the peak
+                                         goals' local peaks, their gradients in p and frequencies
+                                         (Hz) at the last point */
     int crossings;
     char note[160];
     /* the best feasible design evaluated (the objective's own value: the least damping ratio, not
@@ -73,6 +79,17 @@ int opt_kkt_residual(const opt_ctx *c, double act_tol, double *res, mbl_status *
 #define OPT_PROBE_GAIN 1e-8
 int opt_coalesced(const opt_ctx *c, int *i, int *j);
 int opt_probe(opt_ctx *c, const double *x, int *better, mbl_status *st);
+/* opt_frf.c: the local peaks of a frequency response over a band and their gradients in p
+ * (documented there): the band's grid points, the peaks' refinement to OPT_FRF_WTOL of their
+ * frequency, the OPT_FRF_PEAKS largest kept (val, wpk: OPT_FRF_PEAKS; grad: OPT_FRF_PEAKS x np) */
+#define OPT_FRF_GRID 400
+#define OPT_FRF_WTOL 1e-12
+#define OPT_FRF_PEAKS 8
+/* the PEAK objective's t (the peak over its start value) lies in 0..OPT_PEAK_TMAX */
+#define OPT_PEAK_TMAX 1e6
+int opt_frf_peaks(const opt_ctx *c, const mbl_model *md, const mbl_dae_deriv *dd, const mbl_point *pt,
+                 const mbl_sensitivity *S, const mbl_opt_goal *g, double *val, double *grad, double *wpk,
+                 mbl_status *st);
 /* opt_eval.c: the validity of one goal (kind, sense, values; its mode against nmode) */
 int opt_goal_check(const mbl_opt_goal *g, int objective, int nmode, mbl_status *st);
 

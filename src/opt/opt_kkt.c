@@ -94,8 +94,8 @@ int opt_kkt_residual(const opt_ctx *c, double act_tol, double *res, mbl_status *
             m++;
         }
     for (int j = 0; j < nx && m < mmax; j++) {
-        double lo = j < c->np ? 0 : -1;
-        int side = c->x[j] <= lo + act_tol ? -1 : c->x[j] >= 1 - act_tol ? 1 : 0;
+        double lo = j < c->np ? 0 : c->bound == 1 ? -1 : 0, hi = j < c->np || c->bound == 1 ? 1 : OPT_PEAK_TMAX;
+        int side = c->x[j] <= lo + act_tol ? -1 : c->x[j] >= hi - act_tol ? 1 : 0;
         if (!side) continue;
         memset(A + (size_t)m * nx, 0, (size_t)nx * sizeof *A);
         A[j + (size_t)m * nx] = side; /* lo - x <= 0: -e_j; x - hi <= 0: +e_j */
@@ -124,7 +124,7 @@ done:
  * modes (1-based). */
 int opt_coalesced(const opt_ctx *c, int *i, int *j)
 {
-    if (!c->bound) return 0;
+    if (c->bound != 1) return 0;
     int r0 = c->ncon - c->nmode;
     for (int a = 0; a < c->nmode; a++)
         for (int b = 0; b < c->nmode; b++) {

@@ -59,6 +59,7 @@ void opt_ctx_free(opt_ctx *c)
     mbl_free(c->cgrad);
     mbl_free(c->at_bound);
     mbl_free(c->hist);
+    mbl_free(c->pk_val);
     mbl_sensitivity_free(c->S);
 }
 
@@ -76,9 +77,9 @@ int opt_ctx_init(opt_ctx *c, const mbl_model *model, const mbl_optimize_options 
     int rc = opt_goal_check(&o->objective, 1, -1, st);
     for (int i = 0; !rc && i < o->nconstraints; i++) rc = opt_goal_check(&o->constraints[i], 0, -1, st);
     if (rc) return rc;
-    c->bound = o->objective.kind == MBL_OPT_MIN_DAMPING;
+    c->bound = o->objective.kind == MBL_OPT_MIN_DAMPING ? 1 : o->objective.kind == MBL_OPT_PEAK ? 2 : 0;
     c->algorithm = o->algorithm != MBL_OPT_AUTO ? o->algorithm : c->bound ? MBL_OPT_MMA : MBL_OPT_SLSQP;
-    c->nx = c->np + c->bound;
+    c->nx = c->np + (c->bound != 0);
     c->shapes = o->objective.kind == MBL_OPT_FREQ || o->objective.kind == MBL_OPT_DAMPING;
     for (int i = 0; i < o->nconstraints; i++)
         c->shapes |= o->constraints[i].kind == MBL_OPT_FREQ || o->constraints[i].kind == MBL_OPT_DAMPING;
@@ -93,8 +94,12 @@ int opt_ctx_init(opt_ctx *c, const mbl_model *model, const mbl_optimize_options 
     c->at_bound = mbl_alloc_array(np, sizeof *c->at_bound);
     c->cap = o->max_eval + 8;
     c->hist = mbl_alloc_array(2 * (size_t)c->cap, sizeof *c->hist);
-    if (!c->idx || !c->lo || !c->sets || !c->x || !c->goal_branch || !c->fgrad || !c->at_bound || !c->hist)
+    c->pk_val = mbl_alloc_array(((size_t)o->nconstraints + 1) * OPT_FRF_PEAKS * (np + 2), sizeof *c->pk_val);
+    if (!c->idx || !c->lo || !c->sets || !c->x || !c->goal_branch || !c->fgrad || !c->at_bound || !c->hist ||
+        !c->pk_val)
         return mbl_error(st, MBL_ENOMEM, "out of memory");
+    c->pk_hz = c->pk_val + ((size_t)o->nconstraints + 1) * OPT_FRF_PEAKS;
+    c->pk_grad = c->pk_hz + ((size_t)o->nconstraints + 1) * OPT_FRF_PEAKS;
     c->best_x = c->x + nx;
     c->hi = c->lo + np, c->p0 = c->hi + np, c->p = c->p0 + np, c->hist_viol = c->hist + c->cap;
     if (o->nsets > 0) memcpy(c->sets, o->sets, (size_t)o->nsets * sizeof *c->sets);
@@ -136,12 +141,12 @@ static int evaluate(opt_ctx *c, const double *x)
         c->evals++;
         int nact = 0;
         for (int j = 0; j < c->np; j++) nact += c->at_bound[j] != 0;
-        double merit = c->bound ? -c->value : c->f;
+        double merit = c->bound == 1 ? -c->value : c->bound == 2 ? c->value : c->f;
         if (c->violation <= c->o->feas_tol && (!c->has_best || merit < c->best_merit)) {
             memcpy(c->best_x, x, (size_t)c->nx * sizeof *x);
             c->best_merit = merit, c->has_best = 1;
         }
-        mbl_opt_step s = {c->evals, c->np, c->p, c->value, c->bound ? -c->value : c->f, c->violation, nact, c->at_bound, c->note};
+        mbl_opt_step s = {c->evals, c->np, c->p, c->value, c->bound == 1 ? -c->value : c->bound == 2 ? c->value / c->pscale : c->f, c->violation, nact, c->at_bound, c->note};
         if (c->o->progress && c->o->progress(c->o->progress_ud, &s))
             rc = mbl_error(&c->err, MBL_ECANCELLED, "cancelled after %d evaluations", c->evals);
     }
@@ -195,7 +200,8 @@ static void worst_constraint(const opt_ctx *c, char *buf, size_t len)
     int r = 0, wi = 0;
     double worst = -INFINITY;
     for (int i = 0; i < c->o->nconstraints; i++) {
-        int rows = c->o->constraints[i].kind == MBL_OPT_MIN_DAMPING ? c->nmode : 1;
+        int kind = c->o->constraints[i].kind;
+        int rows = kind == MBL_OPT_MIN_DAMPING ? c->nmode : kind == MBL_OPT_PEAK ? OPT_FRF_PEAKS : 1;
         for (int k = 0; k < rows; k++, r++)
             if (c->cval[r] > worst) worst = c->cval[r], wi = i;
     }
@@ -224,6 +230,9 @@ static int result_make(opt_ctx *c, nlopt_result nr, mbl_opt_result **out, mbl_st
     memcpy(r->history, c->hist, nh * sizeof *r->history);
     memcpy(r->history_violation, c->hist_viol, nh * sizeof *r->history_violation);
     r->nhistory = (int)nh;
+    r->peak_hz = NAN;
+    for (int k = 0; c->bound == 2 && k < OPT_FRF_PEAKS; k++)
+        if (c->pk_val[k] == c->value) r->peak_hz = c->pk_hz[k];
     r->value = c->value, r->objective = c->f, r->violation = c->violation;
     r->evaluations = c->evals, r->algorithm = c->algorithm, r->stop = (int)nr, r->crossings = c->crossings;
     snprintf(r->stop_reason, sizeof r->stop_reason, "%s", stop_text(nr));
@@ -247,8 +256,8 @@ int mbl_optimize(const mbl_model *model, const mbl_optimize_options *opt, mbl_op
     int rc = opt_ctx_init(&c, model, opt, x, st);
     if (!rc && c.bound) x[c.np] = 0;
     if (!rc && evaluate(&c, x)) rc = mbl_error(st, c.err.code, "%s", c.err.msg);
-    if (!rc && c.bound) { /* t starts at the least damping ratio */
-        x[c.np] = c.value;
+    if (!rc && c.bound) { /* t starts at the least damping ratio, or the peak (1) */
+        x[c.np] = c.bound == 1 ? c.value : c.value / c.pscale;
         if (evaluate(&c, x)) rc = mbl_error(st, c.err.code, "%s", c.err.msg);
     }
     for (int j = 0; !rc && j < c.nx; j++) c.g0 += c.fgrad[j] * c.fgrad[j];
@@ -264,7 +273,8 @@ int mbl_optimize(const mbl_model *model, const mbl_optimize_options *opt, mbl_op
         double tol[1] = {opt->ctol}, *ct = c.ncon <= 1 ? tol : mbl_alloc_array((size_t)c.ncon, sizeof *ct);
         double *u = l == lb ? ub : l + c.nx;
         if (!l || !ct) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        for (int j = 0; !rc && j < c.nx; j++) l[j] = j < c.np ? 0 : -1, u[j] = 1;
+        for (int j = 0; !rc && j < c.nx; j++)
+            l[j] = j < c.np || c.bound == 2 ? 0 : -1, u[j] = j < c.np || c.bound == 1 ? 1 : OPT_PEAK_TMAX;
         for (int k = 0; !rc && k < c.ncon; k++) ct[k] = opt->ctol;
         c.nl = nl;
         if (!rc && (nlopt_set_lower_bounds(nl, l) < 0 || nlopt_set_upper_bounds(nl, u) < 0 ||
@@ -296,8 +306,9 @@ int mbl_optimize(const mbl_model *model, const mbl_optimize_options *opt, mbl_op
                        w, c.violation, opt->feas_tol, c.evals, stop_text(nr));
     }
     double kkt = 0;
-    if (!rc && c.bound && x[c.np] != c.value) { /* t at the least damping ratio: its rows active */
-        x[c.np] = c.value;
+    double tv = c.bound == 1 ? c.value : c.value / c.pscale;
+    if (!rc && c.bound && x[c.np] != tv) { /* t at the least damping ratio or the peak: its rows active */
+        x[c.np] = tv;
         if (evaluate(&c, x)) rc = mbl_error(st, c.err.code, "%s", c.err.msg);
     }
     if (!rc) rc = opt_kkt_residual(&c, OPT_KKT_ACTIVE, &kkt, st);

@@ -2,4 +2,5 @@ list(APPEND MBLIN_SOURCES
   src/opt/optimize.c
   src/opt/opt_eval.c
   src/opt/opt_kkt.c
+  src/opt/opt_frf.c
 )

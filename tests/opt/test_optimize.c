@@ -17,7 +17,9 @@
  *   gradients_fd        the objective's and every constraint's gradient that the optimizer is given
  *                       (exact sensitivities, scaled) against central differences of their values
  *                       (a target frequency, a band, a damping bound, the least damping, the bound
- *                       formulation's t)
+ *                       formulation's t, the local peaks of a frequency response: the H-infinity
+ *                       objective's rows and a peak's bound), on the tuned mass damper and (the
+ *                       peaks) on one whose operating point moves with the parameters
  *   crossing            two uncoupled oscillators (k1 = 1, k2 = 4, unit masses): mode 1 (x1) sent
  *                       to 0.5 Hz, above mode 3 (x2, 2 / (2 pi) Hz): tracked through the crossing
  *                       by its shape, k1 = (2 pi 0.5)^2 = pi^2, reported as mode 3 at the end
@@ -42,6 +44,8 @@ static const char TMD[] = "model: dae\n"
                           "kinetic_energy: \"0.5*m1*der(x1)^2 + 0.5*mu*der(x2)^2\"\n"
                           "potential_energy: \"0.5*k1*x1^2 + 0.5*k2*(x2 - x1)^2\"\n"
                           "dissipation: \"0.5*c2*der(x2 - x1)^2\"\n"
+                          "forces: {x1: F}\n"
+                          "inputs: {F: 0}\n"
                           "linearize: {at: equilibrium}\n";
 
 static mbl_model *load(const char *text)
@@ -67,7 +71,7 @@ TEST(tmd_pole_placement)
         mbl_optimize_options o;
         mbl_optimize_options_default(&o);
         o.params = par, o.nparams = 2;
-        o.objective = (mbl_opt_goal){MBL_OPT_MIN_DAMPING, MBL_OPT_MAXIMIZE, 0, 0, 0};
+        o.objective = (mbl_opt_goal){.kind = MBL_OPT_MIN_DAMPING, .sense = MBL_OPT_MAXIMIZE, .mode = 0, .a = 0, .b = 0};
         o.max_eval = 500;
         mbl_opt_result *r = NULL;
         mbl_status st;
@@ -101,24 +105,26 @@ static int values(opt_ctx *c, const double *x, double *f, double *g, double *fg,
     return 0;
 }
 
-static void fd_case(const mbl_model *md, const mbl_opt_goal *obj, const mbl_opt_goal *con, int ncon)
+static const mbl_opt_param TMD_PAR[2] = {{"k2", 0.02, 0.08, NAN}, {"c2", 0.001, 0.05, NAN}};
+
+static void fd_case(const mbl_model *md, const mbl_opt_param *par, const mbl_opt_goal *obj, const mbl_opt_goal *con,
+                    int ncon)
 {
-    mbl_opt_param par[2] = {{"k2", 0.02, 0.08, NAN}, {"c2", 0.001, 0.05, NAN}};
     mbl_optimize_options o;
     mbl_optimize_options_default(&o);
     o.params = par, o.nparams = 2;
     o.objective = *obj;
     o.constraints = con, o.nconstraints = ncon;
     opt_ctx c;
-    double x[3], xp[3], f0, fp, fm, g0[16], gp[16], gm[16], fg[3], cg[48];
+    double x[3], xp[3], f0, fp, fm, g0[32], gp[32], gm[32], fg[3], cg[96];
     mbl_status st;
     mbl_status_clear(&st);
     int rc = opt_ctx_init(&c, md, &o, x, &st);
     CHECK_MSG(rc == 0, "%s", st.msg);
     if (!rc) {
-        x[2] = 0.03; /* t of the bound formulation (not used otherwise) */
+        x[2] = 0.9; /* t of the bound formulation (not used otherwise) */
         rc = values(&c, x, &f0, g0, fg, cg);
-        CHECK(rc == 0 && c.ncon <= 16);
+        CHECK(rc == 0 && c.ncon <= 32);
     }
     double h = 1e-6;
     for (int j = 0; !rc && j < c.nx; j++) {
@@ -139,22 +145,46 @@ static void fd_case(const mbl_model *md, const mbl_opt_goal *obj, const mbl_opt_
     opt_ctx_free(&c);
 }
 
+/* the tuned mass damper on a hardening spring under a static load P: the equilibrium x1 moves
+ * with k3 and P (k1 x1 + k3 x1^3 = P), and with it the stiffness: the operating point's shift
+ * enters every derivative */
+static const char NL[] = "model: dae\n"
+                         "name: tuned mass damper on a hardening spring\n"
+                         "parameters: {k1: 1, k3: 0.5, P: 0.3, mu: 0.05, k2: 0.04, c2: 0.01}\n"
+                         "coordinates: {x1: 0, x2: 0}\n"
+                         "kinetic_energy: \"0.5*der(x1)^2 + 0.5*mu*der(x2)^2\"\n"
+                         "potential_energy: \"0.5*k1*x1^2 + 0.25*k3*x1^4 - P*x1 + 0.5*k2*(x2 - x1)^2\"\n"
+                         "dissipation: \"0.5*c2*der(x2 - x1)^2\"\n"
+                         "forces: {x1: F}\n"
+                         "inputs: {F: 0}\n"
+                         "linearize: {at: equilibrium}\n";
+
 TEST(gradients_fd)
 {
     mbl_model *md = load(TMD);
     CHECK(md != NULL);
     if (!md) return;
-    mbl_opt_goal target = {MBL_OPT_FREQ, MBL_OPT_TARGET, 3, 0.17, 0};
-    mbl_opt_goal con[3] = {{MBL_OPT_FREQ, MBL_OPT_OUTSIDE, 1, 0.12, 0.14},
-                           {MBL_OPT_DAMPING, MBL_OPT_GE, 3, 0.05, 0},
-                           {MBL_OPT_MIN_DAMPING, MBL_OPT_GE, 0, 0.03, 0}};
-    fd_case(md, &target, con, 3);
-    mbl_opt_goal maxmin = {MBL_OPT_MIN_DAMPING, MBL_OPT_MAXIMIZE, 0, 0, 0};
-    mbl_opt_goal change[1] = {{MBL_OPT_CHANGE, MBL_OPT_LE, 0, 0.5, 0}};
-    fd_case(md, &maxmin, change, 1);
-    mbl_opt_goal maxfreq = {MBL_OPT_FREQ, MBL_OPT_MAXIMIZE, 1, 0, 0};
-    mbl_opt_goal band[1] = {{MBL_OPT_FREQ, MBL_OPT_LE, 3, 0.2, 0}};
-    fd_case(md, &maxfreq, band, 1);
+    mbl_opt_goal target = {.kind = MBL_OPT_FREQ, .sense = MBL_OPT_TARGET, .mode = 3, .a = 0.17, .b = 0};
+    mbl_opt_goal con[3] = {{.kind = MBL_OPT_FREQ, .sense = MBL_OPT_OUTSIDE, .mode = 1, .a = 0.12, .b = 0.14},
+                           {.kind = MBL_OPT_DAMPING, .sense = MBL_OPT_GE, .mode = 3, .a = 0.05, .b = 0},
+                           {.kind = MBL_OPT_MIN_DAMPING, .sense = MBL_OPT_GE, .mode = 0, .a = 0.03, .b = 0}};
+    fd_case(md, TMD_PAR, &target, con, 3);
+    mbl_opt_goal maxmin = {.kind = MBL_OPT_MIN_DAMPING, .sense = MBL_OPT_MAXIMIZE, .mode = 0, .a = 0, .b = 0};
+    mbl_opt_goal change[1] = {{.kind = MBL_OPT_CHANGE, .sense = MBL_OPT_LE, .mode = 0, .a = 0.5, .b = 0}};
+    fd_case(md, TMD_PAR, &maxmin, change, 1);
+    mbl_opt_goal peak = {.kind = MBL_OPT_PEAK, .sense = MBL_OPT_MINIMIZE, .input = "F", .output = "x1",
+                         .band = {0.1, 0.25}};
+    mbl_opt_goal peakle[1] = {{.kind = MBL_OPT_PEAK, .sense = MBL_OPT_LE, .a = 9, .input = "F", .output = "x2",
+                               .band = {0.12, 0.2}}};
+    fd_case(md, TMD_PAR, &peak, peakle, 1);
+    mbl_model *nl = load(NL);
+    CHECK(nl != NULL);
+    const mbl_opt_param hard[2] = {{"k3", 0.1, 2, NAN}, {"P", 0.1, 1, NAN}}; /* they move the point */
+    if (nl) fd_case(nl, hard, &peak, peakle, 1);
+    mbl_model_free(nl);
+    mbl_opt_goal maxfreq = {.kind = MBL_OPT_FREQ, .sense = MBL_OPT_MAXIMIZE, .mode = 1, .a = 0, .b = 0};
+    mbl_opt_goal band[1] = {{.kind = MBL_OPT_FREQ, .sense = MBL_OPT_LE, .mode = 3, .a = 0.2, .b = 0}};
+    fd_case(md, TMD_PAR, &maxfreq, band, 1);
     mbl_model_free(md);
 }
 
@@ -175,7 +205,7 @@ TEST(crossing)
     mbl_optimize_options o;
     mbl_optimize_options_default(&o);
     o.params = par, o.nparams = 1;
-    o.objective = (mbl_opt_goal){MBL_OPT_FREQ, MBL_OPT_TARGET, 1, 0.5, 0};
+    o.objective = (mbl_opt_goal){.kind = MBL_OPT_FREQ, .sense = MBL_OPT_TARGET, .mode = 1, .a = 0.5, .b = 0};
     mbl_opt_result *r = NULL;
     mbl_status st;
     mbl_status_clear(&st);
@@ -226,19 +256,19 @@ static const char SMD[] = "model: dae\n"
 TEST(errors)
 {
     mbl_opt_param c5[1] = {{"c", 0.1, 5, NAN}}, k0[1] = {{"k", 0, 2, NAN}};
-    mbl_opt_goal maxdamp = {MBL_OPT_DAMPING, MBL_OPT_MAXIMIZE, 1, 0, 0};
+    mbl_opt_goal maxdamp = {.kind = MBL_OPT_DAMPING, .sense = MBL_OPT_MAXIMIZE, .mode = 1, .a = 0, .b = 0};
     expect_error(SMD, c5, 1, maxdamp, NULL, 0, MBL_EMODEL, "no longer oscillates");
-    mbl_opt_goal minfreq = {MBL_OPT_FREQ, MBL_OPT_MINIMIZE, 1, 0, 0};
+    mbl_opt_goal minfreq = {.kind = MBL_OPT_FREQ, .sense = MBL_OPT_MINIMIZE, .mode = 1, .a = 0, .b = 0};
     expect_error(SMD, k0, 1, minfreq, NULL, 0, 0, "the operating point was lost"); /* the point's own code */
     /* the least frequency the bounds allow is sqrt(2)/(2 pi) = 0.225 Hz */
-    mbl_opt_goal high[1] = {{MBL_OPT_FREQ, MBL_OPT_GE, 1, 1.0, 0}};
+    mbl_opt_goal high[1] = {{.kind = MBL_OPT_FREQ, .sense = MBL_OPT_GE, .mode = 1, .a = 1.0, .b = 0}};
     mbl_opt_param k2[1] = {{"k", 0.5, 2, NAN}};
-    mbl_opt_goal minchange = {MBL_OPT_CHANGE, MBL_OPT_MINIMIZE, 0, 0, 0};
+    mbl_opt_goal minchange = {.kind = MBL_OPT_CHANGE, .sense = MBL_OPT_MINIMIZE, .mode = 0, .a = 0, .b = 0};
     expect_error(SMD, k2, 1, minchange, high, 1, MBL_EMODEL, "infeasible");
     mbl_opt_param bad[4][1] = {{{"kk", 0.5, 2, NAN}}, {{"k", 2, 0.5, NAN}}, {{"k", 0.5, 2, 3}}, {{"k", 2, 3, NAN}}};
     const char *why[4] = {"no parameter 'kk'", "bounds", "outside its bounds", "the model's value"};
     for (int i = 0; i < 4; i++) expect_error(SMD, bad[i], 1, minchange, NULL, 0, MBL_EARG, why[i]);
-    mbl_opt_goal mode9 = {MBL_OPT_FREQ, MBL_OPT_MINIMIZE, 9, 0, 0};
+    mbl_opt_goal mode9 = {.kind = MBL_OPT_FREQ, .sense = MBL_OPT_MINIMIZE, .mode = 9, .a = 0, .b = 0};
     expect_error(SMD, k2, 1, mode9, NULL, 0, MBL_EARG, "mode 9");
 }
 
