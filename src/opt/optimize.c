@@ -78,7 +78,7 @@ int opt_ctx_init(opt_ctx *c, const mbl_model *model, const mbl_optimize_options 
     for (int i = 0; !rc && i < o->nconstraints; i++) rc = opt_goal_check(&o->constraints[i], 0, -1, st);
     if (rc) return rc;
     c->bound = o->objective.kind == MBL_OPT_MIN_DAMPING ? 1 : o->objective.kind == MBL_OPT_PEAK ? 2 : 0;
-    c->algorithm = o->algorithm != MBL_OPT_AUTO ? o->algorithm : c->bound ? MBL_OPT_MMA : MBL_OPT_SLSQP;
+    c->algorithm = o->algorithm != MBL_OPT_AUTO ? o->algorithm : c->bound == 1 ? MBL_OPT_MMA : MBL_OPT_SLSQP;
     c->nx = c->np + (c->bound != 0);
     c->shapes = o->objective.kind == MBL_OPT_FREQ || o->objective.kind == MBL_OPT_DAMPING;
     for (int i = 0; i < o->nconstraints; i++)

@@ -8,6 +8,14 @@ band_brute_force  the two-mass chain of tests/study/two_mass.yaml (m1 = 2, m2 = 
                   the best grid cell refined), checked on a 2-D grid of the feasible designs; the
                   command from three starts and with each gradient algorithm ends on one of the two
                   sides' optima, the start at the model's values on the global one (the lower edge)
+hinf              the tuned mass damper (tests/opt/tmd.yaml, mu = 0.05) with the least peak of the
+                  compliance |x1 / F| over 0.1..0.25 Hz (H-infinity) from four starts: the tuning and
+                  damping against Nishihara and Asami's exact closed form (J. Vib. Acoust. 124 (2002)
+                  576: f = 2 / (1 + mu) sqrt(2 (16 + 23 mu + 9 mu^2 + 2 (2 + mu) sqrt(4 + 3 mu)) /
+                  (3 (64 + 80 mu + 27 mu^2))), zeta = sqrt((8 + 9 mu - 4 sqrt(4 + 3 mu)) / (1 + mu)) / 4;
+                  their tuning as recalled here agrees with a Nelder-Mead minimax in NumPy to 1e-8),
+                  the peak against NumPy's at that design; Den Hartog's fixed-point design beside it
+                  (its peak higher, the fixed points' height sqrt(1 + 2 / mu) lower)
 tmd_output        the progress lines (one per evaluation: value, objective, violation, bounds) and
                   the final design with its modes; max:min-damping of the tuned mass damper
 errors            usage errors (exit 2) and an infeasible problem (exit 1, one line)
@@ -19,7 +27,7 @@ import subprocess
 import sys
 
 import numpy as np
-from scipy.optimize import brentq, minimize_scalar
+from scipy.optimize import brentq, minimize, minimize_scalar
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from checks import check, finish  # noqa: E402
@@ -95,6 +103,56 @@ def band_brute_force():
                 check(ref is opt_lo, "%s: the start at the model's values ends on the lower edge" % alg)
 
 
+def compliance(w, mu, k2, c2):
+    s = 1j * w
+    z11, z12, z22 = s * s + 1 + c2 * s + k2, -(c2 * s + k2), mu * s * s + c2 * s + k2
+    return np.abs(z22 / (z11 * z22 - z12 * z12))
+
+
+def peaks(mu, k2, c2):
+    """the local maxima of the compliance over 0.1..0.25 Hz, each refined"""
+    w = np.linspace(2 * np.pi * 0.1, 2 * np.pi * 0.25, 2001)
+    m = compliance(w, mu, k2, c2)
+    out = []
+    for i in range(1, len(w) - 1):
+        if m[i] >= m[i - 1] and m[i] > m[i + 1]:
+            r = minimize_scalar(lambda x: -compliance(x, mu, k2, c2), bounds=(w[i - 1], w[i + 1]), method="bounded",
+                                options={"xatol": 1e-14})
+            out.append(-r.fun)
+    return out
+
+
+def hinf():
+    mu = 0.05
+    f_na = 2 / (1 + mu) * np.sqrt(2 * (16 + 23 * mu + 9 * mu ** 2 + 2 * (2 + mu) * np.sqrt(4 + 3 * mu)) /
+                                  (3 * (64 + 80 * mu + 27 * mu ** 2)))
+    z_na = 0.25 * np.sqrt((8 + 9 * mu - 4 * np.sqrt(4 + 3 * mu)) / (1 + mu))
+    kc = lambda f, z: (mu * f * f, 2 * mu * z * f)  # noqa: E731
+    p_na = max(peaks(mu, *kc(f_na, z_na)))
+    # the closed form is the minimax: Nelder-Mead from Den Hartog's design ends there
+    f_dh, z_dh = 1 / (1 + mu), np.sqrt(3 * mu / (8 * (1 + mu)))
+    r = minimize(lambda x: max(peaks(mu, *kc(*x))), [f_dh, z_dh], method="Nelder-Mead",
+                 options={"xatol": 1e-11, "fatol": 1e-14, "maxiter": 3000})
+    check(abs(r.x[0] - f_na) < 1e-7 and abs(r.x[1] - z_na) < 1e-6 and r.fun >= p_na - 1e-12,
+          "Nishihara-Asami's design %r vs the minimax %r (peaks %r, %r)" % ((f_na, z_na), r.x, p_na, r.fun))
+    p_dh = max(peaks(mu, *kc(f_dh, z_dh)))
+    check(np.sqrt(1 + 2 / mu) < p_na < p_dh, "Den Hartog: fixed points %.10g < H-infinity %.10g < his design's %.10g"
+          % (np.sqrt(1 + 2 / mu), p_na, p_dh))
+    for vary in ("k2:0.02:0.08,c2:0.001:0.05", "k2:0.02:0.08:0.03,c2:0.001:0.05", "k2:0.02:0.08:0.03,c2:0.001:0.05:0.04",
+                 "k2:0.02:0.08:0.05,c2:0.001:0.05:0.04"):
+        p = run(["tests/opt/tmd.yaml", "--vary", vary, "--objective", "min:peak:F:x1:0.1:0.25", "--quiet"])
+        check(p.returncode == 0, "hinf %s: exit %d: %s" % (vary, p.returncode, p.stderr.strip()))
+        if p.returncode:
+            continue
+        v, obj = parse(p.stdout)
+        f, z = np.sqrt(v["k2"] / mu), v["c2"] / (2 * mu * np.sqrt(v["k2"] / mu))
+        check(abs(f - f_na) < 1e-7 * f_na and abs(z - z_na) < 1e-6 * z_na,
+              "hinf %s: f, zeta = %.12g, %.12g vs Nishihara-Asami %.12g, %.12g" % (vary, f, z, f_na, z_na))
+        check(abs(obj - p_na) < 1e-9 * p_na, "hinf %s: peak %.12g vs %.12g" % (vary, obj, p_na))
+        check(obj < p_dh and abs(f - f_dh) < 1e-4 and abs(z - z_dh) < 1e-3,
+              "hinf %s: beside Den Hartog's design (%.6g, %.6g), peak %.10g" % (vary, f_dh, z_dh, p_dh))
+
+
 def tmd_output():
     with open("tests/opt/tmd.yaml") as fh:
         assert "tuned mass damper" in fh.read()
@@ -124,6 +182,7 @@ def errors():
 
 
 band_brute_force()
+hinf()
 tmd_output()
 errors()
 sys.exit(finish("optimize_cli"))
