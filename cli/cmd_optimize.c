@@ -3,6 +3,7 @@
  *   mblin optimize MODEL --vary NAME:LO:HI[:START][,NAME:LO:HI[:START]...] --objective GOAL
  *                  [--constraint GOAL ...] [--algorithm slsqp|mma|ccsaq|cobyla] [--max-eval N]
  *                  [--xtol T] [--ftol T] [--ctol T] [--feas-tol T] [--kkt-tol T] [--min-mac M] [--quiet]
+ *                  [--svg FILE]
  *                  [--set p=value ...] [--guess q=value ...] [--at KIND]
  *
  * GOAL: an objective max:Q, min:Q or Q=TARGET, a constraint Q>=A, Q<=A or Q!=A:B (outside the band
@@ -30,6 +31,7 @@ typedef struct cli {
     const char *objective_text, *constraint_text[MAX_CONSTRAINTS];
     mbl_opt_goal objective, con[MAX_CONSTRAINTS];
     int ncon, quiet, has_objective;
+    const char *svg; /* --svg FILE: the objective's history */
     char peak_names[MAX_CONSTRAINTS + 1][2][128]; /* a peak goal's input and coordinate */
     mbl_optimize_options o;
 } cli;
@@ -60,6 +62,7 @@ static void help(void *ud)
         {"--kkt-tol T", "the final design is refused when its first-order optimality residual exceeds T (default 1e-3)"},
         {"--min-mac M", "a tracked mode is lost below this MAC with its predicted shape (0.5)"},
         {"--quiet", "no progress lines"},
+        {"--svg FILE", "the objective's history: its value at every evaluation, the infeasible ones marked"},
         {"--set NAME=VALUE", "override a parameter (repeatable)"},
         {"--guess NAME=VALUE", "initial value of a coordinate (repeatable)"},
         {"--at KIND", "operating point: equilibrium, given, steady or trim (default: the file's)"},
@@ -174,6 +177,10 @@ static int option(void *ud, const char *a, const char *v)
     cli *c = ud;
     double x;
     if (!strcmp(a, "--quiet")) c->quiet = 1;
+    else if (!strcmp(a, "--svg")) {
+        if (!v[0]) return cli_usage("optimize", "--svg expects a file name%s", "");
+        c->svg = v;
+    }
     else if (!strcmp(a, "--vary")) return vary(c, v);
     else if (!strcmp(a, "--objective")) {
         c->objective_text = v, c->has_objective = 1;
@@ -207,7 +214,7 @@ static int option(void *ud, const char *a, const char *v)
 
 static const cli_option own[] = {{"--vary", 1},  {"--objective", 1}, {"--constraint", 1}, {"--algorithm", 1},
                                  {"--max-eval", 1}, {"--xtol", 1},   {"--ftol", 1},       {"--ctol", 1},
-                                 {"--feas-tol", 1}, {"--kkt-tol", 1}, {"--min-mac", 1}, {"--quiet", 0},     {NULL, 0}};
+                                 {"--feas-tol", 1}, {"--kkt-tol", 1}, {"--min-mac", 1}, {"--quiet", 0}, {"--svg", 1},     {NULL, 0}};
 
 /* one progress line per evaluation */
 static int progress(void *ud, const mbl_opt_step *s)
@@ -280,6 +287,33 @@ static void print_result(const cli *c, const mbl_opt_result *r)
     }
 }
 
+/* --svg FILE: the objective's quantity at every evaluation, the evaluations that violate a
+ * constraint marked; 0 or the exit status 1 after a message */
+static int history_svg(const cli *c, const mbl_opt_result *r)
+{
+    int n = r->nhistory, nbad = 0, rc = 0;
+    double *x = malloc(((size_t)n * 3 + 1) * sizeof *x), *bx = x ? x + n : NULL, *by = bx ? bx + n : NULL;
+    FILE *f = x ? cli_output_file(c->svg) : NULL;
+    if (!f) {
+        fprintf(stderr, "mblin: %s: %s\n", c->svg, x ? "cannot write the file" : "out of memory");
+        free(x);
+        return 1;
+    }
+    for (int k = 0; k < n; k++) {
+        x[k] = k + 1;
+        if (r->history_violation[k] > c->o.feas_tol) bx[nbad] = k + 1, by[nbad++] = r->history[k];
+    }
+    char b[160], t[200];
+    mbl_svg_series s[2] = {{n, x, r->history, "objective", 0, 0}, {nbad, bx, by, "a constraint violated", 1, 1}};
+    snprintf(t, sizeof t, "mblin optimize: %s", goal_name(&c->objective, b, sizeof b));
+    if (mbl_svg_plot(f, t, "evaluation", goal_name(&c->objective, b, sizeof b), s, nbad ? 2 : 1) || fclose(f)) {
+        fprintf(stderr, "mblin: %s: cannot write the file\n", c->svg);
+        rc = 1;
+    }
+    free(x);
+    return rc;
+}
+
 int cli_cmd_optimize(int argc, char **argv)
 {
     static cli c;
@@ -318,6 +352,7 @@ int cli_cmd_optimize(int argc, char **argv)
     }
     rc = mbl_optimize(md, &c.o, &r, &st) ? cli_fail(&st) : 0;
     if (!rc) print_result(&c, r);
+    if (!rc && c.svg) rc = history_svg(&c, r);
     mbl_opt_result_free(r);
     mbl_model_free(md);
     return rc;

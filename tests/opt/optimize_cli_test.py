@@ -18,6 +18,7 @@ hinf              the tuned mass damper (tests/opt/tmd.yaml, mu = 0.05) with the
                   (its peak higher, the fixed points' height sqrt(1 + 2 / mu) lower)
 tmd_output        the progress lines (one per evaluation: value, objective, violation, bounds) and
                   the final design with its modes; max:min-damping of the tuned mass damper
+history_svg       --svg: the objective's history, the evaluations that violate a constraint marked
 errors            usage errors (exit 2) and an infeasible problem (exit 1, one line)
 
 usage: optimize_cli_test.py MBLIN (from the repository root; needs numpy and scipy)"""
@@ -25,6 +26,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 from scipy.optimize import brentq, minimize, minimize_scalar
@@ -165,6 +167,21 @@ def tmd_output():
     check(abs(obj - 0.05 ** 0.5 / 2) < 1e-5 * 0.05 ** 0.5 / 2, "tmd: the least damping %r vs sqrt(mu)/2" % obj)
 
 
+def history_svg():
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "h.svg")
+        p = run([TWO_MASS, "--vary", "k1:400:1600,k2:150:600", "--objective", "min:change", "--constraint",
+                 "freq:1!=2.5:2.9", "--svg", path])
+        check(p.returncode == 0 and os.path.exists(path), "svg: exit %d %s" % (p.returncode, p.stderr))
+        if p.returncode:
+            return
+        svg = open(path).read()
+        rows = [l.split() for l in p.stdout.splitlines() if re.match(r"^\s+\d+\s+\S+\s+\S+\s+\S+\s+\S+\s+k1=", l)]
+        bad = sum(1 for r in rows if float(r[3]) > 1e-6)
+        check(svg.startswith("<svg") and "relative change of the design" in svg and svg.count("<circle") == bad and bad > 0,
+              "svg: %d markers for %d infeasible evaluations" % (svg.count("<circle"), bad))
+
+
 def errors():
     for args, why in ((["--vary", "k1:2:1", "--objective", "min:change"], "LO must be below HI"),
                       (["--vary", "k1", "--objective", "min:change"], "NAME:LO:HI"),
@@ -184,5 +201,6 @@ def errors():
 band_brute_force()
 hinf()
 tmd_output()
+history_svg()
 errors()
 sys.exit(finish("optimize_cli"))
