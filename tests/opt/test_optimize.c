@@ -22,7 +22,8 @@
  *                       peaks) on one whose operating point moves with the parameters
  *   crossing            two uncoupled oscillators (k1 = 1, k2 = 4, unit masses): mode 1 (x1) sent
  *                       to 0.5 Hz, above mode 3 (x2, 2 / (2 pi) Hz): tracked through the crossing
- *                       by its shape, k1 = (2 pi 0.5)^2 = pi^2, reported as mode 3 at the end
+ *                       by its shape, k1 = (2 pi 0.5)^2 = pi^2, reported as mode 3 at the end; sent to
+ *                       x2's own frequency, it meets x2's mode (k1 = 4): an error, not a swap
  *   errors              a mode that stops oscillating (a damping ratio driven to 1), a lost
  *                       operating point (k -> 0 with a constant force), an infeasible constraint,
  *                       bad arguments: each a one-line error, no result */
@@ -217,6 +218,13 @@ TEST(crossing)
         CHECK_REL(r->S->modes[r->tracked_objective].freq_hz, 0.5, 1e-7);
         CHECK(r->crossings >= 1);
     }
+    mbl_opt_result_free(r);
+    r = NULL;
+    /* the target of x2's own frequency 2 / (2 pi): the tracked mode meets x2's (k1 = 4), a repeated
+     * eigenvalue: reported, not swapped for the other */
+    o.objective.a = 1 / (TWO_PI / 2);
+    rc = mbl_optimize(md, &o, &r, &st);
+    CHECK_MSG(rc == MBL_EMODEL && strstr(st.msg, "meets another mode") && r == NULL, "%d: %s", rc, st.msg);
     mbl_opt_result_free(r);
     mbl_model_free(md);
 }
