@@ -250,7 +250,7 @@ static const char *sense_name(int sense)
     return sense == MBL_OPT_MAXIMIZE ? "maximize" : sense == MBL_OPT_MINIMIZE ? "minimize" : "target";
 }
 
-static void print_result(const cli *c, const mbl_opt_result *r)
+static void print_result(const cli *c, const cli_args *a, const mbl_opt_result *r)
 {
     char b[128];
     const mbl_opt_goal *ob = &c->objective;
@@ -285,6 +285,14 @@ static void print_result(const cli *c, const mbl_opt_result *r)
         const mbl_sens_mode *m = &r->S->modes[k];
         printf("  %4d  %16.10g  %14.8g  %16.10g  %16.10g\n", k + 1, m->freq_hz, m->damping_ratio, m->re, m->im);
     }
+    printf("\nIts linear model: mblin linearize %s", a->model);
+    for (int i = 0; i < a->nsets; i++) { /* the run's own settings, but the varied parameters' */
+        int varied = 0;
+        for (int j = 0; j < r->nparams; j++) varied |= !strcmp(a->sets[i].name, c->par[j].name);
+        if (!varied) printf(" --set %s=%.17g", a->sets[i].name, a->sets[i].value);
+    }
+    for (int j = 0; j < r->nparams; j++) printf(" --set %s=%.17g", c->par[j].name, r->p[j]);
+    printf("\n");
 }
 
 /* --svg FILE: the objective's quantity at every evaluation, the evaluations that violate a
@@ -351,7 +359,7 @@ int cli_cmd_optimize(int argc, char **argv)
         printf("   eval            value      objective  violation  bounds  design\n");
     }
     rc = mbl_optimize(md, &c.o, &r, &st) ? cli_fail(&st) : 0;
-    if (!rc) print_result(&c, r);
+    if (!rc) print_result(&c, &a, r);
     if (!rc && c.svg) rc = history_svg(&c, r);
     mbl_opt_result_free(r);
     mbl_model_free(md);
