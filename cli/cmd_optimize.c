@@ -46,7 +46,8 @@ static void help(void *ud)
            "goals: Q is freq:I (Hz), damping:I (mode I as `mblin linearize` lists it at the start),\n"
            "min-damping (the least damping ratio of all modes), change (sum of ((p - p0) / p0)^2 over the\n"
            "varied parameters) or peak:IN:COORD:F1:F2 (the largest |H| from input IN to coordinate COORD's\n"
-           "displacement over F1..F2 Hz)\n\n"
+           "displacement over F1..F2 Hz) or critical:I:SPEED:ORDER:NEAR (the value of parameter SPEED where\n"
+           "mode I's damped frequency meets ORDER * SPEED, searched from NEAR)\n\n"
            "options:\n");
     static const char *const lines[][2] = {
         {"--vary NAME:LO:HI[:S]", "the varied parameters, comma-separated: bounds LO < HI and the start S (default: "
@@ -89,6 +90,23 @@ static int peak(char *q, mbl_opt_goal *g, char (*names)[128])
     return 0;
 }
 
+/* critical:I:SPEED:ORDER:NEAR (q after "critical:") into g, the speed's name into names[0] */
+static int critical(char *q, mbl_opt_goal *g, char (*names)[128])
+{
+    char *f[4] = {q, NULL, NULL, NULL}, why[200];
+    double m;
+    for (int i = 1; i < 4; i++) {
+        if (!(f[i] = strchr(f[i - 1], ':'))) return -1;
+        *f[i]++ = 0;
+    }
+    if (cli_decimal(f[0], &m) || m < 1 || m != floor(m) || m > 1e9 || !f[1][0] || strlen(f[1]) >= 128 ||
+        cli_number(f[2], &g->order, why, sizeof why) || cli_number(f[3], &g->near, why, sizeof why))
+        return -1;
+    strcpy(names[0], f[1]);
+    g->kind = MBL_OPT_CRITICAL, g->mode = (int)m, g->speed = names[0];
+    return 0;
+}
+
 /* Q at s (its length len): kind and mode; -1 when it is not one */
 static int quantity(const char *s, size_t len, mbl_opt_goal *g, char (*names)[128])
 {
@@ -97,6 +115,7 @@ static int quantity(const char *s, size_t len, mbl_opt_goal *g, char (*names)[12
     memcpy(q, s, len);
     q[len] = 0;
     if (!strncmp(q, "peak:", 5)) return peak(q + 5, g, names);
+    if (!strncmp(q, "critical:", 9)) return critical(q + 9, g, names);
     if (!strcmp(q, "min-damping")) return g->kind = MBL_OPT_MIN_DAMPING, 0;
     if (!strcmp(q, "change")) return g->kind = MBL_OPT_CHANGE, 0;
     const char *num = !strncmp(q, "freq:", 5) ? q + 5 : !strncmp(q, "damping:", 8) ? q + 8 : NULL;
@@ -120,7 +139,8 @@ static int goal(const char *v, int objective, mbl_opt_goal *g, char (*names)[128
     else if (!(op = strstr(v, ">=")) && !(op = strstr(v, "<="))) op = strstr(v, "!=");
     if (!op) return cli_usage("optimize", objective ? "--objective expects max:Q, min:Q or Q=TARGET, got '%s'"
                                                     : "--constraint expects Q>=A, Q<=A or Q!=A:B, got '%s'", v);
-    if (quantity(v, (size_t)(op - v), g, names)) return cli_usage("optimize", "unknown quantity in '%s' (freq:I, damping:I, min-damping, change, peak:IN:COORD:F1:F2)", v);
+    if (quantity(v, (size_t)(op - v), g, names)) return cli_usage("optimize", "unknown quantity in '%s' (freq:I, damping:I, min-damping, change, peak:IN:COORD:F1:F2, "
+                                        "critical:I:SPEED:ORDER:NEAR)", v);
     const char *rhs = op + (objective ? 1 : 2);
     if (objective) {
         g->sense = MBL_OPT_TARGET;
@@ -241,6 +261,8 @@ static const char *goal_name(const mbl_opt_goal *g, char *buf, size_t len)
     if (g->kind == MBL_OPT_FREQ || g->kind == MBL_OPT_DAMPING) snprintf(buf, len, "%s %d", q, g->mode);
     else if (g->kind == MBL_OPT_PEAK)
         snprintf(buf, len, "peak of |%s / %s| over %g..%g Hz", g->output, g->input, g->band[0], g->band[1]);
+    else if (g->kind == MBL_OPT_CRITICAL)
+        snprintf(buf, len, "critical speed %s of mode %d, order %g", g->speed, g->mode, g->order);
     else snprintf(buf, len, "%s", q);
     return buf;
 }

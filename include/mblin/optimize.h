@@ -43,12 +43,18 @@ enum {
                                 maximize t subject to zeta_i >= t for every mode i */
     MBL_OPT_CHANGE = 4,      /* the design's change from the model's values: sum over the varied
                                 parameters of ((p - p0) / p0)^2 (|p0| below 1e-300: (p - p0)^2) */
-    MBL_OPT_PEAK = 5         /* the largest |H(i w)| over the band a..b Hz, H from the model's input
+    MBL_OPT_PEAK = 5,        /* the largest |H(i w)| over the band a..b Hz, H from the model's input
                                 `input` to the displacement of coordinate `output` (H-infinity over
                                 the band); an objective to minimize or a constraint <= a bound (the
                                 band then in c..d: mbl_opt_goal.band). At an equilibrium of a model
                                 without non-holonomic constraints, user ODE states, implicit
                                 variables or generalized speeds */
+    MBL_OPT_CRITICAL = 6     /* a critical speed: the value of the parameter `speed` (not varied)
+                                where mode `mode` (numbered at speed = `near`) has its damped
+                                frequency |Im lambda| (rad/s) on the line order * speed
+                                (mbl_boundary with order; each design's search starts from the
+                                previous design's critical speed); its derivative by the implicit
+                                function theorem from the exact sensitivities there */
 };
 /* What is asked of it: objectives minimize, maximize or reach a target a (minimize
  * ((x - a) / a)^2); constraints keep it >= a, <= a, or outside the band [a, b] (a < b). */
@@ -69,6 +75,8 @@ typedef struct mbl_opt_goal {
     double a, b; /* the target or bound(s) (Hz for frequencies) */
     const char *input, *output; /* MBL_OPT_PEAK: the input and the coordinate */
     double band[2];             /* MBL_OPT_PEAK: the band (Hz), 0 < band[0] < band[1] */
+    const char *speed;          /* MBL_OPT_CRITICAL: the speed parameter, the order, where to start */
+    double order, near;
 } mbl_opt_goal;
 
 /* The scaled value of a constraint, g <= 0 when it holds: (a - f) / a for f >= a, (f - a) / a for

@@ -82,20 +82,22 @@ _GOAL_RE = _re.compile(r"^(freq|damping):([1-9][0-9]*)$")
 
 
 def _goal_quantity(q, text):
-    """Q of a goal -> (kind, mode, input, output, f1, f2)"""
+    """Q of a goal -> (kind, mode, input, output, f1, f2, speed, order, near)"""
     if q in _GOAL_Q:
-        return _GOAL_Q[q], 0, None, None, 0.0, 0.0
+        return _GOAL_Q[q], 0, None, None, 0.0, 0.0, None, 0.0, 0.0
     m = _GOAL_RE.match(q)
     if m:
-        return (1 if m.group(1) == "freq" else 2), int(m.group(2)), None, None, 0.0, 0.0
+        return (1 if m.group(1) == "freq" else 2), int(m.group(2)), None, None, 0.0, 0.0, None, 0.0, 0.0
     f = q.split(":")
-    if len(f) == 5 and f[0] == "peak":
-        try:
-            return 5, 0, f[1], f[2], float(f[3]), float(f[4])
-        except ValueError:
-            pass
+    try:
+        if len(f) == 5 and f[0] == "peak":
+            return 5, 0, f[1], f[2], float(f[3]), float(f[4]), None, 0.0, 0.0
+        if len(f) == 5 and f[0] == "critical" and _GOAL_RE.match("freq:" + f[1]):
+            return 6, int(f[1]), None, None, 0.0, 0.0, f[2], float(f[3]), float(f[4])
+    except ValueError:
+        pass
     raise ArgumentError("optimize: unknown quantity in %r (freq:I, damping:I, min-damping, change, "
-                        "peak:IN:COORD:F1:F2)" % text, ArgumentError.code)
+                        "peak:IN:COORD:F1:F2, critical:I:SPEED:ORDER:NEAR)" % text, ArgumentError.code)
 
 
 def _goal(text, objective):
@@ -104,17 +106,17 @@ def _goal(text, objective):
     try:
         if objective:
             if text[:4] in ("max:", "min:"):
-                k, m, i, o, f1, f2 = _goal_quantity(text[4:], text)
-                return (k, 2 if text[1] == "a" else 1, m, 0.0, 0.0, i, o, f1, f2)
+                k, m, i, o, f1, f2, sp, order, near = _goal_quantity(text[4:], text)
+                return (k, 2 if text[1] == "a" else 1, m, 0.0, 0.0, i, o, f1, f2, sp, order, near)
             q, a = text.split("=", 1)
-            k, m, i, o, f1, f2 = _goal_quantity(q, text)
-            return (k, 3, m, float(a), 0.0, i, o, f1, f2)
+            k, m, i, o, f1, f2, sp, order, near = _goal_quantity(q, text)
+            return (k, 3, m, float(a), 0.0, i, o, f1, f2, sp, order, near)
         for op, sense in ((">=", 4), ("<=", 5), ("!=", 6)):
             if op in text:
                 q, a = text.split(op, 1)
-                k, m, i, o, f1, f2 = _goal_quantity(q, text)
+                k, m, i, o, f1, f2, sp, order, near = _goal_quantity(q, text)
                 lo, hi = (a.split(":") + [0.0])[:2] if sense == 6 else (a, 0.0)
-                return (k, sense, m, float(lo), float(hi), i, o, f1, f2)
+                return (k, sense, m, float(lo), float(hi), i, o, f1, f2, sp, order, near)
     except ArgumentError:
         raise
     except ValueError:
@@ -556,7 +558,8 @@ class Model:
         Args:
             vary: ``{name: (lo, hi)}`` or ``{name: (lo, hi, start)}`` (start: default the model's value).
             objective: ``"max:Q"``, ``"min:Q"`` or ``"Q=TARGET"``; Q ``freq:I``, ``damping:I``,
-                ``min-damping``, ``change`` or ``peak:IN:COORD:F1:F2``, as on the command line.
+                ``min-damping``, ``change``, ``peak:IN:COORD:F1:F2`` or ``critical:I:SPEED:ORDER:NEAR``,
+                as on the command line.
             constraints: ``"Q>=A"``, ``"Q<=A"`` or ``"Q!=A:B"`` strings.
             algorithm: ``"slsqp"``, ``"mma"``, ``"ccsaq"``, ``"cobyla"`` (None: SLSQP, MMA for
                 ``max:min-damping``). max_eval, xtol, ftol, ctol, feas_tol, kkt_tol, min_mac: as the

@@ -353,13 +353,13 @@ PyObject *py_Model_freqresp(ModelObject *self, PyObject *args)
     return d;
 }
 
-/* one goal from its tuple (kind, sense, mode, a, b, input, output, f1, f2); 0, or -1 with an
- * exception set (the strings point into the tuple: the caller keeps it) */
+/* one goal from its tuple (kind, sense, mode, a, b, input, output, f1, f2, speed, order, near); 0, or
+ * -1 with an exception set (the strings point into the tuple: the caller keeps it) */
 static int goal_from(PyObject *t, mbl_opt_goal *g)
 {
     memset(g, 0, sizeof *g);
-    return PyArg_ParseTuple(t, "iiiddzzdd", &g->kind, &g->sense, &g->mode, &g->a, &g->b, &g->input, &g->output,
-                            &g->band[0], &g->band[1])
+    return PyArg_ParseTuple(t, "iiiddzzddzdd", &g->kind, &g->sense, &g->mode, &g->a, &g->b, &g->input, &g->output,
+                            &g->band[0], &g->band[1], &g->speed, &g->order, &g->near)
                ? 0
                : -1;
 }
@@ -420,8 +420,8 @@ static PyObject *opt_result_dict(const mbl_optimize_options *o, const mbl_opt_re
 }
 
 /* Model.optimize(sets, params, objective, constraints, algorithm, max_eval, xtol, ftol, ctol, feas_tol,
- * kkt_tol, min_mac, at) -> dict (mbl_optimize; params: (name, lo, hi, start) tuples, goals:
- * (kind, sense, mode, a, b, input, output, f1, f2) tuples; a tolerance <= 0: the default) */
+ * kkt_tol, min_mac, at) -> dict (mbl_optimize; params: (name, lo, hi, start) tuples, goals: the
+ * tuples of goal_from; a tolerance <= 0: the default) */
 PyObject *py_Model_optimize(ModelObject *self, PyObject *args)
 {
     PyObject *sets_obj, *par_obj, *obj_obj, *con_obj, *keep = NULL, *result = NULL;

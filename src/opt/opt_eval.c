@@ -43,9 +43,10 @@ static int compute_point(opt_ctx *c, const double *p, mbl_sensitivity **out, mbl
                            c->o->params[w].name);
     if (!rc && c->nmode >= 0 && (*out)->nmode != c->nmode)
         rc = mbl_error(st, MBL_EMODEL, "the model has %d modes here, %d at the start", (*out)->nmode, c->nmode);
-    for (int g = 0; !rc && g <= c->o->nconstraints; g++) { /* the frequency-response peaks */
+    for (int g = 0; !rc && g <= c->o->nconstraints; g++) { /* the frequency-response peaks, critical speeds */
         const mbl_opt_goal *gl = g ? &c->o->constraints[g - 1] : &c->o->objective;
         size_t o = (size_t)g * OPT_FRF_PEAKS;
+        if (gl->kind == MBL_OPT_CRITICAL) rc = opt_critical(c, gl, &c->crit_near[g], c->pk_val + o, c->pk_grad + o * c->np, st);
         if (gl->kind != MBL_OPT_PEAK) continue;
         rc = opt_frf_peaks(c, md, dd, pt, *out, gl, c->pk_val + o, c->pk_grad + o * c->np, c->pk_hz + o, st);
         for (int k = 0; k < OPT_FRF_PEAKS; k++) c->pk_hz[o + k] /= 2 * 3.14159265358979323846;
@@ -135,7 +136,7 @@ int opt_goal_check(const mbl_opt_goal *g, int objective, int nmode, mbl_status *
 {
     const char *what = objective ? "the objective" : "a constraint";
     int named = g->kind == MBL_OPT_FREQ || g->kind == MBL_OPT_DAMPING;
-    if (g->kind < MBL_OPT_FREQ || g->kind > MBL_OPT_PEAK) return mbl_error(st, MBL_EARG, "%s: unknown kind %d", what, g->kind);
+    if (g->kind < MBL_OPT_FREQ || g->kind > MBL_OPT_CRITICAL) return mbl_error(st, MBL_EARG, "%s: unknown kind %d", what, g->kind);
     if (objective ? (g->sense < MBL_OPT_MINIMIZE || g->sense > MBL_OPT_TARGET)
                   : (g->sense < MBL_OPT_GE || g->sense > MBL_OPT_OUTSIDE))
         return mbl_error(st, MBL_EARG, "%s: sense %d is not one of an %s", what, g->sense,
@@ -150,6 +151,12 @@ int opt_goal_check(const mbl_opt_goal *g, int objective, int nmode, mbl_status *
         return mbl_error(st, MBL_EARG, "%s: a peak needs an input, a coordinate and a band 0 < f1 < f2 (Hz)", what);
     if (g->kind == MBL_OPT_PEAK && !objective && !(g->a > 0))
         return mbl_error(st, MBL_EARG, "%s: a peak's bound must be positive", what);
+    if (g->kind == MBL_OPT_CRITICAL && !(g->speed && g->mode >= 1 && g->order > 0 && isfinite(g->order) && g->near > 0 &&
+                                         isfinite(g->near)))
+        return mbl_error(st, MBL_EARG, "%s: a critical speed needs a speed parameter, a mode >= 1, an order > 0 and "
+                                       "where to start (> 0)", what);
+    if (g->kind == MBL_OPT_CRITICAL && g->sense != MBL_OPT_OUTSIDE && g->sense >= MBL_OPT_TARGET && !(g->a != 0))
+        return mbl_error(st, MBL_EARG, "%s: a critical speed's bound or target must be nonzero", what);
     if (named && (g->mode < 1 || (nmode >= 0 && g->mode > nmode)))
         return mbl_error(st, MBL_EARG, "%s: mode %d is not one of the model's modes 1..%d", what, g->mode, nmode);
     if ((g->sense == MBL_OPT_TARGET || (g->kind == MBL_OPT_FREQ && g->sense >= MBL_OPT_GE)) && !(g->a != 0 && isfinite(g->a)))
@@ -199,6 +206,11 @@ static int quantity(const opt_ctx *c, const mbl_opt_goal *g, int gi, double *q, 
         }
         return 0;
     }
+    if (g->kind == MBL_OPT_CRITICAL) {
+        *q = c->pk_val[(size_t)gi * OPT_FRF_PEAKS];
+        memcpy(dq, c->pk_grad + (size_t)gi * OPT_FRF_PEAKS * c->np, (size_t)c->np * sizeof *dq);
+        return 0;
+    }
     if (g->kind == MBL_OPT_PEAK) { /* the largest local peak */
         size_t o = (size_t)gi * OPT_FRF_PEAKS, big = o;
         for (size_t k = o + 1; k < o + OPT_FRF_PEAKS; k++)
@@ -235,7 +247,7 @@ static int damping_slot(const opt_ctx *c, int k, int *use, double *z, double *dz
 /* g(q) <= 0 of a constraint and dg/dq */
 static void constraint_of(const mbl_opt_goal *g, double q, double *val, double *slope)
 {
-    double rel = g->kind == MBL_OPT_FREQ || g->kind == MBL_OPT_PEAK ? 1.0 / g->a : 1.0;
+    double rel = g->kind == MBL_OPT_FREQ || g->kind == MBL_OPT_PEAK || g->kind == MBL_OPT_CRITICAL ? 1.0 / g->a : 1.0;
     if (g->sense == MBL_OPT_GE) *val = (g->a - q) * rel, *slope = -rel;
     else if (g->sense == MBL_OPT_LE) *val = (q - g->a) * rel, *slope = rel;
     else {

@@ -40,6 +40,7 @@ typedef struct opt_ctx {
     double *cval, *cgrad; /* ncon and ncon x nx (row-major, as NLopt) */
     double violation;
     int *at_bound;      /* np */
+    double *crit_near;  /* 1 + nconstraints: where each critical speed's next search starts */
     double *pk_val, *pk_grad, *pk_hz; /* (1 + nconstraints) x OPT_FRF_PEAKS (pk_grad x np): the peak
                                          goals' local peaks, their gradients in p and frequencies
                                          (Hz) at the last point */
@@ -90,6 +91,9 @@ int opt_probe(opt_ctx *c, const double *x, int *better, mbl_status *st);
 int opt_frf_peaks(const opt_ctx *c, const mbl_model *md, const mbl_dae_deriv *dd, const mbl_point *pt,
                  const mbl_sensitivity *S, const mbl_opt_goal *g, double *val, double *grad, double *wpk,
                  mbl_status *st);
+/* opt_crit.c: a critical speed goal's value and gradient in p at the design in c->sets
+ * (documented there); *near: where its search starts, then the speed found */
+int opt_critical(opt_ctx *c, const mbl_opt_goal *g, double *near, double *val, double *grad, mbl_status *st);
 /* opt_eval.c: the validity of one goal (kind, sense, values; its mode against nmode) */
 int opt_goal_check(const mbl_opt_goal *g, int objective, int nmode, mbl_status *st);
 

@@ -60,6 +60,7 @@ void opt_ctx_free(opt_ctx *c)
     mbl_free(c->at_bound);
     mbl_free(c->hist);
     mbl_free(c->pk_val);
+    mbl_free(c->crit_near);
     mbl_sensitivity_free(c->S);
 }
 
@@ -95,11 +96,13 @@ int opt_ctx_init(opt_ctx *c, const mbl_model *model, const mbl_optimize_options 
     c->cap = o->max_eval + 8;
     c->hist = mbl_alloc_array(2 * (size_t)c->cap, sizeof *c->hist);
     c->pk_val = mbl_alloc_array(((size_t)o->nconstraints + 1) * OPT_FRF_PEAKS * (np + 2), sizeof *c->pk_val);
+    c->crit_near = mbl_alloc_array((size_t)o->nconstraints + 1, sizeof *c->crit_near);
     if (!c->idx || !c->lo || !c->sets || !c->x || !c->goal_branch || !c->fgrad || !c->at_bound || !c->hist ||
-        !c->pk_val)
+        !c->pk_val || !c->crit_near)
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     c->pk_hz = c->pk_val + ((size_t)o->nconstraints + 1) * OPT_FRF_PEAKS;
     c->pk_grad = c->pk_hz + ((size_t)o->nconstraints + 1) * OPT_FRF_PEAKS;
+    for (int g = 0; g <= o->nconstraints; g++) c->crit_near[g] = g ? o->constraints[g - 1].near : o->objective.near;
     c->best_x = c->x + nx;
     c->hi = c->lo + np, c->p0 = c->hi + np, c->p = c->p0 + np, c->hist_viol = c->hist + c->cap;
     if (o->nsets > 0) memcpy(c->sets, o->sets, (size_t)o->nsets * sizeof *c->sets);

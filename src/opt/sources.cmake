@@ -3,4 +3,5 @@ list(APPEND MBLIN_SOURCES
   src/opt/opt_eval.c
   src/opt/opt_kkt.c
   src/opt/opt_frf.c
+  src/opt/opt_crit.c
 )

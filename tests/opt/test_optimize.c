@@ -24,6 +24,10 @@
  *                       to 0.5 Hz, above mode 3 (x2, 2 / (2 pi) Hz): tracked through the crossing
  *                       by its shape, k1 = (2 pi 0.5)^2 = pi^2, reported as mode 3 at the end; sent to
  *                       x2's own frequency, it meets x2's mode (k1 = 4): an error, not a swap
+ *   critical_speed      a gyroscopic rotor (tilt inertias It = 1, Ip = 0.5, shaft stiffness k): its 1x
+ *                       critical speed sqrt(k / (It - Ip)) moved out of 2.5..3.5 with the least
+ *                       change of k, from two starts, against the closed form (k = 3.125, 6.125); the
+ *                       critical speed's gradient in k and It against central differences
  *   errors              a mode that stops oscillating (a damping ratio driven to 1), a lost
  *                       operating point (k -> 0 with a constant force), an infeasible constraint,
  *                       bad arguments: each a one-line error, no result */
@@ -280,11 +284,57 @@ TEST(errors)
     expect_error(SMD, k2, 1, mode9, NULL, 0, MBL_EARG, "mode 9");
 }
 
+/* a rigid rotor's tilt on a shaft of stiffness k (It theta'' + Ip Omega J theta' + k theta = 0):
+ * forward whirl It w^2 - Ip Omega w - k = 0, so the 1x critical speed is Omega_c = sqrt(k / (It - Ip)) */
+static const char ROTOR[] = "model: dae\n"
+                            "name: gyroscopic rotor\n"
+                            "parameters: {It: 1, Ip: 0.5, k: 4, Omega: 1}\n"
+                            "coordinates: {tx: 0, ty: 0}\n"
+                            "kinetic_energy: \"0.5*It*(der(tx)^2 + der(ty)^2) + 0.5*Ip*Omega*(der(tx)*ty - tx*der(ty))\"\n"
+                            "potential_energy: \"0.5*k*(tx^2 + ty^2)\"\n"
+                            "linearize: {at: equilibrium}\n";
+
+TEST(critical_speed)
+{
+    mbl_model *md = load(ROTOR);
+    CHECK(md != NULL);
+    if (!md) return;
+    /* Omega_c = sqrt(8) = 2.83 must leave 2.5..3.5 with the least change of k: k = (It - Ip) 2.5^2 = 3.125
+     * from k = 4, the other edge k = (It - Ip) 3.5^2 = 6.125 from k = 7 (Omega_c = 3.74, feasible) */
+    const double starts[2] = {NAN, 7}, want[2] = {3.125, 6.125};
+    mbl_opt_goal con[1] = {{.kind = MBL_OPT_CRITICAL, .sense = MBL_OPT_OUTSIDE, .mode = 3, .a = 2.5, .b = 3.5,
+                            .speed = "Omega", .order = 1, .near = 3}};
+    for (int s = 0; s < 2; s++) {
+        mbl_opt_param par[1] = {{"k", 0.5, 20, starts[s]}};
+        mbl_optimize_options o;
+        mbl_optimize_options_default(&o);
+        o.params = par, o.nparams = 1;
+        o.objective = (mbl_opt_goal){.kind = MBL_OPT_CHANGE, .sense = MBL_OPT_MINIMIZE};
+        o.constraints = con, o.nconstraints = 1;
+        mbl_opt_result *r = NULL;
+        mbl_status st;
+        mbl_status_clear(&st);
+        int rc = mbl_optimize(md, &o, &r, &st);
+        CHECK_MSG(rc == 0, "start %d: %s", s, st.msg);
+        if (!rc) CHECK_REL(r->p[0], want[s], 1e-8);
+        mbl_opt_result_free(r);
+    }
+    /* the gradient of Omega_c in k and It against central differences */
+    const mbl_opt_param par2[2] = {{"k", 1, 10, NAN}, {"It", 0.8, 2, NAN}};
+    mbl_opt_goal target = {.kind = MBL_OPT_CRITICAL, .sense = MBL_OPT_TARGET, .mode = 3, .a = 3, .speed = "Omega",
+                           .order = 1, .near = 3};
+    mbl_opt_goal le[1] = {{.kind = MBL_OPT_CRITICAL, .sense = MBL_OPT_LE, .mode = 3, .a = 5, .speed = "Omega",
+                           .order = 1, .near = 3}};
+    fd_case(md, par2, &target, le, 1);
+    mbl_model_free(md);
+}
+
 int main(void)
 {
     RUN(tmd_pole_placement);
     RUN(gradients_fd);
     RUN(crossing);
     RUN(errors);
+    RUN(critical_speed);
     return test_summary("optimize");
 }

@@ -43,6 +43,20 @@ def test_constraint_on_a_string_model():
     assert r["constraint_modes"] == [1] and r["violation"] <= 1e-6
 
 
+def test_critical_speed():
+    text = """model: dae
+name: gyroscopic rotor
+parameters: {It: 1, Ip: 0.5, k: 4, Omega: 1}
+coordinates: {tx: 0, ty: 0}
+kinetic_energy: "0.5*It*(der(tx)^2 + der(ty)^2) + 0.5*Ip*Omega*(der(tx)*ty - tx*der(ty))"
+potential_energy: "0.5*k*(tx^2 + ty^2)"
+linearize: {at: equilibrium}
+"""
+    # the 1x critical speed sqrt(k / (It - Ip)) out of 2.5..3.5: k = 0.5 * 2.5^2
+    r = mblin.loads(text).optimize({"k": (0.5, 20)}, "min:change", "critical:3:Omega:1:3!=2.5:3.5")
+    assert r["parameters"]["k"] == pytest.approx(3.125, rel=1e-8)
+
+
 def test_errors():
     m = mblin.load(TMD)
     with pytest.raises(mblin.ArgumentError, match="unknown quantity"):
