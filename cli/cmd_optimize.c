@@ -3,7 +3,7 @@
  *   mblin optimize MODEL --vary NAME:LO:HI[:START][,NAME:LO:HI[:START]...] --objective GOAL
  *                  [--constraint GOAL ...] [--algorithm slsqp|mma|ccsaq|cobyla] [--max-eval N]
  *                  [--xtol T] [--ftol T] [--ctol T] [--feas-tol T] [--kkt-tol T] [--min-mac M] [--quiet]
- *                  [--svg FILE]
+ *                  [--svg FILE] [--json]
  *                  [--set p=value ...] [--guess q=value ...] [--at KIND]
  *
  * GOAL: an objective max:Q, min:Q or Q=TARGET, a constraint Q>=A, Q<=A or Q!=A:B (outside the band
@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "mblin/json.h"
 #include "mblin/mblin.h"
 #include "mblin/optimize.h"
 
@@ -64,6 +65,7 @@ static void help(void *ud)
         {"--min-mac M", "a tracked mode is lost below this MAC with its predicted shape (0.5)"},
         {"--quiet", "no progress lines"},
         {"--svg FILE", "the objective's history: its value at every evaluation, the infeasible ones marked"},
+        {"--json", "one JSON object (docs/schema/optimize.json) instead of the progress lines and the report"},
         {"--set NAME=VALUE", "override a parameter (repeatable)"},
         {"--guess NAME=VALUE", "initial value of a coordinate (repeatable)"},
         {"--at KIND", "operating point: equilibrium, given, steady or trim (default: the file's)"},
@@ -317,6 +319,79 @@ static void print_result(const cli *c, const cli_args *a, const mbl_opt_result *
     printf("\n");
 }
 
+static void json_numbers(const double *x, int n)
+{
+    printf("[");
+    for (int k = 0; k < n; k++) printf("%s", k ? ", " : ""), mbl_json_number(stdout, x[k], 17, 0);
+    printf("]");
+}
+
+/* --json: one object (docs/schema/optimize.json) */
+static void print_json(const cli *c, const cli_args *a, const mbl_opt_result *r)
+{
+    printf("{\n \"schema_version\": %d,\n \"model\": ", MBL_JSON_SCHEMA_VERSION);
+    mbl_json_string(stdout, a->model);
+    printf(",\n \"algorithm\": \"%s\", \"evaluations\": %d, \"stop_reason\": ", mbl_opt_algorithm_name(r->algorithm),
+           r->evaluations);
+    mbl_json_string(stdout, r->stop_reason);
+    printf(",\n \"parameters\": [");
+    for (int j = 0; j < r->nparams; j++) {
+        printf("%s\n  {\"name\": ", j ? "," : "");
+        mbl_json_string(stdout, c->par[j].name);
+        printf(", \"value\": ");
+        mbl_json_number(stdout, r->p[j], 17, 0);
+        printf(", \"lo\": ");
+        mbl_json_number(stdout, c->par[j].lo, 17, 0);
+        printf(", \"hi\": ");
+        mbl_json_number(stdout, c->par[j].hi, 17, 0);
+        printf(", \"at_bound\": %d}", r->at_bound[j]);
+    }
+    printf("],\n \"objective\": {\"goal\": ");
+    mbl_json_string(stdout, c->objective_text);
+    printf(", \"value\": ");
+    mbl_json_number(stdout, r->value, 17, 0);
+    printf(", \"function\": ");
+    mbl_json_number(stdout, r->objective, 17, 0);
+    printf(", \"mode\": ");
+    if (r->tracked_objective >= 0) printf("%d", r->tracked_objective + 1);
+    else printf("null");
+    printf(", \"peak_hz\": ");
+    mbl_json_number(stdout, r->peak_hz, 17, 0);
+    printf("},\n \"constraints\": [");
+    for (int i = 0; i < c->ncon; i++) {
+        printf("%s{\"goal\": ", i ? ", " : "");
+        mbl_json_string(stdout, c->constraint_text[i]);
+        printf(", \"mode\": ");
+        if (r->tracked[i] >= 0) printf("%d}", r->tracked[i] + 1);
+        else printf("null}");
+    }
+    printf("],\n \"violation\": ");
+    mbl_json_number(stdout, r->violation, 17, 0);
+    printf(", \"kkt\": ");
+    mbl_json_number(stdout, r->kkt, 17, 0);
+    printf(", \"coalesced\": ");
+    if (r->coalesced[0]) printf("[%d, %d]", r->coalesced[0], r->coalesced[1]);
+    else printf("null");
+    printf(", \"crossings\": %d,\n \"history\": ", r->crossings);
+    json_numbers(r->history, r->nhistory);
+    printf(",\n \"history_violation\": ");
+    json_numbers(r->history_violation, r->nhistory);
+    printf(",\n \"modes\": [");
+    for (int k = 0; k < r->S->nmode; k++) {
+        const mbl_sens_mode *m = &r->S->modes[k];
+        printf("%s\n  {\"re\": ", k ? "," : "");
+        mbl_json_number(stdout, m->re, 17, 0);
+        printf(", \"im\": ");
+        mbl_json_number(stdout, m->im, 17, 0);
+        printf(", \"freq_hz\": ");
+        mbl_json_number(stdout, m->freq_hz, 17, 0);
+        printf(", \"damping_ratio\": ");
+        mbl_json_number(stdout, m->damping_ratio, 17, 0);
+        printf("}");
+    }
+    printf("\n ]\n}\n");
+}
+
 /* --svg FILE: the objective's quantity at every evaluation, the evaluations that violate a
  * constraint marked; 0 or the exit status 1 after a message */
 static int history_svg(const cli *c, const mbl_opt_result *r)
@@ -350,7 +425,7 @@ int cli_cmd_optimize(int argc, char **argv)
     static cli_args a;
     memset(&c, 0, sizeof c);
     mbl_optimize_options_default(&c.o);
-    cli_spec spec = {CLI_OPT_SET | CLI_OPT_GUESS | CLI_OPT_AT, own, NULL, option, help, &c};
+    cli_spec spec = {CLI_OPT_SET | CLI_OPT_GUESS | CLI_OPT_AT | CLI_OPT_JSON, own, NULL, option, help, &c};
     int rc = cli_parse(&spec, &a, argc, argv);
     if (rc >= 0) return rc;
     if (!a.model) return cli_usage("optimize", "optimize needs a MODEL file%s", "");
@@ -373,6 +448,7 @@ int cli_cmd_optimize(int argc, char **argv)
         mbl_model_free(md);
         return rc;
     }
+    if (a.json) c.quiet = 1; /* one JSON object on stdout */
     if (!c.quiet) {
         char b[128];
         int alg = c.o.algorithm != MBL_OPT_AUTO ? c.o.algorithm : c.objective.kind == MBL_OPT_MIN_DAMPING ? MBL_OPT_MMA : MBL_OPT_SLSQP;
@@ -381,7 +457,8 @@ int cli_cmd_optimize(int argc, char **argv)
         printf("   eval            value      objective  violation  bounds  design\n");
     }
     rc = mbl_optimize(md, &c.o, &r, &st) ? cli_fail(&st) : 0;
-    if (!rc) print_result(&c, &a, r);
+    if (!rc && a.json) print_json(&c, &a, r);
+    else if (!rc) print_result(&c, &a, r);
     if (!rc && c.svg) rc = history_svg(&c, r);
     mbl_opt_result_free(r);
     mbl_model_free(md);
