@@ -44,7 +44,7 @@ static void help(void *ud)
     printf("\nthe design (parameters within bounds) that minimizes or maximizes a goal on the modes under\n"
            "constraints on the modes, by NLopt with the exact eigen-sensitivities (the operating point's shift\n"
            "included) as gradients; modes are tracked from design to design (docs/optimize.md)\n\n"
-           "goals: Q is freq:I (Hz), damping:I (mode I as `mblin linearize` lists it at the start),\n"
+           "goals: Q is freq:I (Hz), damping:I, real:I (1/s; mode I as `mblin linearize` lists it at the start),\n"
            "min-damping (the least damping ratio of all modes), change (sum of ((p - p0) / p0)^2 over the\n"
            "varied parameters) or peak:IN:COORD:F1:F2 (the largest |H| from input IN to coordinate COORD's\n"
            "displacement over F1..F2 Hz) or critical:I:SPEED:ORDER:NEAR (the value of parameter SPEED where\n"
@@ -120,10 +120,10 @@ static int quantity(const char *s, size_t len, mbl_opt_goal *g, char (*names)[12
     if (!strncmp(q, "critical:", 9)) return critical(q + 9, g, names);
     if (!strcmp(q, "min-damping")) return g->kind = MBL_OPT_MIN_DAMPING, 0;
     if (!strcmp(q, "change")) return g->kind = MBL_OPT_CHANGE, 0;
-    const char *num = !strncmp(q, "freq:", 5) ? q + 5 : !strncmp(q, "damping:", 8) ? q + 8 : NULL;
+    const char *num = !strncmp(q, "freq:", 5) ? q + 5 : !strncmp(q, "damping:", 8) ? q + 8 : !strncmp(q, "real:", 5) ? q + 5 : NULL;
     double m;
     if (!num || cli_decimal(num, &m) || m < 1 || m != floor(m) || m > 1e9) return -1;
-    g->kind = q[0] == 'f' ? MBL_OPT_FREQ : MBL_OPT_DAMPING;
+    g->kind = q[0] == 'f' ? MBL_OPT_FREQ : q[0] == 'r' ? MBL_OPT_REAL : MBL_OPT_DAMPING;
     g->mode = (int)m;
     return 0;
 }
@@ -141,7 +141,7 @@ static int goal(const char *v, int objective, mbl_opt_goal *g, char (*names)[128
     else if (!(op = strstr(v, ">=")) && !(op = strstr(v, "<="))) op = strstr(v, "!=");
     if (!op) return cli_usage("optimize", objective ? "--objective expects max:Q, min:Q or Q=TARGET, got '%s'"
                                                     : "--constraint expects Q>=A, Q<=A or Q!=A:B, got '%s'", v);
-    if (quantity(v, (size_t)(op - v), g, names)) return cli_usage("optimize", "unknown quantity in '%s' (freq:I, damping:I, min-damping, change, peak:IN:COORD:F1:F2, "
+    if (quantity(v, (size_t)(op - v), g, names)) return cli_usage("optimize", "unknown quantity in '%s' (freq:I, damping:I, real:I, min-damping, change, peak:IN:COORD:F1:F2, "
                                         "critical:I:SPEED:ORDER:NEAR)", v);
     const char *rhs = op + (objective ? 1 : 2);
     if (objective) {
@@ -259,8 +259,10 @@ static int progress(void *ud, const mbl_opt_step *s)
 static const char *goal_name(const mbl_opt_goal *g, char *buf, size_t len)
 {
     const char *q = g->kind == MBL_OPT_FREQ ? "frequency [Hz] of mode" : g->kind == MBL_OPT_DAMPING ? "damping ratio of mode"
-                  : g->kind == MBL_OPT_MIN_DAMPING ? "least damping ratio" : "relative change of the design";
-    if (g->kind == MBL_OPT_FREQ || g->kind == MBL_OPT_DAMPING) snprintf(buf, len, "%s %d", q, g->mode);
+                  : g->kind == MBL_OPT_REAL ? "real part [1/s] of mode" : g->kind == MBL_OPT_MIN_DAMPING ? "least damping ratio"
+                                                                        : "relative change of the design";
+    if (g->kind == MBL_OPT_FREQ || g->kind == MBL_OPT_DAMPING || g->kind == MBL_OPT_REAL)
+        snprintf(buf, len, "%s %d", q, g->mode);
     else if (g->kind == MBL_OPT_PEAK)
         snprintf(buf, len, "peak of |%s / %s| over %g..%g Hz", g->output, g->input, g->band[0], g->band[1]);
     else if (g->kind == MBL_OPT_CRITICAL)
@@ -292,8 +294,9 @@ static void print_result(const cli *c, const cli_args *a, const mbl_opt_result *
         printf("  constraint %d: %s", i + 1, c->constraint_text[i]);
         if (r->tracked[i] >= 0) {
             const mbl_sens_mode *m = &r->S->modes[r->tracked[i]];
-            printf(": %s %.10g", c->con[i].kind == MBL_OPT_FREQ ? "frequency [Hz]" : "damping ratio",
-                   c->con[i].kind == MBL_OPT_FREQ ? m->freq_hz : m->damping_ratio);
+            int k = c->con[i].kind;
+            printf(": %s %.10g", k == MBL_OPT_FREQ ? "frequency [Hz]" : k == MBL_OPT_REAL ? "real part [1/s]" : "damping ratio",
+                   k == MBL_OPT_FREQ ? m->freq_hz : k == MBL_OPT_REAL ? m->re : m->damping_ratio);
             if (r->tracked[i] + 1 != c->con[i].mode) printf(" (mode %d here)", r->tracked[i] + 1);
         }
         printf("\n");

@@ -43,18 +43,20 @@ enum {
                                 maximize t subject to zeta_i >= t for every mode i */
     MBL_OPT_CHANGE = 4,      /* the design's change from the model's values: sum over the varied
                                 parameters of ((p - p0) / p0)^2 (|p0| below 1e-300: (p - p0)^2) */
-    MBL_OPT_PEAK = 5,        /* the largest |H(i w)| over the band a..b Hz, H from the model's input
-                                `input` to the displacement of coordinate `output` (H-infinity over
-                                the band); an objective to minimize or a constraint <= a bound (the
-                                band then in c..d: mbl_opt_goal.band). At an equilibrium of a model
+    MBL_OPT_PEAK = 5,        /* the largest |H(i w)| over the band band[0]..band[1] Hz, H from the
+                                model's input `input` to the displacement of coordinate `output`
+                                (H-infinity over the band); an objective to minimize or a constraint
+                                <= a. At an equilibrium of a model
                                 without non-holonomic constraints, user ODE states, implicit
                                 variables or generalized speeds */
-    MBL_OPT_CRITICAL = 6     /* a critical speed: the value of the parameter `speed` (not varied)
+    MBL_OPT_CRITICAL = 6,    /* a critical speed: the value of the parameter `speed` (not varied)
                                 where mode `mode` (numbered at speed = `near`) has its damped
                                 frequency |Im lambda| (rad/s) on the line order * speed
                                 (mbl_boundary with order; each design's search starts from the
                                 previous design's critical speed); its derivative by the implicit
                                 function theorem from the exact sensitivities there */
+    MBL_OPT_REAL = 7         /* the tracked mode's real part Re lambda (1/s; any nonzero mode): minus its
+                                decay rate, <= 0 for a stable mode */
 };
 /* What is asked of it: objectives minimize, maximize or reach a target a (minimize
  * ((x - a) / a)^2); constraints keep it >= a, <= a, or outside the band [a, b] (a < b). */
@@ -70,7 +72,7 @@ enum {
 typedef struct mbl_opt_goal {
     int kind;    /* MBL_OPT_FREQ ... */
     int sense;   /* MBL_OPT_MINIMIZE ... */
-    int mode;    /* FREQ, DAMPING: mode I (1-based) at the starting design, as `mblin linearize`
+    int mode;    /* FREQ, DAMPING, REAL: mode I (1-based) at the starting design, as `mblin linearize`
                     lists it (an oscillatory mode: its +imaginary eigenvalue is meant either way) */
     double a, b; /* the target or bound(s) (Hz for frequencies) */
     const char *input, *output; /* MBL_OPT_PEAK: the input and the coordinate */
@@ -80,8 +82,9 @@ typedef struct mbl_opt_goal {
 } mbl_opt_goal;
 
 /* The scaled value of a constraint, g <= 0 when it holds: (a - f) / a for f >= a, (f - a) / a for
- * f <= a (frequencies and peaks), a - zeta and zeta - a for damping ratios, 1 - ((f - c) / h)^2 outside a band
- * of centre c and half-width h. The "violation" reported is max(g, 0) over the constraints. */
+ * f <= a (frequencies, peaks, critical speeds), a - q and q - a for damping ratios, real parts and
+ * changes, 1 - ((f - c) / h)^2 outside a band of centre c and half-width h. The "violation"
+ * reported is max(g, 0) over the constraints. */
 
 /* The optimizers (NLopt's, docs/optimize.md) */
 enum {

@@ -78,7 +78,8 @@ def _value(what, k, v):
 
 
 _GOAL_Q = {"min-damping": 3, "change": 4}
-_GOAL_RE = _re.compile(r"^(freq|damping):([1-9][0-9]*)$")
+_GOAL_RE = _re.compile(r"^(freq|damping|real):([1-9][0-9]*)$")
+_GOAL_KIND = {"freq": 1, "damping": 2, "real": 7}
 
 
 def _goal_quantity(q, text):
@@ -87,7 +88,7 @@ def _goal_quantity(q, text):
         return _GOAL_Q[q], 0, None, None, 0.0, 0.0, None, 0.0, 0.0
     m = _GOAL_RE.match(q)
     if m:
-        return (1 if m.group(1) == "freq" else 2), int(m.group(2)), None, None, 0.0, 0.0, None, 0.0, 0.0
+        return _GOAL_KIND[m.group(1)], int(m.group(2)), None, None, 0.0, 0.0, None, 0.0, 0.0
     f = q.split(":")
     try:
         if len(f) == 5 and f[0] == "peak":
@@ -96,7 +97,7 @@ def _goal_quantity(q, text):
             return 6, int(f[1]), None, None, 0.0, 0.0, f[2], float(f[3]), float(f[4])
     except ValueError:
         pass
-    raise ArgumentError("optimize: unknown quantity in %r (freq:I, damping:I, min-damping, change, "
+    raise ArgumentError("optimize: unknown quantity in %r (freq:I, damping:I, real:I, min-damping, change, "
                         "peak:IN:COORD:F1:F2, critical:I:SPEED:ORDER:NEAR)" % text, ArgumentError.code)
 
 
@@ -557,7 +558,7 @@ class Model:
 
         Args:
             vary: ``{name: (lo, hi)}`` or ``{name: (lo, hi, start)}`` (start: default the model's value).
-            objective: ``"max:Q"``, ``"min:Q"`` or ``"Q=TARGET"``; Q ``freq:I``, ``damping:I``,
+            objective: ``"max:Q"``, ``"min:Q"`` or ``"Q=TARGET"``; Q ``freq:I``, ``damping:I``, ``real:I``,
                 ``min-damping``, ``change``, ``peak:IN:COORD:F1:F2`` or ``critical:I:SPEED:ORDER:NEAR``,
                 as on the command line.
             constraints: ``"Q>=A"``, ``"Q<=A"`` or ``"Q!=A:B"`` strings.

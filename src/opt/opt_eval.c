@@ -135,8 +135,8 @@ done:
 int opt_goal_check(const mbl_opt_goal *g, int objective, int nmode, mbl_status *st)
 {
     const char *what = objective ? "the objective" : "a constraint";
-    int named = g->kind == MBL_OPT_FREQ || g->kind == MBL_OPT_DAMPING;
-    if (g->kind < MBL_OPT_FREQ || g->kind > MBL_OPT_CRITICAL) return mbl_error(st, MBL_EARG, "%s: unknown kind %d", what, g->kind);
+    int named = g->kind == MBL_OPT_FREQ || g->kind == MBL_OPT_DAMPING || g->kind == MBL_OPT_REAL;
+    if (g->kind < MBL_OPT_FREQ || g->kind > MBL_OPT_REAL) return mbl_error(st, MBL_EARG, "%s: unknown kind %d", what, g->kind);
     if (objective ? (g->sense < MBL_OPT_MINIMIZE || g->sense > MBL_OPT_TARGET)
                   : (g->sense < MBL_OPT_GE || g->sense > MBL_OPT_OUTSIDE))
         return mbl_error(st, MBL_EARG, "%s: sense %d is not one of an %s", what, g->sense,
@@ -174,16 +174,18 @@ int opt_constraint_count(const opt_ctx *c)
     return n + c->nbound;
 }
 
-/* a mode's frequency (freq = 1) or damping ratio and its derivatives in p (np); `who` names it
- * in the errors: a repeated eigenvalue (no derivative), a derivative not defined */
-static int mode_value(const opt_ctx *c, const mbl_sens_mode *m, int freq, const char *who, double *q, double *dq,
+/* a mode's frequency (which = MBL_OPT_FREQ), real part (MBL_OPT_REAL) or damping ratio and its
+ * derivatives in p (np); `who` names it in the errors: a repeated eigenvalue (no derivative), a
+ * derivative not defined */
+static int mode_value(const opt_ctx *c, const mbl_sens_mode *m, int which, const char *who, double *q, double *dq,
                       mbl_status *st)
 {
     char d[256];
     int bad = -1;
-    *q = freq ? m->freq_hz : m->damping_ratio;
+    const double *dv = which == MBL_OPT_FREQ ? m->dfreq_hz : which == MBL_OPT_REAL ? m->dre : m->ddamping;
+    *q = which == MBL_OPT_FREQ ? m->freq_hz : which == MBL_OPT_REAL ? m->re : m->damping_ratio;
     for (int w = 0; w < c->np && m->defined && bad < 0; w++)
-        if (!isfinite(dq[w] = freq ? m->dfreq_hz[w] : m->ddamping[w])) bad = w;
+        if (!isfinite(dq[w] = dv[w])) bad = w;
     if (m->defined && bad < 0) return 0;
     design_text(c, c->p, d, sizeof d); /* the errors name the design */
     if (!m->defined)
@@ -223,13 +225,13 @@ static int quantity(const opt_ctx *c, const mbl_opt_goal *g, int gi, double *q, 
     const mbl_sens_mode *m = &c->S->modes[j];
     char who[64];
     snprintf(who, sizeof who, "mode %d of the start (mode %d here)", g->mode, j + 1);
-    if (m->defined && m->kind != MBL_MODE_OSCILLATORY) {
+    if (m->defined && m->kind != MBL_MODE_OSCILLATORY && (g->kind != MBL_OPT_REAL || m->kind == MBL_MODE_ZERO)) {
         char d[256];
         design_text(c, c->p, d, sizeof d);
         return mbl_error(st, MBL_EMODEL, "%s no longer oscillates at %s (%s)", who, d,
                          m->kind == MBL_MODE_ZERO ? "a zero eigenvalue" : "a real eigenvalue: overdamped");
     }
-    return mode_value(c, m, g->kind == MBL_OPT_FREQ, who, q, dq, st);
+    return mode_value(c, m, g->kind, who, q, dq, st);
 }
 
 /* The least-damping slots: one per mode, value zeta and its derivative (np), or *use = 0 for a
@@ -241,7 +243,7 @@ static int damping_slot(const opt_ctx *c, int k, int *use, double *z, double *dz
     if (!*use) return 0;
     char who[32];
     snprintf(who, sizeof who, "mode %d", c->branch[k] + 1);
-    return mode_value(c, m, 0, who, z, dz, st);
+    return mode_value(c, m, MBL_OPT_DAMPING, who, z, dz, st);
 }
 
 /* g(q) <= 0 of a constraint and dg/dq */
@@ -337,9 +339,10 @@ static int first_point(opt_ctx *c, const mbl_sensitivity *S, mbl_status *st)
     for (int b = 0; b < c->nmode; b++) c->branch[b] = b;
     for (int g = 0; g <= c->o->nconstraints; g++) {
         const mbl_opt_goal *gl = g ? &c->o->constraints[g - 1] : &c->o->objective;
-        int named = gl->kind == MBL_OPT_FREQ || gl->kind == MBL_OPT_DAMPING;
+        int named = gl->kind == MBL_OPT_FREQ || gl->kind == MBL_OPT_DAMPING || gl->kind == MBL_OPT_REAL;
+        int kind = named ? S->modes[gl->mode - 1].kind : MBL_MODE_OSCILLATORY;
         c->goal_branch[g] = named ? gl->mode - 1 : -1;
-        if (named && S->modes[gl->mode - 1].kind != MBL_MODE_OSCILLATORY)
+        if (kind != MBL_MODE_OSCILLATORY && (gl->kind != MBL_OPT_REAL || kind == MBL_MODE_ZERO))
             return mbl_error(st, MBL_EARG, "%s: mode %d is not oscillatory at the start (%s)",
                              g ? "a constraint" : "the objective", gl->mode,
                              S->modes[gl->mode - 1].kind == MBL_MODE_ZERO ? "a zero eigenvalue" : "a real eigenvalue");

@@ -81,9 +81,10 @@ int opt_ctx_init(opt_ctx *c, const mbl_model *model, const mbl_optimize_options 
     c->bound = o->objective.kind == MBL_OPT_MIN_DAMPING ? 1 : o->objective.kind == MBL_OPT_PEAK ? 2 : 0;
     c->algorithm = o->algorithm != MBL_OPT_AUTO ? o->algorithm : c->bound == 1 ? MBL_OPT_MMA : MBL_OPT_SLSQP;
     c->nx = c->np + (c->bound != 0);
-    c->shapes = o->objective.kind == MBL_OPT_FREQ || o->objective.kind == MBL_OPT_DAMPING;
+    c->shapes = o->objective.kind == MBL_OPT_FREQ || o->objective.kind == MBL_OPT_DAMPING || o->objective.kind == MBL_OPT_REAL;
     for (int i = 0; i < o->nconstraints; i++)
-        c->shapes |= o->constraints[i].kind == MBL_OPT_FREQ || o->constraints[i].kind == MBL_OPT_DAMPING;
+        c->shapes |= o->constraints[i].kind == MBL_OPT_FREQ || o->constraints[i].kind == MBL_OPT_DAMPING ||
+                     o->constraints[i].kind == MBL_OPT_REAL;
     size_t np = (size_t)c->np, nx = (size_t)c->nx;
     c->nsets = (o->nsets > 0 ? o->nsets : 0) + c->np;
     c->idx = mbl_alloc_array(np, sizeof *c->idx);

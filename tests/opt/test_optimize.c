@@ -17,7 +17,7 @@
  *   gradients_fd        the objective's and every constraint's gradient that the optimizer is given
  *                       (exact sensitivities, scaled) against central differences of their values
  *                       (a target frequency, a band, a damping bound, the least damping, the bound
- *                       formulation's t, the local peaks of a frequency response: the H-infinity
+ *                       formulation's t, a real part, the local peaks of a frequency response: the H-infinity
  *                       objective's rows and a peak's bound), on the tuned mass damper and (the
  *                       peaks) on one whose operating point moves with the parameters
  *   crossing            two uncoupled oscillators (k1 = 1, k2 = 4, unit masses): mode 1 (x1) sent
@@ -28,6 +28,7 @@
  *                       critical speed sqrt(k / (It - Ip)) moved out of 2.5..3.5 with the least
  *                       change of k, from two starts, against the closed form (k = 3.125, 6.125); the
  *                       critical speed's gradient in k and It against central differences
+ *   real_part           an oscillator's real part -c/2 bounded by -0.2 with the least change of c: c = 0.4
  *   errors              a mode that stops oscillating (a damping ratio driven to 1), a lost
  *                       operating point (k -> 0 with a constant force), an infeasible constraint,
  *                       bad arguments: each a one-line error, no result */
@@ -182,6 +183,9 @@ TEST(gradients_fd)
     mbl_opt_goal peakle[1] = {{.kind = MBL_OPT_PEAK, .sense = MBL_OPT_LE, .a = 9, .input = "F", .output = "x2",
                                .band = {0.12, 0.2}}};
     fd_case(md, TMD_PAR, &peak, peakle, 1);
+    mbl_opt_goal real = {.kind = MBL_OPT_REAL, .sense = MBL_OPT_MINIMIZE, .mode = 3};
+    mbl_opt_goal realle[1] = {{.kind = MBL_OPT_REAL, .sense = MBL_OPT_LE, .mode = 1, .a = -0.05}};
+    fd_case(md, TMD_PAR, &real, realle, 1);
     mbl_model *nl = load(NL);
     CHECK(nl != NULL);
     const mbl_opt_param hard[2] = {{"k3", 0.1, 2, NAN}, {"P", 0.1, 1, NAN}}; /* they move the point */
@@ -329,6 +333,30 @@ TEST(critical_speed)
     mbl_model_free(md);
 }
 
+TEST(real_part)
+{
+    /* x'' + c x' + k x = 1: Re s = -c / 2 while underdamped; Re s <= -0.2 with the least change
+     * of c from 0.2: c = 0.4 */
+    mbl_model *md = load(SMD);
+    CHECK(md != NULL);
+    if (!md) return;
+    mbl_opt_param par[1] = {{"c", 0.1, 1.5, NAN}};
+    mbl_opt_goal con[1] = {{.kind = MBL_OPT_REAL, .sense = MBL_OPT_LE, .mode = 1, .a = -0.2}};
+    mbl_optimize_options o;
+    mbl_optimize_options_default(&o);
+    o.params = par, o.nparams = 1;
+    o.objective = (mbl_opt_goal){.kind = MBL_OPT_CHANGE, .sense = MBL_OPT_MINIMIZE};
+    o.constraints = con, o.nconstraints = 1;
+    mbl_opt_result *r = NULL;
+    mbl_status st;
+    mbl_status_clear(&st);
+    int rc = mbl_optimize(md, &o, &r, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    if (!rc) CHECK_REL(r->p[0], 0.4, 1e-8);
+    mbl_opt_result_free(r);
+    mbl_model_free(md);
+}
+
 int main(void)
 {
     RUN(tmd_pole_placement);
@@ -336,5 +364,6 @@ int main(void)
     RUN(crossing);
     RUN(errors);
     RUN(critical_speed);
+    RUN(real_part);
     return test_summary("optimize");
 }
