@@ -380,16 +380,12 @@ static void print_json(const cli *c, const cli_args *a, const mbl_opt_result *r)
     printf(",\n \"history_violation\": ");
     json_numbers(r->history_violation, r->nhistory);
     printf(",\n \"modes\": [");
+    static const char *const keys[4] = {"re", "im", "freq_hz", "damping_ratio"};
     for (int k = 0; k < r->S->nmode; k++) {
         const mbl_sens_mode *m = &r->S->modes[k];
-        printf("%s\n  {\"re\": ", k ? "," : "");
-        mbl_json_number(stdout, m->re, 17, 0);
-        printf(", \"im\": ");
-        mbl_json_number(stdout, m->im, 17, 0);
-        printf(", \"freq_hz\": ");
-        mbl_json_number(stdout, m->freq_hz, 17, 0);
-        printf(", \"damping_ratio\": ");
-        mbl_json_number(stdout, m->damping_ratio, 17, 0);
+        const double v[4] = {m->re, m->im, m->freq_hz, m->damping_ratio};
+        printf("%s\n  ", k ? "," : "");
+        for (int i = 0; i < 4; i++) printf("%s\"%s\": ", i ? ", " : "{", keys[i]), mbl_json_number(stdout, v[i], 17, 0);
         printf("}");
     }
     printf("\n ]\n}\n");

@@ -353,6 +353,36 @@ PyObject *py_Model_freqresp(ModelObject *self, PyObject *args)
     return d;
 }
 
+/* fn(model, ud, st) on self's model or its copy with sets (study_model), the GIL released and
+ * Ctrl-C watched: 0, fn's negative code (st set), or 1 when interrupted (KeyboardInterrupt set) */
+static int run_study(ModelObject *self, const mbl_setting *sets, int nsets,
+                     int (*fn)(const mbl_model *, void *, mbl_status *), void *ud, mbl_status *st)
+{
+    int rc;
+    mbl_status_clear(st);
+    py_interrupt pi;
+    py_interrupt_begin(&pi);
+    Py_BEGIN_ALLOW_THREADS
+    mbl_model *own = NULL;
+    const mbl_model *md = NULL;
+    rc = study_model(self, sets, nsets, &own, &md, st);
+    if (!rc) rc = fn(md, ud, st);
+    mbl_model_free(own);
+    Py_END_ALLOW_THREADS
+    return py_interrupt_end(&pi) ? 1 : rc;
+}
+
+typedef struct opt_call {
+    const mbl_optimize_options *o;
+    mbl_opt_result *r;
+} opt_call;
+
+static int opt_run(const mbl_model *md, void *ud, mbl_status *st)
+{
+    opt_call *c = ud;
+    return mbl_optimize(md, c->o, &c->r, st);
+}
+
 /* one goal from its tuple (kind, sense, mode, a, b, input, output, f1, f2, speed, order, near); 0, or
  * -1 with an exception set (the strings point into the tuple: the caller keeps it) */
 static int goal_from(PyObject *t, mbl_opt_goal *g)
@@ -456,26 +486,11 @@ PyObject *py_Model_optimize(ModelObject *self, PyObject *args)
         if (tol[k] > 0) *dst[k] = tol[k];
     o.opoint.at = at;
     mbl_status st;
-    mbl_status_clear(&st);
-    mbl_opt_result *r = NULL;
-    int rc;
-    py_interrupt pi;
-    py_interrupt_begin(&pi);
-    Py_BEGIN_ALLOW_THREADS
-    mbl_model *own = NULL;
-    const mbl_model *md = NULL;
-    rc = study_model(self, sets, nsets, &own, &md, &st);
-    if (!rc) rc = mbl_optimize(md, &o, &r, &st);
-    mbl_model_free(own);
-    Py_END_ALLOW_THREADS
-    if (py_interrupt_end(&pi)) {
-        /* KeyboardInterrupt, set */
-    } else if (rc) {
-        py_raise_status(&st);
-    } else {
-        result = opt_result_dict(&o, r);
-    }
-    mbl_opt_result_free(r);
+    opt_call call = {&o, NULL};
+    int rc = run_study(self, sets, nsets, opt_run, &call, &st);
+    if (rc < 0) py_raise_status(&st);
+    else if (!rc) result = opt_result_dict(&o, call.r);
+    mbl_opt_result_free(call.r);
 done:
     PyMem_Free(par);
     PyMem_Free(con);

@@ -59,30 +59,39 @@ static mbl_model *load(const char *text)
     mbl_model *md = NULL;
     mbl_status st;
     mbl_status_clear(&st);
-    if (mbl_model_load_string(text, strlen(text), "test.yaml", NULL, 0, &md, &st))
-        fprintf(stderr, "load: %s\n", st.msg);
+    int rc = mbl_model_load_string(text, strlen(text), "test.yaml", NULL, 0, &md, &st);
+    CHECK_MSG(rc == 0, "load: %s", st.msg);
     return md;
+}
+
+/* mbl_optimize with the default options but the parameters, goals and max_eval given */
+static int optimize(const mbl_model *md, const mbl_opt_param *par, int np, mbl_opt_goal obj, const mbl_opt_goal *con,
+                    int ncon, int max_eval, mbl_opt_result **r, mbl_status *st)
+{
+    mbl_optimize_options o;
+    mbl_optimize_options_default(&o);
+    o.params = par, o.nparams = np;
+    o.objective = obj;
+    o.constraints = con, o.nconstraints = ncon;
+    if (max_eval > 0) o.max_eval = max_eval;
+    mbl_status_clear(st);
+    *r = NULL;
+    return mbl_optimize(md, &o, r, st);
 }
 
 TEST(tmd_pole_placement)
 {
     mbl_model *md = load(TMD);
-    CHECK(md != NULL);
     if (!md) return;
     double mu = 0.05, za = sqrt(mu / (1 + mu));
     double k2 = mu / ((1 + mu) * (1 + mu)), c2 = 2 * mu * za / (1 + mu), z = sqrt(mu) / 2;
     const double starts[4][2] = {{0.04, 0.01}, {0.02, 0.001}, {0.08, 0.05}, {0.03, 0.04}};
     for (int s = 0; s < 4; s++) {
         mbl_opt_param par[2] = {{"k2", 0.02, 0.08, starts[s][0]}, {"c2", 0.001, 0.05, starts[s][1]}};
-        mbl_optimize_options o;
-        mbl_optimize_options_default(&o);
-        o.params = par, o.nparams = 2;
-        o.objective = (mbl_opt_goal){.kind = MBL_OPT_MIN_DAMPING, .sense = MBL_OPT_MAXIMIZE, .mode = 0, .a = 0, .b = 0};
-        o.max_eval = 500;
-        mbl_opt_result *r = NULL;
+        mbl_opt_goal maxmin = {.kind = MBL_OPT_MIN_DAMPING, .sense = MBL_OPT_MAXIMIZE};
+        mbl_opt_result *r;
         mbl_status st;
-        mbl_status_clear(&st);
-        int rc = mbl_optimize(md, &o, &r, &st);
+        int rc = optimize(md, par, 2, maxmin, NULL, 0, 500, &r, &st);
         CHECK_MSG(rc == 0, "start %d: %s", s, st.msg);
         if (rc) continue;
         CHECK_REL(r->p[0], k2, 1e-5);
@@ -168,7 +177,6 @@ static const char NL[] = "model: dae\n"
 TEST(gradients_fd)
 {
     mbl_model *md = load(TMD);
-    CHECK(md != NULL);
     if (!md) return;
     mbl_opt_goal target = {.kind = MBL_OPT_FREQ, .sense = MBL_OPT_TARGET, .mode = 3, .a = 0.17, .b = 0};
     mbl_opt_goal con[3] = {{.kind = MBL_OPT_FREQ, .sense = MBL_OPT_OUTSIDE, .mode = 1, .a = 0.12, .b = 0.14},
@@ -187,7 +195,6 @@ TEST(gradients_fd)
     mbl_opt_goal realle[1] = {{.kind = MBL_OPT_REAL, .sense = MBL_OPT_LE, .mode = 1, .a = -0.05}};
     fd_case(md, TMD_PAR, &real, realle, 1);
     mbl_model *nl = load(NL);
-    CHECK(nl != NULL);
     const mbl_opt_param hard[2] = {{"k3", 0.1, 2, NAN}, {"P", 0.1, 1, NAN}}; /* they move the point */
     if (nl) fd_case(nl, hard, &peak, peakle, 1);
     mbl_model_free(nl);
@@ -208,17 +215,12 @@ static const char TWO[] = "model: dae\n"
 TEST(crossing)
 {
     mbl_model *md = load(TWO);
-    CHECK(md != NULL);
     if (!md) return;
     mbl_opt_param par[1] = {{"k1", 0.5, 20, NAN}};
-    mbl_optimize_options o;
-    mbl_optimize_options_default(&o);
-    o.params = par, o.nparams = 1;
-    o.objective = (mbl_opt_goal){.kind = MBL_OPT_FREQ, .sense = MBL_OPT_TARGET, .mode = 1, .a = 0.5, .b = 0};
-    mbl_opt_result *r = NULL;
+    mbl_opt_goal target = {.kind = MBL_OPT_FREQ, .sense = MBL_OPT_TARGET, .mode = 1, .a = 0.5};
+    mbl_opt_result *r;
     mbl_status st;
-    mbl_status_clear(&st);
-    int rc = mbl_optimize(md, &o, &r, &st);
+    int rc = optimize(md, par, 1, target, NULL, 0, 0, &r, &st);
     CHECK_MSG(rc == 0, "%s", st.msg);
     if (!rc) {
         CHECK_REL(r->p[0], (TWO_PI / 2) * (TWO_PI / 2), 1e-6);
@@ -227,11 +229,10 @@ TEST(crossing)
         CHECK(r->crossings >= 1);
     }
     mbl_opt_result_free(r);
-    r = NULL;
     /* the target of x2's own frequency 2 / (2 pi): the tracked mode meets x2's (k1 = 4), a repeated
      * eigenvalue: reported, not swapped for the other */
-    o.objective.a = 1 / (TWO_PI / 2);
-    rc = mbl_optimize(md, &o, &r, &st);
+    target.a = 1 / (TWO_PI / 2);
+    rc = optimize(md, par, 1, target, NULL, 0, 0, &r, &st);
     CHECK_MSG(rc == MBL_EMODEL && strstr(st.msg, "meets another mode") && r == NULL, "%d: %s", rc, st.msg);
     mbl_opt_result_free(r);
     mbl_model_free(md);
@@ -242,17 +243,10 @@ static void expect_error(const char *text, const mbl_opt_param *par, int np, mbl
                          int ncon, int code, const char *what)
 {
     mbl_model *md = load(text);
-    CHECK(md != NULL);
     if (!md) return;
-    mbl_optimize_options o;
-    mbl_optimize_options_default(&o);
-    o.params = par, o.nparams = np;
-    o.objective = obj;
-    o.constraints = con, o.nconstraints = ncon;
-    mbl_opt_result *r = NULL;
+    mbl_opt_result *r;
     mbl_status st;
-    mbl_status_clear(&st);
-    int rc = mbl_optimize(md, &o, &r, &st);
+    int rc = optimize(md, par, np, obj, con, ncon, 0, &r, &st);
     CHECK_MSG((code ? rc == code : rc < 0) && strstr(st.msg, what) && !strchr(st.msg, '\n'), "rc %d (expected %d): %s (expected '%s')", rc,
               code, st.msg, what);
     CHECK(r == NULL);
@@ -301,7 +295,6 @@ static const char ROTOR[] = "model: dae\n"
 TEST(critical_speed)
 {
     mbl_model *md = load(ROTOR);
-    CHECK(md != NULL);
     if (!md) return;
     /* Omega_c = sqrt(8) = 2.83 must leave 2.5..3.5 with the least change of k: k = (It - Ip) 2.5^2 = 3.125
      * from k = 4, the other edge k = (It - Ip) 3.5^2 = 6.125 from k = 7 (Omega_c = 3.74, feasible) */
@@ -310,15 +303,9 @@ TEST(critical_speed)
                             .speed = "Omega", .order = 1, .near = 3}};
     for (int s = 0; s < 2; s++) {
         mbl_opt_param par[1] = {{"k", 0.5, 20, starts[s]}};
-        mbl_optimize_options o;
-        mbl_optimize_options_default(&o);
-        o.params = par, o.nparams = 1;
-        o.objective = (mbl_opt_goal){.kind = MBL_OPT_CHANGE, .sense = MBL_OPT_MINIMIZE};
-        o.constraints = con, o.nconstraints = 1;
-        mbl_opt_result *r = NULL;
+        mbl_opt_result *r;
         mbl_status st;
-        mbl_status_clear(&st);
-        int rc = mbl_optimize(md, &o, &r, &st);
+        int rc = optimize(md, par, 1, (mbl_opt_goal){.kind = MBL_OPT_CHANGE, .sense = MBL_OPT_MINIMIZE}, con, 1, 0, &r, &st);
         CHECK_MSG(rc == 0, "start %d: %s", s, st.msg);
         if (!rc) CHECK_REL(r->p[0], want[s], 1e-8);
         mbl_opt_result_free(r);
@@ -338,19 +325,12 @@ TEST(real_part)
     /* x'' + c x' + k x = 1: Re s = -c / 2 while underdamped; Re s <= -0.2 with the least change
      * of c from 0.2: c = 0.4 */
     mbl_model *md = load(SMD);
-    CHECK(md != NULL);
     if (!md) return;
     mbl_opt_param par[1] = {{"c", 0.1, 1.5, NAN}};
     mbl_opt_goal con[1] = {{.kind = MBL_OPT_REAL, .sense = MBL_OPT_LE, .mode = 1, .a = -0.2}};
-    mbl_optimize_options o;
-    mbl_optimize_options_default(&o);
-    o.params = par, o.nparams = 1;
-    o.objective = (mbl_opt_goal){.kind = MBL_OPT_CHANGE, .sense = MBL_OPT_MINIMIZE};
-    o.constraints = con, o.nconstraints = 1;
-    mbl_opt_result *r = NULL;
+    mbl_opt_result *r;
     mbl_status st;
-    mbl_status_clear(&st);
-    int rc = mbl_optimize(md, &o, &r, &st);
+    int rc = optimize(md, par, 1, (mbl_opt_goal){.kind = MBL_OPT_CHANGE, .sense = MBL_OPT_MINIMIZE}, con, 1, 0, &r, &st);
     CHECK_MSG(rc == 0, "%s", st.msg);
     if (!rc) CHECK_REL(r->p[0], 0.4, 1e-8);
     mbl_opt_result_free(r);
