@@ -3,7 +3,7 @@
  *   mblin optimize MODEL --vary NAME:LO:HI[:START][,NAME:LO:HI[:START]...] --objective GOAL
  *                  [--constraint GOAL ...] [--algorithm slsqp|mma|ccsaq|cobyla] [--max-eval N]
  *                  [--xtol T] [--ftol T] [--ctol T] [--feas-tol T] [--kkt-tol T] [--min-mac M] [--quiet]
- *                  [--svg FILE] [--json]
+ *                  [--svg FILE] [--sweep-around DIR [--sweep-span F]] [--json]
  *                  [--set p=value ...] [--guess q=value ...] [--at KIND]
  *
  * GOAL: an objective max:Q, min:Q or Q=TARGET, a constraint Q>=A, Q<=A or Q!=A:B (outside the band
@@ -23,6 +23,8 @@
 #include "mblin/optimize.h"
 
 #define MAX_VARY 64
+#define SWEEP_SPAN 0.1   /* --sweep-around: p (1 -+ 0.1) by default */
+#define SWEEP_POINTS 21  /* points of each sweep (odd: the optimum in the middle unless a bound cuts) */
 #define MAX_CONSTRAINTS 64
 
 typedef struct cli {
@@ -33,6 +35,8 @@ typedef struct cli {
     mbl_opt_goal objective, con[MAX_CONSTRAINTS];
     int ncon, quiet, has_objective;
     const char *svg; /* --svg FILE: the objective's history */
+    const char *around; /* --sweep-around DIR: each varied parameter swept around the optimum */
+    double span;        /* --sweep-span F: over p (1 -+ F) within the bounds (default SWEEP_SPAN) */
     char peak_names[MAX_CONSTRAINTS + 1][2][128]; /* a peak goal's input and coordinate */
     mbl_optimize_options o;
 } cli;
@@ -65,6 +69,9 @@ static void help(void *ud)
         {"--min-mac M", "a tracked mode is lost below this MAC with its predicted shape (0.5)"},
         {"--quiet", "no progress lines"},
         {"--svg FILE", "the objective's history: its value at every evaluation, the infeasible ones marked"},
+        {"--sweep-around DIR", "each varied parameter swept around the optimum, the others held there: "
+                               "DIR/sweep_NAME.csv, damping_NAME.svg, campbell_NAME.svg"},
+        {"--sweep-span F", "those sweeps over p (1 -+ F) within the bounds (default 0.1), 21 points"},
         {"--json", "one JSON object (docs/schema/optimize.json) instead of the progress lines and the report"},
         {"--set NAME=VALUE", "override a parameter (repeatable)"},
         {"--guess NAME=VALUE", "initial value of a coordinate (repeatable)"},
@@ -199,7 +206,10 @@ static int option(void *ud, const char *a, const char *v)
     cli *c = ud;
     double x;
     if (!strcmp(a, "--quiet")) c->quiet = 1;
-    else if (!strcmp(a, "--svg")) {
+    else if (!strcmp(a, "--sweep-around")) {
+        if (!v[0]) return cli_usage("optimize", "--sweep-around expects a directory%s", "");
+        c->around = v;
+    } else if (!strcmp(a, "--svg")) {
         if (!v[0]) return cli_usage("optimize", "--svg expects a file name%s", "");
         c->svg = v;
     }
@@ -223,6 +233,9 @@ static int option(void *ud, const char *a, const char *v)
     } else if (!strcmp(a, "--max-eval")) {
         if (x != floor(x) || x > 1e7) return cli_usage("optimize", "--max-eval expects an integer from 1 to 10000000, got '%s'", v);
         c->o.max_eval = (int)x;
+    } else if (!strcmp(a, "--sweep-span")) {
+        if (!(x < 1)) return cli_usage("optimize", "--sweep-span expects a number in (0, 1), got '%s'", v);
+        c->span = x;
     } else if (!strcmp(a, "--min-mac")) {
         if (!(x < 1)) return cli_usage("optimize", "--min-mac expects a number in (0, 1), got '%s'", v);
         c->o.min_mac = x;
@@ -236,7 +249,7 @@ static int option(void *ud, const char *a, const char *v)
 
 static const cli_option own[] = {{"--vary", 1},  {"--objective", 1}, {"--constraint", 1}, {"--algorithm", 1},
                                  {"--max-eval", 1}, {"--xtol", 1},   {"--ftol", 1},       {"--ctol", 1},
-                                 {"--feas-tol", 1}, {"--kkt-tol", 1}, {"--min-mac", 1}, {"--quiet", 0}, {"--svg", 1},     {NULL, 0}};
+                                 {"--feas-tol", 1}, {"--kkt-tol", 1}, {"--min-mac", 1}, {"--quiet", 0}, {"--svg", 1}, {"--sweep-around", 1}, {"--sweep-span", 1},     {NULL, 0}};
 
 /* one progress line per evaluation */
 static int progress(void *ud, const mbl_opt_step *s)
@@ -418,6 +431,68 @@ static int history_svg(const cli *c, const mbl_opt_result *r)
     return rc;
 }
 
+/* DIR/NAME: the run's output file (cli_output_file), or NULL after a message */
+static FILE *out_file(const char *dir, const char *stem, const char *name, const char *ext)
+{
+    char path[4200];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s_%s.%s", dir, stem, name, ext) >= sizeof path) {
+        fprintf(stderr, "mblin: %s: the path is too long\n", dir);
+        return NULL;
+    }
+    FILE *f = cli_output_file(path);
+    if (!f) fprintf(stderr, "mblin: %s: cannot write the file\n", path);
+    return f;
+}
+
+/* --sweep-around DIR: each varied parameter over p (1 -+ span) within its bounds, the others at the
+ * optimum (mbl_sweep_run); 0 or the exit status 1 after a message */
+static int sweeps_around(const cli *c, const cli_args *a, const mbl_model *md, const mbl_opt_result *r)
+{
+    static mbl_setting sets[CLI_MAX_SETS + MAX_VARY];
+    int n = 0, rc = 0;
+    if (cli_mkdirs(c->around)) {
+        fprintf(stderr, "mblin: %s: cannot make the directory\n", c->around);
+        return 1;
+    }
+    cli_output_dir(c->around);
+    double span = c->span > 0 ? c->span : SWEEP_SPAN;
+    for (int j = 0; j < r->nparams && !rc; j++) {
+        n = 0; /* the run's settings and the optimum, but the swept parameter */
+        for (int i = 0; i < a->nsets; i++)
+            if (strcmp(a->sets[i].name, c->par[j].name)) sets[n++] = a->sets[i];
+        for (int k = 0; k < r->nparams; k++)
+            if (k != j) sets[n++] = (mbl_setting){c->par[k].name, r->p[k]};
+        mbl_sweep_options so;
+        mbl_sweep_options_default(&so);
+        mbl_opoint_options po;
+        cli_opoint_options(a, &po);
+        double p = r->p[j], w = span * (fabs(p) > 0 ? fabs(p) : c->par[j].hi - c->par[j].lo);
+        so.naxes = 1;
+        so.axis[0] = (mbl_sweep_axis){c->par[j].name, fmax(c->par[j].lo, p - w), fmin(c->par[j].hi, p + w), SWEEP_POINTS};
+        so.sets = sets, so.nsets = n, so.popt = &po;
+        mbl_sweep *sw = NULL;
+        mbl_status st;
+        mbl_status_clear(&st);
+        if (mbl_sweep_run(md, &so, &sw, &st)) {
+            rc = cli_fail(&st);
+            break;
+        }
+        FILE *f = out_file(c->around, "sweep", c->par[j].name, "csv");
+        rc = !f || mbl_sweep_write_csv(f, sw) || fclose(f);
+        if (!rc) rc = !(f = out_file(c->around, "damping", c->par[j].name, "svg")) || mbl_sweep_svg_damping(f, sw) || fclose(f);
+        if (!rc)
+            rc = !(f = out_file(c->around, "campbell", c->par[j].name, "svg")) ||
+                 mbl_sweep_svg_campbell(f, sw, NULL, 0, 0, 0, NULL, 0) || fclose(f);
+        if (rc) fprintf(stderr, "mblin: %s: the sweep of %s was not written\n", c->around, c->par[j].name);
+        else if (!a->json)
+            printf("%s %s/sweep_%s.csv (and damping_%s.svg, campbell_%s.svg): %s = %.6g .. %.6g\n",
+                   j ? "                          " : "\nSweeps around the optimum:", c->around, c->par[j].name,
+                   c->par[j].name, c->par[j].name, c->par[j].name, so.axis[0].from, so.axis[0].to);
+        mbl_sweep_free(sw);
+    }
+    return rc;
+}
+
 int cli_cmd_optimize(int argc, char **argv)
 {
     static cli c;
@@ -459,6 +534,7 @@ int cli_cmd_optimize(int argc, char **argv)
     if (!rc && a.json) print_json(&c, &a, r);
     else if (!rc) print_result(&c, &a, r);
     if (!rc && c.svg) rc = history_svg(&c, r);
+    if (!rc && c.around) rc = sweeps_around(&c, &a, md, r);
     mbl_opt_result_free(r);
     mbl_model_free(md);
     return rc;

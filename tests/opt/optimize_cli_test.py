@@ -19,6 +19,8 @@ hinf              the tuned mass damper (tests/opt/tmd.yaml, mu = 0.05) with the
 tmd_output        the progress lines (one per evaluation: value, objective, violation, bounds) and
                   the final design with its modes; max:min-damping of the tuned mass damper
 history_svg       --svg: the objective's history, the evaluations that violate a constraint marked
+sweep_around      --sweep-around DIR: each varied parameter swept over p (1 -+ 0.1), the optimum in the
+                  middle (its first frequency the band's edge), the CSV and the plots written
 errors            usage errors (exit 2) and an infeasible problem (exit 1, one line)
 
 usage: optimize_cli_test.py MBLIN (from the repository root; needs numpy and scipy)"""
@@ -182,6 +184,29 @@ def history_svg():
               "svg: %d markers for %d infeasible evaluations" % (svg.count("<circle"), bad))
 
 
+def sweep_around():
+    """--sweep-around DIR: each varied parameter over p (1 -+ 0.1), the other at the optimum: the
+    middle point is the optimum, where the first frequency is the band's edge"""
+    with tempfile.TemporaryDirectory() as d:
+        p = run([TWO_MASS, "--vary", "k1:400:1600,k2:150:600", "--objective", "min:change", "--constraint",
+                 "freq:1!=2.5:2.9", "--quiet", "--sweep-around", d])
+        check(p.returncode == 0, "sweep-around: exit %d %s" % (p.returncode, p.stderr))
+        if p.returncode:
+            return
+        v, _ = parse(p.stdout)
+        for name in ("k1", "k2"):
+            files = [os.path.join(d, "%s_%s.%s" % (s, name, e)) for s, e in (("sweep", "csv"), ("damping", "svg"),
+                                                                             ("campbell", "svg"))]
+            check(all(os.path.exists(f) for f in files), "sweep-around: %s's files" % name)
+            rows = [l.split(",") for l in open(files[0]).read().splitlines()[1:]]
+            xs = sorted({float(r[0]) for r in rows})
+            check(len(xs) == 21 and abs(xs[0] - 0.9 * v[name]) < 1e-9 * v[name] and abs(xs[-1] - 1.1 * v[name]) < 1e-9 * v[name],
+                  "sweep-around: %s over %r" % (name, (xs[0], xs[-1])))
+            mid = [float(r[4]) for r in rows if float(r[0]) == xs[10] and r[1] == "1"]
+            check(len(mid) == 1 and abs(mid[0] - 2.5) < 1e-8 and abs(xs[10] - v[name]) < 1e-9 * v[name],
+                  "sweep-around: %s's middle point %r, its first frequency %r" % (name, xs[10], mid))
+
+
 def errors():
     for args, why in ((["--vary", "k1:2:1", "--objective", "min:change"], "LO must be below HI"),
                       (["--vary", "k1", "--objective", "min:change"], "NAME:LO:HI"),
@@ -202,5 +227,6 @@ band_brute_force()
 hinf()
 tmd_output()
 history_svg()
+sweep_around()
 errors()
 sys.exit(finish("optimize_cli"))
