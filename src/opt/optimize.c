@@ -270,7 +270,9 @@ int mbl_optimize(const mbl_model *model, const mbl_optimize_options *opt, mbl_op
     nlopt_result nr = NLOPT_FAILURE;
     if (!rc) {
         nl = nlopt_create(algorithms[c.algorithm].alg, (unsigned)c.nx);
-        if (!nl) rc = mbl_error(st, MBL_ENOMEM, "NLopt: out of memory");
+        if (!nl) /* the static tool loads NLopt at this call (cmake/static_cli/nlopt_lazy.c) */
+            rc = mbl_error(st, MBL_ELIB, "NLopt could not make the optimizer (out of memory, or libnlopt.so.0 could not "
+                                         "be loaded: install libnlopt0)");
     }
     if (!rc) {
         double lb[64 + 2], ub[64 + 2], *l = c.nx <= 64 ? lb : mbl_alloc_array(2 * (size_t)c.nx, sizeof *l);
