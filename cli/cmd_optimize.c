@@ -52,7 +52,8 @@ static void help(void *ud)
            "min-damping (the least damping ratio of all modes), change (sum of ((p - p0) / p0)^2 over the\n"
            "varied parameters) or peak:IN:COORD:F1:F2 (the largest |H| from input IN to coordinate COORD's\n"
            "displacement over F1..F2 Hz) or critical:I:SPEED:ORDER:NEAR (the value of parameter SPEED where\n"
-           "mode I's damped frequency meets ORDER * SPEED, searched from NEAR)\n\n"
+           "mode I's damped frequency meets ORDER * SPEED, searched from NEAR) or expr:EXPRESSION (of the\n"
+           "parameters: a mass m1 + m2, a cost)\n\n"
            "options:\n");
     static const char *const lines[][2] = {
         {"--vary NAME:LO:HI[:S]", "the varied parameters, comma-separated: bounds LO < HI and the start S (default: "
@@ -125,6 +126,12 @@ static int quantity(const char *s, size_t len, mbl_opt_goal *g, char (*names)[12
     q[len] = 0;
     if (!strncmp(q, "peak:", 5)) return peak(q + 5, g, names);
     if (!strncmp(q, "critical:", 9)) return critical(q + 9, g, names);
+    if (!strncmp(q, "expr:", 5)) { /* an expression of the parameters */
+        if (!q[5] || strlen(q + 5) >= 128) return -1;
+        strcpy(names[0], q + 5);
+        g->kind = MBL_OPT_EXPR, g->expr = names[0];
+        return 0;
+    }
     if (!strcmp(q, "min-damping")) return g->kind = MBL_OPT_MIN_DAMPING, 0;
     if (!strcmp(q, "change")) return g->kind = MBL_OPT_CHANGE, 0;
     const char *num = !strncmp(q, "freq:", 5) ? q + 5 : !strncmp(q, "damping:", 8) ? q + 8 : !strncmp(q, "real:", 5) ? q + 5 : NULL;
@@ -149,7 +156,7 @@ static int goal(const char *v, int objective, mbl_opt_goal *g, char (*names)[128
     if (!op) return cli_usage("optimize", objective ? "--objective expects max:Q, min:Q or Q=TARGET, got '%s'"
                                                     : "--constraint expects Q>=A, Q<=A or Q!=A:B, got '%s'", v);
     if (quantity(v, (size_t)(op - v), g, names)) return cli_usage("optimize", "unknown quantity in '%s' (freq:I, damping:I, real:I, min-damping, change, peak:IN:COORD:F1:F2, "
-                                        "critical:I:SPEED:ORDER:NEAR)", v);
+                                        "critical:I:SPEED:ORDER:NEAR, expr:EXPRESSION)", v);
     const char *rhs = op + (objective ? 1 : 2);
     if (objective) {
         g->sense = MBL_OPT_TARGET;
@@ -280,6 +287,7 @@ static const char *goal_name(const mbl_opt_goal *g, char *buf, size_t len)
         snprintf(buf, len, "peak of |%s / %s| over %g..%g Hz", g->output, g->input, g->band[0], g->band[1]);
     else if (g->kind == MBL_OPT_CRITICAL)
         snprintf(buf, len, "critical speed %s of mode %d, order %g", g->speed, g->mode, g->order);
+    else if (g->kind == MBL_OPT_EXPR) snprintf(buf, len, "expression %s", g->expr);
     else snprintf(buf, len, "%s", q);
     return buf;
 }

@@ -55,8 +55,11 @@ enum {
                                 (mbl_boundary with order; each design's search starts from the
                                 previous design's critical speed); its derivative by the implicit
                                 function theorem from the exact sensitivities there */
-    MBL_OPT_REAL = 7         /* the tracked mode's real part Re lambda (1/s; any nonzero mode): minus its
+    MBL_OPT_REAL = 7,        /* the tracked mode's real part Re lambda (1/s; any nonzero mode): minus its
                                 decay rate, <= 0 for a stable mode */
+    MBL_OPT_EXPR = 8         /* an expression of the model's parameters (`expr`, docs/expressions.md):
+                                a mass m1 + m2, a cost; its derivatives symbolic. A parameter the
+                                file computes from a varied one is refused (name its sources) */
 };
 /* What is asked of it: objectives minimize, maximize or reach a target a (minimize
  * ((x - a) / a)^2); constraints keep it >= a, <= a, or outside the band [a, b] (a < b). */
@@ -79,6 +82,7 @@ typedef struct mbl_opt_goal {
     double band[2];             /* MBL_OPT_PEAK: the band (Hz), 0 < band[0] < band[1] */
     const char *speed;          /* MBL_OPT_CRITICAL: the speed parameter, the order, where to start */
     double order, near;
+    const char *expr;           /* MBL_OPT_EXPR: the expression */
 } mbl_opt_goal;
 
 /* The scaled value of a constraint, g <= 0 when it holds: (a - f) / a for f >= a, (f - a) / a for

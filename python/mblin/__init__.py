@@ -83,22 +83,25 @@ _GOAL_KIND = {"freq": 1, "damping": 2, "real": 7}
 
 
 def _goal_quantity(q, text):
-    """Q of a goal -> (kind, mode, input, output, f1, f2, speed, order, near)"""
+    """Q of a goal -> (kind, mode, input, output, f1, f2, speed, order, near, expr)"""
+    if q.startswith("expr:") and len(q) > 5:
+        return 8, 0, None, None, 0.0, 0.0, None, 0.0, 0.0, q[5:]
     if q in _GOAL_Q:
-        return _GOAL_Q[q], 0, None, None, 0.0, 0.0, None, 0.0, 0.0
+        return _GOAL_Q[q], 0, None, None, 0.0, 0.0, None, 0.0, 0.0, None
     m = _GOAL_RE.match(q)
     if m:
-        return _GOAL_KIND[m.group(1)], int(m.group(2)), None, None, 0.0, 0.0, None, 0.0, 0.0
+        return _GOAL_KIND[m.group(1)], int(m.group(2)), None, None, 0.0, 0.0, None, 0.0, 0.0, None
     f = q.split(":")
     try:
         if len(f) == 5 and f[0] == "peak":
-            return 5, 0, f[1], f[2], float(f[3]), float(f[4]), None, 0.0, 0.0
+            return 5, 0, f[1], f[2], float(f[3]), float(f[4]), None, 0.0, 0.0, None
         if len(f) == 5 and f[0] == "critical" and _GOAL_RE.match("freq:" + f[1]):
-            return 6, int(f[1]), None, None, 0.0, 0.0, f[2], float(f[3]), float(f[4])
+            return 6, int(f[1]), None, None, 0.0, 0.0, f[2], float(f[3]), float(f[4]), None
     except ValueError:
         pass
     raise ArgumentError("optimize: unknown quantity in %r (freq:I, damping:I, real:I, min-damping, change, "
-                        "peak:IN:COORD:F1:F2, critical:I:SPEED:ORDER:NEAR)" % text, ArgumentError.code)
+                        "peak:IN:COORD:F1:F2, critical:I:SPEED:ORDER:NEAR, expr:EXPRESSION)" % text,
+                        ArgumentError.code)
 
 
 def _goal(text, objective):
@@ -107,17 +110,17 @@ def _goal(text, objective):
     try:
         if objective:
             if text[:4] in ("max:", "min:"):
-                k, m, i, o, f1, f2, sp, order, near = _goal_quantity(text[4:], text)
-                return (k, 2 if text[1] == "a" else 1, m, 0.0, 0.0, i, o, f1, f2, sp, order, near)
-            q, a = text.split("=", 1)
-            k, m, i, o, f1, f2, sp, order, near = _goal_quantity(q, text)
-            return (k, 3, m, float(a), 0.0, i, o, f1, f2, sp, order, near)
+                k, m, i, o, f1, f2, sp, order, near, ex = _goal_quantity(text[4:], text)
+                return (k, 2 if text[1] == "a" else 1, m, 0.0, 0.0, i, o, f1, f2, sp, order, near, ex)
+            q, a = text.rsplit("=", 1)
+            k, m, i, o, f1, f2, sp, order, near, ex = _goal_quantity(q, text)
+            return (k, 3, m, float(a), 0.0, i, o, f1, f2, sp, order, near, ex)
         for op, sense in ((">=", 4), ("<=", 5), ("!=", 6)):
             if op in text:
                 q, a = text.split(op, 1)
-                k, m, i, o, f1, f2, sp, order, near = _goal_quantity(q, text)
+                k, m, i, o, f1, f2, sp, order, near, ex = _goal_quantity(q, text)
                 lo, hi = (a.split(":") + [0.0])[:2] if sense == 6 else (a, 0.0)
-                return (k, sense, m, float(lo), float(hi), i, o, f1, f2, sp, order, near)
+                return (k, sense, m, float(lo), float(hi), i, o, f1, f2, sp, order, near, ex)
     except ArgumentError:
         raise
     except ValueError:
@@ -559,8 +562,8 @@ class Model:
         Args:
             vary: ``{name: (lo, hi)}`` or ``{name: (lo, hi, start)}`` (start: default the model's value).
             objective: ``"max:Q"``, ``"min:Q"`` or ``"Q=TARGET"``; Q ``freq:I``, ``damping:I``, ``real:I``,
-                ``min-damping``, ``change``, ``peak:IN:COORD:F1:F2`` or ``critical:I:SPEED:ORDER:NEAR``,
-                as on the command line.
+                ``min-damping``, ``change``, ``peak:IN:COORD:F1:F2``, ``critical:I:SPEED:ORDER:NEAR`` or
+                ``expr:EXPRESSION``, as on the command line.
             constraints: ``"Q>=A"``, ``"Q<=A"`` or ``"Q!=A:B"`` strings.
             algorithm: ``"slsqp"``, ``"mma"``, ``"ccsaq"``, ``"cobyla"`` (None: SLSQP, MMA for
                 ``max:min-damping``). max_eval, xtol, ftol, ctol, feas_tol, kkt_tol, min_mac: as the

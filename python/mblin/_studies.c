@@ -383,13 +383,13 @@ static int opt_run(const mbl_model *md, void *ud, mbl_status *st)
     return mbl_optimize(md, c->o, &c->r, st);
 }
 
-/* one goal from its tuple (kind, sense, mode, a, b, input, output, f1, f2, speed, order, near); 0, or
+/* one goal from its tuple (kind, sense, mode, a, b, input, output, f1, f2, speed, order, near, expr); 0, or
  * -1 with an exception set (the strings point into the tuple: the caller keeps it) */
 static int goal_from(PyObject *t, mbl_opt_goal *g)
 {
     memset(g, 0, sizeof *g);
-    return PyArg_ParseTuple(t, "iiiddzzddzdd", &g->kind, &g->sense, &g->mode, &g->a, &g->b, &g->input, &g->output,
-                            &g->band[0], &g->band[1], &g->speed, &g->order, &g->near)
+    return PyArg_ParseTuple(t, "iiiddzzddzddz", &g->kind, &g->sense, &g->mode, &g->a, &g->b, &g->input, &g->output,
+                            &g->band[0], &g->band[1], &g->speed, &g->order, &g->near, &g->expr)
                ? 0
                : -1;
 }

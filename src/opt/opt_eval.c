@@ -136,7 +136,7 @@ int opt_goal_check(const mbl_opt_goal *g, int objective, int nmode, mbl_status *
 {
     const char *what = objective ? "the objective" : "a constraint";
     int named = g->kind == MBL_OPT_FREQ || g->kind == MBL_OPT_DAMPING || g->kind == MBL_OPT_REAL;
-    if (g->kind < MBL_OPT_FREQ || g->kind > MBL_OPT_REAL) return mbl_error(st, MBL_EARG, "%s: unknown kind %d", what, g->kind);
+    if (g->kind < MBL_OPT_FREQ || g->kind > MBL_OPT_EXPR) return mbl_error(st, MBL_EARG, "%s: unknown kind %d", what, g->kind);
     if (objective ? (g->sense < MBL_OPT_MINIMIZE || g->sense > MBL_OPT_TARGET)
                   : (g->sense < MBL_OPT_GE || g->sense > MBL_OPT_OUTSIDE))
         return mbl_error(st, MBL_EARG, "%s: sense %d is not one of an %s", what, g->sense,
@@ -151,6 +151,7 @@ int opt_goal_check(const mbl_opt_goal *g, int objective, int nmode, mbl_status *
         return mbl_error(st, MBL_EARG, "%s: a peak needs an input, a coordinate and a band 0 < f1 < f2 (Hz)", what);
     if (g->kind == MBL_OPT_PEAK && !objective && !(g->a > 0))
         return mbl_error(st, MBL_EARG, "%s: a peak's bound must be positive", what);
+    if (g->kind == MBL_OPT_EXPR && !g->expr) return mbl_error(st, MBL_EARG, "%s: an expression goal needs the expression", what);
     if (g->kind == MBL_OPT_CRITICAL && !(g->speed && g->mode >= 1 && g->order > 0 && isfinite(g->order) && g->near > 0 &&
                                          isfinite(g->near)))
         return mbl_error(st, MBL_EARG, "%s: a critical speed needs a speed parameter, a mode >= 1, an order > 0 and "
@@ -208,6 +209,7 @@ static int quantity(const opt_ctx *c, const mbl_opt_goal *g, int gi, double *q, 
         }
         return 0;
     }
+    if (g->kind == MBL_OPT_EXPR) return opt_expr_eval(c, c->ex[gi], c->p, q, dq, st);
     if (g->kind == MBL_OPT_CRITICAL) {
         *q = c->pk_val[(size_t)gi * OPT_FRF_PEAKS];
         memcpy(dq, c->pk_grad + (size_t)gi * OPT_FRF_PEAKS * c->np, (size_t)c->np * sizeof *dq);

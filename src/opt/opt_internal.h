@@ -11,6 +11,8 @@
 /* A change objective's reference value below this is taken as zero (absolute change). */
 #define OPT_CHANGE_TINY 1e-300
 
+typedef struct opt_expr opt_expr; /* opt_expr.c */
+
 typedef struct opt_ctx {
     const mbl_model *model;
     const mbl_optimize_options *o;
@@ -41,6 +43,7 @@ typedef struct opt_ctx {
     double violation;
     int *at_bound;      /* np */
     double *crit_near;  /* 1 + nconstraints: where each critical speed's next search starts */
+    opt_expr **ex;      /* 1 + nconstraints: the expression goals' (NULL for the others) */
     double *pk_val, *pk_grad, *pk_hz; /* (1 + nconstraints) x OPT_FRF_PEAKS (pk_grad x np): the peak
                                          goals' local peaks, their gradients in p and frequencies
                                          (Hz) at the last point */
@@ -94,6 +97,11 @@ int opt_frf_peaks(const opt_ctx *c, const mbl_model *md, const mbl_dae_deriv *dd
 /* opt_crit.c: a critical speed goal's value and gradient in p at the design in c->sets
  * (documented there); *near: where its search starts, then the speed found */
 int opt_critical(opt_ctx *c, const mbl_opt_goal *g, double *near, double *val, double *grad, mbl_status *st);
+/* opt_expr.c: an expression goal made (parsed, its derivatives formed, its parameters checked:
+ * none computed from a varied one), evaluated at the design p (np) with its gradient in p, freed */
+int opt_expr_new(const opt_ctx *c, const char *text, opt_expr **out, mbl_status *st);
+int opt_expr_eval(const opt_ctx *c, opt_expr *x, const double *p, double *val, double *grad, mbl_status *st);
+void opt_expr_free(opt_expr *x);
 /* opt_eval.c: the validity of one goal (kind, sense, values; its mode against nmode) */
 int opt_goal_check(const mbl_opt_goal *g, int objective, int nmode, mbl_status *st);
 

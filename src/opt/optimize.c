@@ -61,6 +61,8 @@ void opt_ctx_free(opt_ctx *c)
     mbl_free(c->hist);
     mbl_free(c->pk_val);
     mbl_free(c->crit_near);
+    for (int g = 0; c->ex && c->o && g <= c->o->nconstraints; g++) opt_expr_free(c->ex[g]);
+    mbl_free(c->ex);
     mbl_sensitivity_free(c->S);
 }
 
@@ -130,7 +132,15 @@ int opt_ctx_init(opt_ctx *c, const mbl_model *model, const mbl_optimize_options 
         x0[j] = (s - q->lo) / (q->hi - q->lo);
         c->sets[c->nsets - c->np + j].name = q->name;
     }
-    return 0;
+    c->ex = mbl_alloc_array((size_t)o->nconstraints + 1, sizeof *c->ex);
+    if (!c->ex) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    memset(c->ex, 0, ((size_t)o->nconstraints + 1) * sizeof *c->ex);
+    int rc2 = 0;
+    for (int g = 0; g <= o->nconstraints && !rc2; g++) {
+        const mbl_opt_goal *gl = g ? &o->constraints[g - 1] : &o->objective;
+        if (gl->kind == MBL_OPT_EXPR) rc2 = opt_expr_new(c, gl->expr, &c->ex[g], st);
+    }
+    return rc2;
 }
 
 /* evaluate x; a new design goes into the history and to the progress callback. On failure the

@@ -4,4 +4,5 @@ list(APPEND MBLIN_SOURCES
   src/opt/opt_kkt.c
   src/opt/opt_frf.c
   src/opt/opt_crit.c
+  src/opt/opt_expr.c
 )

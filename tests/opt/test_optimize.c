@@ -29,6 +29,8 @@
  *                       change of k, from two starts, against the closed form (k = 3.125, 6.125); the
  *                       critical speed's gradient in k and It against central differences
  *   real_part           an oscillator's real part -c/2 bounded by -0.2 with the least change of c: c = 0.4
+ *   expression          the cost 2 k + 1 least with an oscillator's frequency >= 0.5 Hz: k = pi^2; a
+ *                       parameter computed from a varied one refused, an unknown name refused
  *   errors              a mode that stops oscillating (a damping ratio driven to 1), a lost
  *                       operating point (k -> 0 with a constant force), an infeasible constraint,
  *                       bad arguments: each a one-line error, no result */
@@ -337,6 +339,40 @@ TEST(real_part)
     mbl_model_free(md);
 }
 
+TEST(expression)
+{
+    /* the cost 2 k + 1 least with the frequency >= 0.5 Hz: |s| = sqrt(k / m) for any damping, so
+     * k = (2 pi 0.5)^2 = pi^2 (the run stops within feas_tol of the constraint) */
+    static const char text[] = "model: dae\n"
+                               "parameters: {m: 1, k: 1, c: 0.2, mass: \"2*m\"}\n"
+                               "coordinates: {x: 0}\n"
+                               "kinetic_energy: \"0.5*m*der(x)^2\"\n"
+                               "potential_energy: \"0.5*k*x^2 - x\"\n"
+                               "dissipation: \"0.5*c*der(x)^2\"\n"
+                               "linearize: {at: equilibrium}\n";
+    mbl_model *md = load(text);
+    if (!md) return;
+    mbl_opt_param par[1] = {{"k", 0.5, 20, NAN}};
+    mbl_opt_goal cost = {.kind = MBL_OPT_EXPR, .sense = MBL_OPT_MINIMIZE, .expr = "2*k + 1"};
+    mbl_opt_goal con[1] = {{.kind = MBL_OPT_FREQ, .sense = MBL_OPT_GE, .mode = 1, .a = 0.5}};
+    mbl_opt_result *r;
+    mbl_status st;
+    int rc = optimize(md, par, 1, cost, con, 1, 0, &r, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    if (!rc) {
+        CHECK_REL(r->p[0], (TWO_PI / 2) * (TWO_PI / 2), 2e-6);
+        CHECK_REL(r->value, 2 * r->p[0] + 1, 1e-15);
+    }
+    mbl_opt_result_free(r);
+    mbl_model_free(md);
+    /* 'mass' is computed from m: refused when m varies (its derivative would be missed) */
+    mbl_opt_param pm[2] = {{"m", 0.5, 2, NAN}, {"k", 0.5, 20, NAN}};
+    mbl_opt_goal mass = {.kind = MBL_OPT_EXPR, .sense = MBL_OPT_MINIMIZE, .expr = "mass + k"};
+    expect_error(text, pm, 2, mass, NULL, 0, MBL_EARG, "computed from the varied 'm'");
+    mbl_opt_goal bad = {.kind = MBL_OPT_EXPR, .sense = MBL_OPT_MINIMIZE, .expr = "2*kk"};
+    expect_error(text, par, 1, bad, NULL, 0, MBL_EPARSE, "no parameter 'kk'");
+}
+
 int main(void)
 {
     RUN(tmd_pole_placement);
@@ -345,5 +381,6 @@ int main(void)
     RUN(errors);
     RUN(critical_speed);
     RUN(real_part);
+    RUN(expression);
     return test_summary("optimize");
 }

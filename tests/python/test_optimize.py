@@ -57,6 +57,13 @@ linearize: {at: equilibrium}
     assert r["parameters"]["k"] == pytest.approx(3.125, rel=1e-8)
 
 
+def test_expression():
+    # the cost 3 k2 least with the second frequency >= 4.8 Hz: the constraint active
+    text = open("tests/study/two_mass.yaml").read()
+    r = mblin.loads(text).optimize({"k2": (150, 600)}, "min:expr:3*k2", ["freq:3>=4.8"])
+    assert r["freq_hz"][2] == pytest.approx(4.8, rel=1e-6) and r["value"] == pytest.approx(3 * r["parameters"]["k2"])
+
+
 def test_errors():
     m = mblin.load(TMD)
     with pytest.raises(mblin.ArgumentError, match="unknown quantity"):
