@@ -28,7 +28,7 @@ KERNEL_EXCLUDE ?= valgrind|browser|python|slepc|mpi|startup|kernels_agree|golden
 # Debian 12 packages: compiler and tools, then the numerical libraries, then the reference checks.
 PACKAGES = gcc libc6-dev cmake pkg-config clang libclang-rt-14-dev lld \
            libopenblas-dev liblapacke-dev libsuitesparse-dev libarpack2-dev libyaml-dev libxml2-dev \
-           libsundials-dev libfftw3-dev \
+           libsundials-dev libfftw3-dev libnlopt-dev \
            libopenmpi-dev openmpi-bin petsc-dev libslepc-real-dev \
            python3 python3-dev python3-numpy python3-scipy python3-pytest valgrind octave \
            python3-venv python3-pip python3-setuptools python3-jsonschema \

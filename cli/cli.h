@@ -22,6 +22,7 @@ int cli_cmd_simulate(int argc, char **argv);  /* cli/cmd_simulate.c */
 int cli_cmd_validate(int argc, char **argv);
 int cli_cmd_floquet(int argc, char **argv);   /* cli/cmd_floquet.c */
 int cli_cmd_sparsity(int argc, char **argv);  /* cli/cmd_sparsity.c */
+int cli_cmd_optimize(int argc, char **argv);  /* cli/cmd_optimize.c */
 
 /* The one table of the commands (cli/commands.c): the one line of help of command cmd (`mblin
  * --help` lists it), or NULL; what runs it, or NULL when there is no such command. */

@@ -29,6 +29,7 @@ static const struct {
     {"validate", cli_cmd_validate, "each of the lowest modes excited and simulated: measured vs predicted"},
     {"floquet", cli_cmd_floquet, "time-periodic models: monodromy matrix, Floquet multipliers (--period T)"},
     {"sparsity", cli_cmd_sparsity, "each method's matrices: order, nonzeros, fill-in of their factors, spy plots"},
+    {"optimize", cli_cmd_optimize, "design optimization of modes on the exact sensitivities (--vary, --objective)"},
 };
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
 

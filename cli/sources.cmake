@@ -14,4 +14,5 @@ set(MBLIN_CLI_SOURCES
   cli/progress.c
   cli/sim_psd.c
   cli/cmd_sparsity.c
+  cli/cmd_optimize.c
 )

@@ -69,6 +69,9 @@ if(MBLIN_STATIC_CLI AND NOT MBLIN_SANITIZE)
     # libquadmath's printf hooks refused (cmake/static_cli/printf_hooks.c): registered, they sent every printf
     # of the tool down glibc's slow path
     target_sources(mblin_cli PRIVATE ${CMAKE_CURRENT_LIST_DIR}/static_cli/printf_hooks.c)
+    # NLopt (only shared in Debian; only `mblin optimize` uses it) is loaded with dlopen at its first use
+    target_sources(mblin_cli PRIVATE ${CMAKE_CURRENT_LIST_DIR}/static_cli/nlopt_lazy.c)
+    target_include_directories(mblin_cli PRIVATE ${NLOPT_INCLUDE_DIRS})
     target_link_options(mblin_cli PRIVATE -Wl,--wrap=register_printf_type -Wl,--wrap=register_printf_modifier
       -Wl,--wrap=register_printf_specifier)
     target_include_directories(mblin_cli PRIVATE ${LIBXML2_INCLUDE_DIRS})

@@ -21,6 +21,7 @@ file position. See docs/python.md.
 import json as _json
 import math as _math
 import os as _os
+import re as _re
 
 try:
     import numpy as _np
@@ -74,6 +75,58 @@ def _value(what, k, v):
     if not _math.isfinite(x):
         raise ArgumentError("%s: '%s' = %r is not finite" % (what, k, x), ArgumentError.code)
     return x
+
+
+_GOAL_Q = {"min-damping": 3, "change": 4}
+_GOAL_RE = _re.compile(r"^(freq|damping|real):([1-9][0-9]*)$")
+_GOAL_KIND = {"freq": 1, "damping": 2, "real": 7}
+
+
+def _goal_quantity(q, text):
+    """Q of a goal -> (kind, mode, input, output, f1, f2, speed, order, near, expr)"""
+    if q.startswith("expr:") and len(q) > 5:
+        return 8, 0, None, None, 0.0, 0.0, None, 0.0, 0.0, q[5:]
+    if q in _GOAL_Q:
+        return _GOAL_Q[q], 0, None, None, 0.0, 0.0, None, 0.0, 0.0, None
+    m = _GOAL_RE.match(q)
+    if m:
+        return _GOAL_KIND[m.group(1)], int(m.group(2)), None, None, 0.0, 0.0, None, 0.0, 0.0, None
+    f = q.split(":")
+    try:
+        if len(f) == 5 and f[0] == "peak":
+            return 5, 0, f[1], f[2], float(f[3]), float(f[4]), None, 0.0, 0.0, None
+        if len(f) == 5 and f[0] == "critical" and _GOAL_RE.match("freq:" + f[1]):
+            return 6, int(f[1]), None, None, 0.0, 0.0, f[2], float(f[3]), float(f[4]), None
+    except ValueError:
+        pass
+    raise ArgumentError("optimize: unknown quantity in %r (freq:I, damping:I, real:I, min-damping, change, "
+                        "peak:IN:COORD:F1:F2, critical:I:SPEED:ORDER:NEAR, expr:EXPRESSION)" % text,
+                        ArgumentError.code)
+
+
+def _goal(text, objective):
+    """a goal's text (the CLI's --objective or --constraint) -> the tuple of mblin._core.optimize"""
+    text = str(text)
+    try:
+        if objective:
+            if text[:4] in ("max:", "min:"):
+                k, m, i, o, f1, f2, sp, order, near, ex = _goal_quantity(text[4:], text)
+                return (k, 2 if text[1] == "a" else 1, m, 0.0, 0.0, i, o, f1, f2, sp, order, near, ex)
+            q, a = text.rsplit("=", 1)
+            k, m, i, o, f1, f2, sp, order, near, ex = _goal_quantity(q, text)
+            return (k, 3, m, float(a), 0.0, i, o, f1, f2, sp, order, near, ex)
+        for op, sense in ((">=", 4), ("<=", 5), ("!=", 6)):
+            if op in text:
+                q, a = text.split(op, 1)
+                k, m, i, o, f1, f2, sp, order, near, ex = _goal_quantity(q, text)
+                lo, hi = (a.split(":") + [0.0])[:2] if sense == 6 else (a, 0.0)
+                return (k, sense, m, float(lo), float(hi), i, o, f1, f2, sp, order, near, ex)
+    except ArgumentError:
+        raise
+    except ValueError:
+        pass
+    raise ArgumentError("optimize: %s %r is not %s" % ("objective" if objective else "constraint", text,
+                        "max:Q, min:Q or Q=TARGET" if objective else "Q>=A, Q<=A or Q!=A:B"), ArgumentError.code)
 
 
 def _sets(set_, what="set"):
@@ -500,6 +553,48 @@ class Model:
                               float(tol) if tol else 0.0, int(mode), _AT[at] if at is not None else -1,
                               None if shape is None else str(shape), 0 if branch is None else int(branch),
                               None if sweep is None else _os.fsdecode(_os.fspath(sweep)), lo, hi)
+
+    def optimize(self, vary, objective, constraints=(), *, algorithm=None, max_eval=None, xtol=None, ftol=None,
+                 ctol=None, feas_tol=None, kkt_tol=None, min_mac=None, at=None, set=None):
+        """The design that minimizes or maximizes a goal on the modes under constraints on them, by
+        NLopt with the exact sensitivities as gradients (the CLI's ``mblin optimize``; docs/optimize.md).
+
+        Args:
+            vary: ``{name: (lo, hi)}`` or ``{name: (lo, hi, start)}`` (start: default the model's value).
+            objective: ``"max:Q"``, ``"min:Q"`` or ``"Q=TARGET"``; Q ``freq:I``, ``damping:I``, ``real:I``,
+                ``min-damping``, ``change``, ``peak:IN:COORD:F1:F2``, ``critical:I:SPEED:ORDER:NEAR`` or
+                ``expr:EXPRESSION``, as on the command line.
+            constraints: ``"Q>=A"``, ``"Q<=A"`` or ``"Q!=A:B"`` strings.
+            algorithm: ``"slsqp"``, ``"mma"``, ``"ccsaq"``, ``"cobyla"`` (None: SLSQP, MMA for
+                ``max:min-damping``). max_eval, xtol, ftol, ctol, feas_tol, kkt_tol, min_mac: as the
+                CLI's options (None: the defaults). at, set: the operating point's kind, overrides.
+
+        Returns:
+            dict: ``parameters`` ({name: value}), ``value`` (the objective's quantity), ``objective``,
+            ``violation``, ``kkt``, ``peak_hz``, ``evaluations``, ``algorithm``, ``stop``,
+            ``stop_reason``, ``history``, ``history_violation``, ``at_bound``, ``eigenvalues``,
+            ``freq_hz``, ``damping_ratio`` (the final design's modes), ``mode`` and
+            ``constraint_modes`` (the tracked modes' numbers now), ``coalesced``, ``crossings``.
+
+        Raises:
+            ArgumentError (a bad goal, parameter or bound), ModelError (infeasible, a mode or the
+            operating point lost), ConvergenceError (not a local optimum).
+        """
+        algs = {None: -1, "slsqp": 0, "mma": 1, "ccsaq": 2, "cobyla": 3}
+        if algorithm not in algs:
+            raise ArgumentError("optimize: algorithm must be slsqp, mma, ccsaq or cobyla, not %r" % (algorithm,),
+                                ArgumentError.code)
+        params = []
+        for name, b in dict(vary).items():
+            if len(b) not in (2, 3):
+                raise ArgumentError("optimize: vary[%r] must be (lo, hi) or (lo, hi, start)" % name, ArgumentError.code)
+            params.append((str(name), float(b[0]), float(b[1]), float(b[2]) if len(b) == 3 else float("nan")))
+        if isinstance(constraints, str):
+            constraints = [constraints]
+        cons = [_goal(c, False) for c in constraints]
+        tols = [float(t) if t is not None else 0.0 for t in (xtol, ftol, ctol, feas_tol, kkt_tol, min_mac)]
+        return self._core.optimize(_sets(set), params, _goal(objective, True), cons, algs[algorithm],
+                                   int(max_eval or 0), *tols, _AT[at] if at is not None else -1)
 
     def freqresp(self, from_input=None, to_output=None, w=None, *, point=None, at=None, q=None, v=None, guess=None,
                  t=None):

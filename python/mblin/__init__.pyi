@@ -94,6 +94,11 @@ class Model:
     def freqresp(self, from_input: str, to_output: str, w: npt.ArrayLike, *, point: Optional[OperatingPoint] = ...,
                  at: Optional[str] = ..., q: Optional[npt.ArrayLike] = ..., v: Optional[npt.ArrayLike] = ...,
                  guess: Optional[Settings] = ..., t: Optional[float] = ...) -> Dict[str, Any]: ...
+    def optimize(self, vary: Dict[str, Sequence[float]], objective: str, constraints: Union[str, Sequence[str]] = ...,
+                 *, algorithm: Optional[str] = ..., max_eval: Optional[int] = ..., xtol: Optional[float] = ...,
+                 ftol: Optional[float] = ..., ctol: Optional[float] = ..., feas_tol: Optional[float] = ...,
+                 kkt_tol: Optional[float] = ..., min_mac: Optional[float] = ..., at: Optional[str] = ...,
+                 set: Optional[Settings] = ...) -> Dict[str, Any]: ...
 
 class OperatingPoint:
     model: Model

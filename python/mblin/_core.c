@@ -26,7 +26,8 @@
  *   Model.boundary(sets, param, near, order, tol, mode, at[, shape, branch, sweep, from, to]) -> dict
  *       (mbl_boundary, the same way)
  *   Model.sensitivity(point, wrt, shapes) -> dict (mbl_sensitivity_compute)
- *   Model.freqresp(point, input, output, w) -> dict (mbl_freqresp) */
+ *   Model.freqresp(point, input, output, w) -> dict (mbl_freqresp)
+ *   Model.optimize(sets, params, objective, constraints, ...) -> dict (mbl_optimize, _studies.c) */
 #define MBLIN_PY_IMPORT_ARRAY /* this file calls import_array() */
 #include "_core.h"
 
@@ -514,6 +515,9 @@ static PyMethodDef Model_methods[] = {
     {"compare", (PyCFunction)Model_compare, METH_VARARGS, "compare(point, options, repeat) -> (reference, rows)"},
     {"sensitivity", (PyCFunction)py_Model_sensitivity, METH_VARARGS, "sensitivity(point, wrt, shapes) -> dict"},
     {"freqresp", (PyCFunction)py_Model_freqresp, METH_VARARGS, "freqresp(point, input, output, w) -> dict"},
+    {"optimize", (PyCFunction)py_Model_optimize, METH_VARARGS,
+     "optimize(sets, params, objective, constraints, algorithm, max_eval, xtol, ftol, ctol, feas_tol, kkt_tol, min_mac, "
+     "at) -> dict"},
     {"sweep", (PyCFunction)py_Model_sweep, METH_VARARGS,
      "sweep(sets, param, from, to, count, threads, at, max_points) -> dict"},
     {"boundary", (PyCFunction)py_Model_boundary, METH_VARARGS,

@@ -18,6 +18,7 @@
 #include <pthread.h>
 
 #include "mblin/mblin.h"
+#include "mblin/optimize.h"
 
 /* ---- the types (_core.c) --------------------------------------------------------------------- */
 
@@ -76,5 +77,6 @@ PyObject *py_Model_sweep(ModelObject *self, PyObject *args);
 PyObject *py_Model_boundary(ModelObject *self, PyObject *args);
 PyObject *py_Model_sensitivity(ModelObject *self, PyObject *args);
 PyObject *py_Model_freqresp(ModelObject *self, PyObject *args);
+PyObject *py_Model_optimize(ModelObject *self, PyObject *args);
 
 #endif

@@ -1,5 +1,6 @@
 /* mblin._core, the studies: sweep, boundary (module functions) and Model.sensitivity,
- * Model.freqresp over include/mblin/sweep.h and sensitivity.h (the GIL released). */
+ * Model.freqresp, Model.optimize over include/mblin/sweep.h, sensitivity.h and optimize.h (the GIL
+ * released). */
 #include "_core.h"
 
 #include <string.h>
@@ -350,4 +351,150 @@ PyObject *py_Model_freqresp(ModelObject *self, PyObject *args)
         return NULL;
     }
     return d;
+}
+
+/* fn(model, ud, st) on self's model or its copy with sets (study_model), the GIL released and
+ * Ctrl-C watched: 0, fn's negative code (st set), or 1 when interrupted (KeyboardInterrupt set) */
+static int run_study(ModelObject *self, const mbl_setting *sets, int nsets,
+                     int (*fn)(const mbl_model *, void *, mbl_status *), void *ud, mbl_status *st)
+{
+    int rc;
+    mbl_status_clear(st);
+    py_interrupt pi;
+    py_interrupt_begin(&pi);
+    Py_BEGIN_ALLOW_THREADS
+    mbl_model *own = NULL;
+    const mbl_model *md = NULL;
+    rc = study_model(self, sets, nsets, &own, &md, st);
+    if (!rc) rc = fn(md, ud, st);
+    mbl_model_free(own);
+    Py_END_ALLOW_THREADS
+    return py_interrupt_end(&pi) ? 1 : rc;
+}
+
+typedef struct opt_call {
+    const mbl_optimize_options *o;
+    mbl_opt_result *r;
+} opt_call;
+
+static int opt_run(const mbl_model *md, void *ud, mbl_status *st)
+{
+    opt_call *c = ud;
+    return mbl_optimize(md, c->o, &c->r, st);
+}
+
+/* one goal from its tuple (kind, sense, mode, a, b, input, output, f1, f2, speed, order, near, expr); 0, or
+ * -1 with an exception set (the strings point into the tuple: the caller keeps it) */
+static int goal_from(PyObject *t, mbl_opt_goal *g)
+{
+    memset(g, 0, sizeof *g);
+    return PyArg_ParseTuple(t, "iiiddzzddzddz", &g->kind, &g->sense, &g->mode, &g->a, &g->b, &g->input, &g->output,
+                            &g->band[0], &g->band[1], &g->speed, &g->order, &g->near, &g->expr)
+               ? 0
+               : -1;
+}
+
+/* the result's dict (mbl_opt_result): the design by name, the history, the final modes */
+static PyObject *opt_result_dict(const mbl_optimize_options *o, const mbl_opt_result *r)
+{
+    PyObject *d = PyDict_New(), *p = PyDict_New(), *ab = PyList_New(r->nparams), *cm = PyList_New(o->nconstraints);
+    int bad = !d || !p || !ab || !cm;
+    for (int j = 0; !bad && j < r->nparams; j++) {
+        PyObject *v = PyFloat_FromDouble(r->p[j]);
+        bad = !v || PyDict_SetItemString(p, o->params[j].name, v) < 0;
+        Py_XDECREF(v);
+        PyList_SET_ITEM(ab, j, PyLong_FromLong(r->at_bound[j]));
+    }
+    for (int i = 0; !bad && i < o->nconstraints; i++)
+        PyList_SET_ITEM(cm, i, r->tracked[i] >= 0 ? PyLong_FromLong(r->tracked[i] + 1) : Py_NewRef(Py_None));
+    int nm = r->S->nmode;
+    double *re = PyMem_Malloc(((size_t)nm * 4 + 1) * sizeof *re), *im = re ? re + nm : NULL, *f = im ? im + nm : NULL,
+           *z = f ? f + nm : NULL;
+    bad |= !re;
+    for (int k = 0; !bad && k < nm; k++)
+        re[k] = r->S->modes[k].re, im[k] = r->S->modes[k].im, f[k] = r->S->modes[k].freq_hz,
+        z[k] = r->S->modes[k].damping_ratio;
+    if (!bad) {
+        int e1 = py_put(d, "parameters", p), e2 = py_put(d, "at_bound", ab), e3 = py_put(d, "constraint_modes", cm);
+        p = ab = cm = NULL; /* py_put took them */
+        npy_intp dim = nm;
+        PyObject *ev = PyArray_SimpleNew(1, &dim, NPY_COMPLEX128);
+        for (int k = 0; ev && k < nm; k++)
+            ((double *)PyArray_DATA((PyArrayObject *)ev))[2 * k] = re[k],
+            ((double *)PyArray_DATA((PyArrayObject *)ev))[2 * k + 1] = im[k];
+        bad = e1 || e2 || e3 || py_put(d, "eigenvalues", ev) || py_put(d, "value", PyFloat_FromDouble(r->value)) ||
+              py_put(d, "objective", PyFloat_FromDouble(r->objective)) ||
+              py_put(d, "violation", PyFloat_FromDouble(r->violation)) || py_put(d, "kkt", PyFloat_FromDouble(r->kkt)) ||
+              py_put(d, "peak_hz", PyFloat_FromDouble(r->peak_hz)) ||
+              py_put(d, "evaluations", PyLong_FromLong(r->evaluations)) ||
+              py_put(d, "algorithm", PyUnicode_FromString(mbl_opt_algorithm_name(r->algorithm))) ||
+              py_put(d, "stop", PyLong_FromLong(r->stop)) || py_put(d, "stop_reason", PyUnicode_FromString(r->stop_reason)) ||
+              py_put(d, "history", py_vector(r->history, r->nhistory)) ||
+              py_put(d, "history_violation", py_vector(r->history_violation, r->nhistory)) ||
+              py_put(d, "freq_hz", py_vector(f, nm)) ||
+              py_put(d, "damping_ratio", py_vector(z, nm)) ||
+              py_put(d, "mode", r->tracked_objective >= 0 ? PyLong_FromLong(r->tracked_objective + 1) : Py_NewRef(Py_None)) ||
+              py_put(d, "coalesced", r->coalesced[0] ? Py_BuildValue("(ii)", r->coalesced[0], r->coalesced[1])
+                                                     : Py_NewRef(Py_None)) ||
+              py_put(d, "crossings", PyLong_FromLong(r->crossings));
+    }
+    PyMem_Free(re);
+    Py_XDECREF(p);
+    Py_XDECREF(ab);
+    Py_XDECREF(cm);
+    if (bad) {
+        Py_XDECREF(d);
+        return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+    }
+    return d;
+}
+
+/* Model.optimize(sets, params, objective, constraints, algorithm, max_eval, xtol, ftol, ctol, feas_tol,
+ * kkt_tol, min_mac, at) -> dict (mbl_optimize; params: (name, lo, hi, start) tuples, goals: the
+ * tuples of goal_from; a tolerance <= 0: the default) */
+PyObject *py_Model_optimize(ModelObject *self, PyObject *args)
+{
+    PyObject *sets_obj, *par_obj, *obj_obj, *con_obj, *keep = NULL, *result = NULL;
+    int algorithm, max_eval, at;
+    double tol[6];
+    if (!PyArg_ParseTuple(args, "OO!OO!iiddddddi", &sets_obj, &PyList_Type, &par_obj, &obj_obj, &PyList_Type, &con_obj,
+                          &algorithm, &max_eval, &tol[0], &tol[1], &tol[2], &tol[3], &tol[4], &tol[5], &at))
+        return NULL;
+    Py_ssize_t np = PyList_GET_SIZE(par_obj), nc = PyList_GET_SIZE(con_obj);
+    mbl_setting *sets = NULL;
+    int nsets = 0;
+    mbl_opt_param *par = PyMem_Calloc((size_t)np + 1, sizeof *par);
+    mbl_opt_goal *con = PyMem_Calloc((size_t)nc + 1, sizeof *con);
+    mbl_optimize_options o;
+    mbl_optimize_options_default(&o);
+    if (!par || !con) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t j = 0; j < np; j++)
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(par_obj, j), "sddd", &par[j].name, &par[j].lo, &par[j].hi, &par[j].start))
+            goto done;
+    if (goal_from(obj_obj, &o.objective)) goto done;
+    for (Py_ssize_t i = 0; i < nc; i++)
+        if (goal_from(PyList_GET_ITEM(con_obj, i), &con[i])) goto done;
+    if (py_settings(sets_obj, &sets, &nsets, &keep)) goto done;
+    o.params = par, o.nparams = (int)np, o.constraints = con, o.nconstraints = (int)nc;
+    o.algorithm = algorithm;
+    if (max_eval > 0) o.max_eval = max_eval;
+    double *dst[6] = {&o.xtol_rel, &o.ftol_rel, &o.ctol, &o.feas_tol, &o.kkt_tol, &o.min_mac};
+    for (int k = 0; k < 6; k++)
+        if (tol[k] > 0) *dst[k] = tol[k];
+    o.opoint.at = at;
+    mbl_status st;
+    opt_call call = {&o, NULL};
+    int rc = run_study(self, sets, nsets, opt_run, &call, &st);
+    if (rc < 0) py_raise_status(&st);
+    else if (!rc) result = opt_result_dict(&o, call.r);
+    mbl_opt_result_free(call.r);
+done:
+    PyMem_Free(par);
+    PyMem_Free(con);
+    PyMem_Free(sets);
+    Py_XDECREF(keep);
+    return result;
 }

@@ -35,6 +35,7 @@
 
 #include "cli.h"
 #include "mblin/mblin.h"
+#include "mblin/optimize.h"
 
 /* ---- the bounds, on the library's entry points ---- */
 int __real_mbl_sweep_run(const mbl_model *model, const mbl_sweep_options *opt, mbl_sweep **out, mbl_status *st);
@@ -57,6 +58,19 @@ int __wrap_mbl_validate(const mbl_model *model, const mbl_point *pt, const mbl_m
 int __wrap_mbl_freqresp(const mbl_linear *lin, const mbl_linear *desc, int input, int output, const double *w, int nw,
                         mbl_freqresp_result **out, mbl_status *st);
 int __wrap_mbl_sim_point(const mbl_model *model, const mbl_sim_result *r, int s, mbl_point **out, mbl_status *st);
+
+int __real_mbl_optimize(const mbl_model *model, const mbl_optimize_options *opt, mbl_opt_result **out, mbl_status *st);
+int __wrap_mbl_optimize(const mbl_model *model, const mbl_optimize_options *opt, mbl_opt_result **out, mbl_status *st);
+
+/* an optimization of at most 20 evaluations (mblin optimize --max-eval) */
+int __wrap_mbl_optimize(const mbl_model *model, const mbl_optimize_options *opt, mbl_opt_result **out, mbl_status *st)
+{
+    if (opt && opt->max_eval > 20) {
+        *out = NULL;
+        return mbl_error(st, MBL_EARG, "fuzz: an optimization of %d evaluations is not run", opt->max_eval);
+    }
+    return __real_mbl_optimize(model, opt, out, st);
+}
 
 static int sim_points; /* mbl_sim_point calls of this input */
 

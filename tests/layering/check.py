@@ -54,7 +54,7 @@ FLOORS = [
     ["src/opoint"],
     ["src/lin"],
     ["src/eig", "src/modal"],
-    ["src/study", "src/sim", "src/codegen"],
+    ["src/study", "src/sim", "src/codegen", "src/opt"],
     ["src/report"],
     ["src/par"],
     ["cli", "python"],

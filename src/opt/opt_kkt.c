@@ -1,0 +1,161 @@
+/* The first-order optimality check of the final design (docs/optimize.md, "Is it an optimum?"):
+ * an optimizer may stop where the step or the objective's change fell below its tolerance
+ * without being at a local optimum (seen: MMA on a band constraint from a start at the
+ * objective's own minimum). At a local optimum the objective's gradient is a non-negative
+ * combination of the gradients of the active constraints and bounds (Karush-Kuhn-Tucker):
+ *
+ *     min || grad f + sum_i lambda_i grad g_i ||,  lambda >= 0,  i active,
+ *
+ * solved by Lawson and Hanson's non-negative least squares (Solving Least Squares Problems,
+ * 1974, ch. 23), its residual relative to the larger of ||grad f|| there and at the start (at an
+ * unconstrained optimum grad f itself is rounding). mbl_optimize refuses a final design whose
+ * residual exceeds kkt_tol. */
+#include <math.h>
+#include <string.h>
+
+#include "mblin/la.h"
+#include "opt/opt_internal.h"
+
+/* x = argmin ||A x - b||, x >= 0 (A: n x m column-major). work: (n * m + n + 3 m) doubles, iwork m. */
+static int nnls(int n, int m, const double *A, const double *b, double *x, double *work, int *passive, mbl_status *st)
+{
+    double *w = work, *z = w + m, *r = z + m, *As = r + n, *bz = As + (size_t)n * m;
+    int rc = 0;
+    memset(x, 0, (size_t)m * sizeof *x);
+    memset(passive, 0, (size_t)m * sizeof *passive);
+    for (int outer = 0; outer < 3 * m + 3 && !rc; outer++) {
+        for (int i = 0; i < n; i++) {
+            r[i] = b[i];
+            for (int j = 0; j < m; j++) r[i] -= A[i + (size_t)j * n] * x[j];
+        }
+        int t = -1;
+        double big = 1e-14;
+        for (int j = 0; j < m; j++) {
+            w[j] = 0;
+            for (int i = 0; i < n; i++) w[j] += A[i + (size_t)j * n] * r[i];
+            if (!passive[j] && w[j] > big) big = w[j], t = j;
+        }
+        if (t < 0) break; /* optimal */
+        passive[t] = 1;
+        for (int inner = 0; inner < 3 * m + 3; inner++) {
+            int np = 0, cols[256];
+            for (int j = 0; j < m && np < 256; j++)
+                if (passive[j]) {
+                    cols[np] = j;
+                    memcpy(As + (size_t)np * n, A + (size_t)j * n, (size_t)n * sizeof *A);
+                    np++;
+                }
+            int ld = n > np ? n : np;
+            memset(bz, 0, (size_t)ld * sizeof *bz);
+            memcpy(bz, b, (size_t)n * sizeof *b);
+            if ((rc = mbla_lstsq(n, np, 1, As, n, bz, ld, -1.0, NULL, st))) break;
+            memset(z, 0, (size_t)m * sizeof *z);
+            int allpos = 1;
+            for (int k = 0; k < np; k++) z[cols[k]] = bz[k], allpos &= bz[k] > 0;
+            if (allpos) {
+                memcpy(x, z, (size_t)m * sizeof *x);
+                break;
+            }
+            double alpha = 1;
+            for (int j = 0; j < m; j++)
+                if (passive[j] && z[j] <= 0 && x[j] - z[j] > 0) alpha = fmin(alpha, x[j] / (x[j] - z[j]));
+            for (int j = 0; j < m; j++) {
+                x[j] += alpha * (z[j] - x[j]);
+                if (passive[j] && x[j] <= 1e-300) passive[j] = 0, x[j] = 0;
+            }
+        }
+    }
+    return rc;
+}
+
+int opt_kkt_residual(const opt_ctx *c, double act_tol, double *res, mbl_status *st)
+{
+    int nx = c->nx, m = 0, rc = 0;
+    double gn = 0;
+    for (int j = 0; j < nx; j++) gn += c->fgrad[j] * c->fgrad[j];
+    gn = sqrt(gn);
+    *res = 0;
+    if (!(gn > 0)) return 0; /* a stationary objective: optimal whatever is active */
+    double scale = fmax(gn, c->g0);
+    int mmax = c->ncon + nx;
+    if (mmax > 256) mmax = 256; /* at most 256 active directions are combined */
+    double *A = mbl_alloc_array((size_t)nx * mmax + 1, sizeof *A);
+    double *work = mbl_alloc_array((size_t)nx * mmax + nx + 3 * (size_t)mmax + (size_t)(nx > mmax ? nx : mmax) + 1,
+                                   sizeof *work);
+    double *b = mbl_alloc_array((size_t)nx + (size_t)mmax + 1, sizeof *b), *lam = b + nx;
+    int *passive = mbl_alloc_array((size_t)mmax + 1, sizeof *passive);
+    if (!A || !work || !b || !passive) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int k = 0; k < c->ncon && m < mmax; k++)
+        if (c->cval[k] >= -act_tol) {
+            for (int j = 0; j < nx; j++) A[j + (size_t)m * nx] = c->cgrad[(size_t)k * nx + j];
+            m++;
+        }
+    for (int j = 0; j < nx && m < mmax; j++) {
+        double lo = j < c->np ? 0 : c->bound == 1 ? -1 : 0, hi = j < c->np || c->bound == 1 ? 1 : OPT_PEAK_TMAX;
+        int side = c->x[j] <= lo + act_tol ? -1 : c->x[j] >= hi - act_tol ? 1 : 0;
+        if (!side) continue;
+        memset(A + (size_t)m * nx, 0, (size_t)nx * sizeof *A);
+        A[j + (size_t)m * nx] = side; /* lo - x <= 0: -e_j; x - hi <= 0: +e_j */
+        m++;
+    }
+    for (int j = 0; j < nx; j++) b[j] = -c->fgrad[j];
+    if (m && (rc = nnls(nx, m, A, b, lam, work, passive, st))) goto done;
+    double r2 = 0;
+    for (int j = 0; j < nx; j++) {
+        double v = -b[j];
+        for (int k = 0; k < m; k++) v += A[j + (size_t)k * nx] * lam[k];
+        r2 += v * v;
+    }
+    *res = sqrt(r2) / scale;
+done:
+    mbl_free(A);
+    mbl_free(work);
+    mbl_free(b);
+    mbl_free(passive);
+    return rc;
+}
+
+/* Two modes of the active least-damping rows (the bound formulation's) that nearly coincide: the
+ * max-min optimum at a double eigenvalue (a tuned mass damper's equal-damping optimum), where the
+ * damping ratios are not differentiable and the first-order condition does not apply. *i, *j: the
+ * modes (1-based). */
+int opt_coalesced(const opt_ctx *c, int *i, int *j)
+{
+    if (c->bound != 1) return 0;
+    int r0 = c->ncon - c->nmode;
+    for (int a = 0; a < c->nmode; a++)
+        for (int b = 0; b < c->nmode; b++) {
+            const mbl_sens_mode *ma = &c->S->modes[c->branch[a]], *mb = &c->S->modes[c->branch[b]];
+            if (a == b || ma->im < 0 || mb->im < 0 || ma->kind == MBL_MODE_ZERO || mb->kind == MBL_MODE_ZERO) continue;
+            if (c->cval[r0 + a] < -OPT_KKT_ACTIVE || c->cval[r0 + b] < -OPT_KKT_ACTIVE) continue;
+            if (hypot(ma->re - mb->re, ma->im - mb->im) <= OPT_COALESCE_REL * hypot(ma->re, ma->im)) {
+                *i = c->branch[a] + 1, *j = c->branch[b] + 1;
+                return 1;
+            }
+        }
+    return 0;
+}
+
+/* The design x probed at x +- OPT_PROBE_STEP along each parameter (within the bounds): *better = 1
+ * when a feasible probe has a larger least damping ratio than x by more than OPT_PROBE_GAIN of it.
+ * c is evaluated at x again afterwards (its modes tracked back). */
+int opt_probe(opt_ctx *c, const double *x, int *better, mbl_status *st)
+{
+    double xp[64 + 2], v0 = c->value;
+    int rc = 0;
+    *better = 0;
+    if (c->nx > 64) return 0;
+    for (int j = 0; j < c->np && !rc && !*better; j++)
+        for (int sg = -1; sg <= 1 && !rc && !*better; sg += 2) {
+            memcpy(xp, x, (size_t)c->nx * sizeof *x);
+            xp[j] = fmin(1, fmax(0, x[j] + sg * OPT_PROBE_STEP));
+            if (xp[j] == x[j]) continue;
+            rc = opt_eval(c, xp, st);
+            if (!rc && c->violation <= c->o->feas_tol && c->value > v0 + OPT_PROBE_GAIN * fabs(v0)) *better = 1;
+        }
+    int rc2 = opt_eval(c, x, st);
+    return rc ? rc : rc2;
+}

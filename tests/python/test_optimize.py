@@ -1,0 +1,76 @@
+"""Model.optimize (include/mblin/optimize.h; docs/optimize.md): the tuned mass damper's
+equal-damping optimum against its closed form (tests/opt/test_optimize.c derives it), the H-infinity
+optimum against the CLI's, a constraint and a model given as a string, and the errors."""
+import math
+import re
+import subprocess
+
+import pytest
+
+import mblin
+
+TMD = "tests/opt/tmd.yaml"
+
+
+def test_max_min_damping_closed_form():
+    mu = 0.05
+    r = mblin.load(TMD).optimize({"k2": (0.02, 0.08), "c2": (0.001, 0.05, 0.04)}, "max:min-damping")
+    assert r["algorithm"] == "mma" and r["coalesced"] is not None
+    assert abs(r["parameters"]["k2"] - mu / (1 + mu) ** 2) < 1e-5 * mu / (1 + mu) ** 2
+    c2 = 2 * mu * math.sqrt(mu / (1 + mu)) / (1 + mu)
+    assert abs(r["parameters"]["c2"] - c2) < 1e-5 * c2
+    assert abs(r["value"] - math.sqrt(mu) / 2) < 1e-5 * math.sqrt(mu) / 2
+    assert min(r["damping_ratio"]) == pytest.approx(r["value"], rel=1e-12)
+    assert len(r["history"]) == r["evaluations"] and r["eigenvalues"].shape == (4,)
+
+
+def test_hinf_matches_cli(cli):
+    goal = "min:peak:F:x1:0.1:0.25"
+    r = mblin.load(TMD).optimize({"k2": (0.02, 0.08), "c2": (0.001, 0.05)}, goal)
+    out = subprocess.run([cli, "optimize", TMD, "--vary", "k2:0.02:0.08,c2:0.001:0.05", "--objective", goal, "--quiet"],
+                         check=True, capture_output=True, text=True).stdout
+    k2 = float(re.search(r"k2\s+= (\S+)", out).group(1))
+    peak = float(re.search(r"objective: .* = (\S+) at", out).group(1))
+    assert r["parameters"]["k2"] == pytest.approx(k2, rel=1e-9)
+    assert r["value"] == pytest.approx(peak, rel=1e-9)
+    assert r["algorithm"] == "slsqp" and 0.14 < r["peak_hz"] < 0.17
+
+
+def test_constraint_on_a_string_model():
+    text = open("tests/study/two_mass.yaml").read()
+    r = mblin.loads(text).optimize({"k1": (400, 1600), "k2": (150, 600)}, "min:change", ["freq:1!=2.5:2.9"])
+    assert r["freq_hz"][0] == pytest.approx(2.5, rel=1e-7)
+    assert r["constraint_modes"] == [1] and r["violation"] <= 1e-6
+
+
+def test_critical_speed():
+    text = """model: dae
+name: gyroscopic rotor
+parameters: {It: 1, Ip: 0.5, k: 4, Omega: 1}
+coordinates: {tx: 0, ty: 0}
+kinetic_energy: "0.5*It*(der(tx)^2 + der(ty)^2) + 0.5*Ip*Omega*(der(tx)*ty - tx*der(ty))"
+potential_energy: "0.5*k*(tx^2 + ty^2)"
+linearize: {at: equilibrium}
+"""
+    # the 1x critical speed sqrt(k / (It - Ip)) out of 2.5..3.5: k = 0.5 * 2.5^2
+    r = mblin.loads(text).optimize({"k": (0.5, 20)}, "min:change", "critical:3:Omega:1:3!=2.5:3.5")
+    assert r["parameters"]["k"] == pytest.approx(3.125, rel=1e-8)
+
+
+def test_expression():
+    # the cost 3 k2 least with the second frequency >= 4.8 Hz: the constraint active
+    text = open("tests/study/two_mass.yaml").read()
+    r = mblin.loads(text).optimize({"k2": (150, 600)}, "min:expr:3*k2", ["freq:3>=4.8"])
+    assert r["freq_hz"][2] == pytest.approx(4.8, rel=1e-6) and r["value"] == pytest.approx(3 * r["parameters"]["k2"])
+
+
+def test_errors():
+    m = mblin.load(TMD)
+    with pytest.raises(mblin.ArgumentError, match="unknown quantity"):
+        m.optimize({"k2": (0.02, 0.08)}, "max:freq")
+    with pytest.raises(mblin.ArgumentError, match="no parameter 'kx'"):
+        m.optimize({"kx": (0.02, 0.08)}, "min:change")
+    with pytest.raises(mblin.ArgumentError, match="Q>=A"):
+        m.optimize({"k2": (0.02, 0.08)}, "min:change", ["freq:1>0.2"])
+    with pytest.raises(mblin.ModelError, match="infeasible"):
+        m.optimize({"k2": (0.02, 0.08)}, "min:change", ["freq:1>=1"])
