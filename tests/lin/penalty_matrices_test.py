@@ -19,6 +19,9 @@ matrices, must give the same penalty spectrum (the physical pair carries the pen
 shift at these small factors, so it depends on the matrices: the control with the diagonal matrices
 on the plain constraints differs); the sparse path (--nev) the same physical pair as the dense one.
 
+equilibrium: the penalty system's own rest point with per-row matrices (lambda = Xi Omega Phi), a
+string pendulum held in a plane, against its closed form.
+
 errors: an unsymmetric, indefinite or wrongly sized matrix in the file (one line at the key's
 line and column), a wrong list on the command line (usage, exit 2), an indefinite list (one line
 naming the matrix)."""
@@ -28,10 +31,9 @@ import math
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, finish  # noqa: E402
+from checks import check, finish, scratch  # noqa: E402
 
 MBLIN = sys.argv[1]
 # relative agreement asked of closed forms and of the two bases (QZ on a 6 x 6 pencil whose norm is
@@ -73,14 +75,7 @@ def roots(a, b, c):
     return [(-b + d) / (2 * a), (-b - d) / (2 * a)]
 
 
-tmp = tempfile.mkdtemp(prefix="mblin_penmat_")
-
-
-def write(name, text):
-    path = os.path.join(tmp, name)
-    with open(path, "w") as f:
-        f.write(text)
-    return path
+write = scratch("mblin_penmat_")
 
 
 # ---- diagonal ----------------------------------------------------------------------------------
@@ -176,6 +171,38 @@ if A and B and C:
         sp = sorted((complex(e["re"], e["im"]) for e in d["eigenvalues"] if not e["spurious"]), key=key)
         check("sparse penalty pencil" in d["notes"] and close(sp, A[0], scale),
               "basis: sparse path, %s: physical %s, dense %s (%s)" % (label, sp, A[0], d["notes"][:60]))
+
+# ---- equilibrium ---------------------------------------------------------------------------------
+# --penalty-equilibrium with per-row matrices: a point mass on a string of length L (row 1) held in
+# the plane y = 0 (row 2) under gravity rests where the string stretches to rho with
+# rho (rho^2 - L^2) = 2 m g / (Xi_1 Omega_1) (lambda_1 = Xi_1 Omega_1 Phi_1 = m g / rho, the string's
+# tension); there x swings at +-sqrt(g / rho) i, y is the spurious roots of (m + Xi_2) s^2 +
+# Xi_2 Theta_2 s + (m g / rho + Xi_2 Omega_2) and z of (m + Xi_1 rho^2) s^2 + Xi_1 Theta_1 rho^2 s +
+# (m g / rho + Xi_1 Omega_1 rho^2)
+m, L, g = 2.0, 1.5, 9.81
+EX, ET, EO = (1000.0, 50.0), (3.0, 2.0), (9.0, 4.0)
+string = write("string.yaml", """model: dae
+parameters: {m: 2, L: 1.5, g: 9.81}
+coordinates: {x: 0.1, y: 0, z: -1.4}
+kinetic_energy: "0.5*m*(der(x)^2 + der(y)^2 + der(z)^2)"
+potential_energy: "m*g*z"
+constraints: ["0.5*(x^2 + y^2 + z^2 - L^2)", "y"]
+linearize: {penalty_Xi: [1000, 50], penalty_Theta: [3, 2], penalty_Omega: [9, 4]}
+""")
+rho = L
+for _ in range(60):  # Newton on rho (rho^2 - L^2) = 2 m g / (Xi_1 Omega_1), from L
+    rho -= (rho * (rho * rho - L * L) - 2 * m * g / (EX[0] * EO[0])) / (3 * rho * rho - L * L)
+got = eigs(string, "--penalty-equilibrium")
+if got is not None:
+    lam = m * g / rho
+    want = sorted(roots(m + EX[1], EX[1] * ET[1], lam + EX[1] * EO[1])
+                  + roots(m + EX[0] * rho * rho, EX[0] * ET[0] * rho * rho, lam + EX[0] * EO[0] * rho * rho), key=key)
+    phys = [complex(0, -math.sqrt(g / rho)), complex(0, math.sqrt(g / rho))]
+    check(close(got[0], phys, 3) and close(got[1], want, 6),
+          "equilibrium: physical %s (sqrt(g / rho) = %.15g), spurious %s (closed form %s)"
+          % (got[0], math.sqrt(g / rho), got[1], want))
+    check("constraints violated by up to %.3e" % ((rho * rho - L * L) / 2) in got[2],
+          "equilibrium: the notes give the string's violation: %s" % got[2])
 
 # ---- errors ------------------------------------------------------------------------------------
 for name, text, want in [
