@@ -396,6 +396,13 @@ typedef struct mbl_vtrans {
 } mbl_vtrans;
 MBL_API int mbl_model_velocity_transformation(const mbl_model *model, const mbl_point *point, mbl_vtrans **out, mbl_status *st);
 MBL_API void mbl_vtrans_free(mbl_vtrans *v);
+/* The stiffness before the constraint forces are applied, K_l of source 003 Sec. 3.2.2 (Eq. 3.9-3.10):
+ * K (n x n, column-major, the caller's) = dR/dq of the equations of motion at the point's q, v, v'
+ * with every multiplier 0 (R = M v' + Phi_q^T lambda + ... - Q is linear in them). For a mechanism in
+ * relative coordinates it is the open tree's stiffness, before the cut joints' constraints add
+ * d(Phi_q^T lambda)/dq (Eq. 4.7): Eq. 4.18's K_I of the spatial four-bar; the MCK form's K of a tree
+ * without cut joints. Errors: MBL_EARG, MBL_ENOMEM, an evaluation's. */
+MBL_API int mbl_open_tree_stiffness(const mbl_model *model, const mbl_point *point, double *K, mbl_status *st);
 
 /* ---- linear models ---------------------------------------------------------------------- */
 

@@ -110,3 +110,9 @@ if(MBLIN_PYTHON3_NUMPY AND MBLIN_WITH_GPL)
   add_test(NAME test_modal_damping COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_modal_damping.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# the open tree's stiffness K_l of a relative-coordinate mechanism (issue 70, item 7; source 003
+# Sec. 3.2.2): linearize -o writes K_l.mtx, Eq. 3.37's and Eq. 4.18's numbers
+if(MBLIN_PYTHON3_NUMPY)
+  add_test(NAME test_open_tree_stiffness COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_open_tree_stiffness.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
