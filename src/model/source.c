@@ -819,12 +819,16 @@ static void lists_free(mbl_src *s, int all)
                              &s->inputs, &s->outputs, &s->constraints, &s->nonholonomic,
                              &s->states, &s->velocity_states, &s->ode_states, &s->ode, &s->implicit_variables,
                              &s->draw, &s->draw_links, &s->kinematics, &s->rigid_frames, &s->validity, &s->spin_speeds,
-                             &s->trim_targets, &s->trim_free, &s->trim_acc, &s->pen_mat[0], &s->pen_mat[1],
-                             &s->pen_mat[2], &s->mass_matrix};
+                             &s->trim_targets, &s->trim_free, &s->trim_acc, &s->mass_matrix};
     size_t n = sizeof lists / sizeof *lists - !all;
     for (size_t i = 0; i < n; i++) {
         list_free(lists[i]);
         memset(lists[i], 0, sizeof *lists[i]);
+    }
+    for (int i = 0; i < 3; i++) { /* linearize.penalty_Xi, _Theta, _Omega */
+        list_free(&s->pen_mat[i]);
+        memset(&s->pen_mat[i], 0, sizeof s->pen_mat[i]);
+        s->pen_mat_rows[i] = 0; /* evaluated into the model already (model_load_values) */
     }
     for (int i = 0; i < s->mass_matrix.n; i++) { /* what stays of it: keys and positions */
         mbl_free(s->mass_matrix.items[i].text);
