@@ -199,7 +199,8 @@ static int penalty_list(pipeline *p, int i, const char *a, const char *v)
         snprintf(num, sizeof num, "%.*s", (int)(l < sizeof num ? l : 0), c);
         if (cli_decimal(num, &x) || !isfinite(x)) {
             char fmt[128];
-            snprintf(fmt, sizeof fmt, "%s expects a comma list of numbers (one per holonomic constraint), got '%%s'", a);
+            snprintf(fmt, sizeof fmt, "%s expects a comma list of numbers (one per holonomic constraint), got '%%s'",
+                     a);
             return cli_usage(commands[p->c], fmt, v);
         }
         p->pen_mat[i][k + (size_t)k * n] = x;

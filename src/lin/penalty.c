@@ -23,6 +23,9 @@
  * mass: lin_tangent_mass) is refused first, as nullspace and descriptor refuse it; the penalty ODE
  * would still have eigenvalues there, set by alpha alone.
  *
+ * General Xi, Theta, Omega (m x m, opt->pen_Xi, ...; source 001 Eq. 11-12): the rows Pl, Pv, Pk of
+ * src/lin/penalty_mats.c stand for Phi_q, dPhi''/dv + 2 xi omega Phi_q, ... above (alpha Xh = Xi).
+ *
  * Non-holonomic constraints c = A_nh v + b = 0 are penalized at velocity level,
  * mu = alpha (c' + omega c): M_p += alpha A_nh^T A_nh, C_p += alpha A_nh^T (dc'/dv + omega A_nh),
  * K_p += alpha A_nh^T (dc'/dq + omega dc/dq); they add k spurious eigenvalues (near -omega) and the
@@ -300,8 +303,8 @@ static int pen_round(int N, const double *A, const double *E, const double *wr, 
  * wr, wi, spur (2n); vre, vim (n x 2n). With vre == NULL only the eigenvalues are computed (no
  * eigenvectors, no classification: spur flags the infinite ones only). */
 static int pen_eigs(const mbl_blocks *B, const lin_pen_rows *R, const pen_tf *tf, double alpha, double om, int r,
-                    double *wr, double *wi, int *spur, double *vre, double *vim, double *maxviol_phys, double *minviol_spur,
-                    double *round_err, double *berr, mbl_status *st)
+                    double *wr, double *wi, int *spur, double *vre, double *vim, double *maxviol_phys,
+                    double *minviol_spur, double *round_err, double *berr, mbl_status *st)
 {
     int n = B->n, m = B->m, nX = B->ext ? B->nX : 0, N = 2 * n + nX, rc = 0;
     size_t NN = (size_t)N * N;

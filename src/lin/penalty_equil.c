@@ -52,8 +52,8 @@ static int pen_eq_matrices(const mbl_lin_options *opt, int m, int n, pen_eq_work
     return rc;
 }
 
-/* lambda(q) = alpha omega^2 Phi(q) (general matrices: Xi Omega Phi(q)) into w->lam, and the residual R(q, lambda(q)) into w->dq (negated:
- * the right-hand side of the Newton step); tp's q is w->q */
+/* lambda(q) = alpha omega^2 Phi(q) (general matrices: Xi Omega Phi(q)) into w->lam, and the residual
+ * R(q, lambda(q)) into w->dq (negated: the right-hand side of the Newton step); tp's q is w->q */
 static int pen_eq_residual(const mbl_model *md, const model_view *mv, mbl_point *tp, double aw2, pen_eq_work *w,
                            mbl_status *st)
 {

@@ -249,8 +249,8 @@ static int load_penalty_matrices(loader *L, const mbl_src *s, mbl_model *md)
         mbl_status st2;
         memset(&st2, 0, sizeof st2);
         if (mbla_sym_check(m, A, m, MBL_PEN_SYM_TOL, i == 1, &st2))
-            return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s: %s (it must be symmetric positive %sdefinite)", s->file, ln,
-                             cl, what[i], st2.msg, i == 1 ? "semi" : "");
+            return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s: %s (it must be symmetric positive %sdefinite)",
+                             s->file, ln, cl, what[i], st2.msg, i == 1 ? "semi" : "");
     }
     return 0;
 }
