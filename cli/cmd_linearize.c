@@ -13,6 +13,7 @@
  * Results go to stdout, diagnostics to stderr as one line "mblin: <reason>", and the exit status
  * is 0 on success, 1 when the model or the computation fails, 2 for a usage error. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,13 @@ static const struct {
      LIN | CMP | REP},
     {"--penalty-omega", "W", "penalty: the frequency omega, Omega = omega^2 I (default the file's, else 10)", 0,
      LIN | CMP | REP},
+    {"--penalty-Xi", "LIST", "penalty: Xi = diag(LIST), a comma list of one penalty factor per holonomic "
+     "constraint in the model's order, in place of alpha I (default the file's linearize.penalty_Xi)", 0,
+     LIN | CMP | REP},
+    {"--penalty-Theta", "LIST", "penalty: Theta = diag(LIST), in place of 2 xi omega I (default the file's)", 0,
+     LIN | CMP | REP},
+    {"--penalty-Omega", "LIST", "penalty: Omega = diag(LIST), in place of omega^2 I (default the file's)", 0,
+     LIN | CMP | REP},
     {"--penalty-equilibrium", NULL, "penalty: linearize at the penalty system's own rest point, its constraints "
      "violated to balance the forces (source 001 Sec. 3.3), not at the constrained point", 0, LIN | CMP | REP},
     {"--descriptor-zero", NULL, "descriptor: the variant whose spurious eigenvalues are zero instead of infinite "
@@ -150,6 +158,8 @@ typedef struct pipeline {
     int has_time;
     double pen[3];            /* --penalty-alpha, --penalty-xi, --penalty-omega (bit i of pen_given: given) */
     int pen_given;
+    double *pen_mat[3];       /* --penalty-Xi, -Theta, -Omega: diag(LIST) (pen_mat_n x pen_mat_n), NULL absent */
+    int pen_mat_n[3];
     int pen_equilibrium;      /* --penalty-equilibrium */
     int desc_zero;            /* --descriptor-zero */
 } pipeline;
@@ -169,6 +179,39 @@ static int penalty_option(pipeline *p, const char *a, const char *v, double x)
     p->pen[i] = x;
     p->pen_given |= 1 << i;
     return -1;
+}
+
+/* --penalty-Xi, -Theta, -Omega LIST: diag(LIST) into p->pen_mat[i]; -1 to go on, else the exit status */
+static int penalty_list(pipeline *p, int i, const char *a, const char *v)
+{
+    int n = 1;
+    for (const char *c = v; *c; c++) n += *c == ',';
+    mbl_free(p->pen_mat[i]);
+    p->pen_mat[i] = mbl_calloc((size_t)n * n, sizeof *p->pen_mat[i]);
+    p->pen_mat_n[i] = n;
+    if (!p->pen_mat[i]) return cli_usage(commands[p->c], "%s: out of memory", a);
+    const char *c = v;
+    for (int k = 0; k < n; k++) {
+        const char *e = strchr(c, ',');
+        size_t l = e ? (size_t)(e - c) : strlen(c);
+        char num[64];
+        double x = 0;
+        snprintf(num, sizeof num, "%.*s", (int)(l < sizeof num ? l : 0), c);
+        if (cli_decimal(num, &x) || !isfinite(x)) {
+            char fmt[128];
+            snprintf(fmt, sizeof fmt, "%s expects a comma list of numbers (one per holonomic constraint), got '%%s'",
+                     a);
+            return cli_usage(commands[p->c], fmt, v);
+        }
+        p->pen_mat[i][k + (size_t)k * n] = x;
+        c = e ? e + 1 : c + l;
+    }
+    return -1;
+}
+
+static void penalty_lists_free(pipeline *p)
+{
+    for (int i = 0; i < 3; i++) mbl_free(p->pen_mat[i]), p->pen_mat[i] = NULL;
 }
 
 /* --nev, --shift, --shift-im, --time, --mem-budget, --penalty-*: -1 to go on, else the exit status */
@@ -221,6 +264,9 @@ static int option(void *ud, const char *a, const char *v)
     else if (!strcmp(a, "--shapes")) p->flags |= MBL_REPORT_SHAPES;
     else if (!strcmp(a, "--no-matrices")) p->no_matrices = 1;
     else if (!strcmp(a, "--penalty-equilibrium")) p->pen_equilibrium = 1;
+    else if (!strcmp(a, "--penalty-Xi")) return penalty_list(p, 0, a, v);
+    else if (!strcmp(a, "--penalty-Theta")) return penalty_list(p, 1, a, v);
+    else if (!strcmp(a, "--penalty-Omega")) return penalty_list(p, 2, a, v);
     else if (!strcmp(a, "--descriptor-zero")) p->desc_zero = 1;
     else if (!strcmp(a, "--symbolic-jacobian")) p->symbolic_jacobian = 1;
     else if (!strcmp(a, "--forward-jacobian")) p->symbolic_jacobian = 0;
@@ -309,6 +355,22 @@ static int lin_options(const pipeline *p, const cli_args *a, const mbl_model *mo
     if (p->pen_given & 1) lopt->pen_alpha = p->pen[0];
     if (p->pen_given & 2) lopt->pen_xi = p->pen[1];
     if (p->pen_given & 4) lopt->pen_omega = p->pen[2];
+    for (int i = 0; i < 3; i++) { /* --penalty-Xi, -Theta, -Omega over the file's matrices */
+        static const char *opt[3] = {"--penalty-Xi", "--penalty-Theta", "--penalty-Omega"};
+        mbl_model_info info;
+        mbl_model_get_info(model, &info);
+        if (!p->pen_mat[i]) continue;
+        if (p->pen_mat_n[i] != info.nhol) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "%s: %d numbers given, the model has %d holonomic constraints", opt[i],
+                     p->pen_mat_n[i], info.nhol);
+            return cli_usage(commands[p->c], "%s", msg);
+        }
+        if (i == 0) lopt->pen_Xi = p->pen_mat[0];
+        if (i == 1) lopt->pen_Theta = p->pen_mat[1];
+        if (i == 2) lopt->pen_Omega = p->pen_mat[2];
+        lopt->pen_m = info.nhol;
+    }
     lopt->pen_equilibrium = p->pen_equilibrium;
     lopt->desc_zero = p->desc_zero;
     if (a->method) lopt->method = a->method;
@@ -435,7 +497,10 @@ int cli_cmd_linearize(int argc, char **argv)
     for (int c = 0; c < NCOMMANDS; c++)
         if (!strcmp(argv[1], commands[c])) p.c = c;
     int code = parse(&p, &a, argc, argv);
-    if (code >= 0) return code;
+    if (code >= 0) {
+        penalty_lists_free(&p);
+        return code;
+    }
 
     mbl_status st;
     mbl_status_clear(&st);
@@ -448,13 +513,18 @@ int cli_cmd_linearize(int argc, char **argv)
     lo.mem_budget = p.mem_budget > 0 ? p.mem_budget : 0;
     lo.forward_jacobian = !p.symbolic_jacobian;
     lo.no_drawing = strcmp(commands[p.c], "report") != 0; /* only the page draws the mechanism */
-    if (mbl_model_load_file_opt(a.model, a.sets, a.nsets, &lo, &model, &st)) return cli_fail(&st);
+    if (mbl_model_load_file_opt(a.model, a.sets, a.nsets, &lo, &model, &st)) {
+        penalty_lists_free(&p);
+        return cli_fail(&st);
+    }
     code = cli_check_guesses(&a, model);
     if (code) {
+        penalty_lists_free(&p);
         mbl_model_free(model);
         return code;
     }
     code = run(&p, &a, model, &pt, &lin, &modes);
+    penalty_lists_free(&p);
     if (fflush(stdout) != 0 && !code) {
         fprintf(stderr, "mblin: cannot write the output\n");
         code = 1;

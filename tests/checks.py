@@ -22,3 +22,17 @@ def check(cond, what):
 def finish(name, extra=""):
     print("%s: %d passed, %d failed%s" % (name, passed, failed, extra))
     return 1 if failed else 0
+
+
+def scratch(prefix):
+    """write(name, text) -> the path of a file written into a new temporary folder (prefix)."""
+    import os
+    import tempfile
+    tmp = tempfile.mkdtemp(prefix=prefix)
+
+    def write(name, text):
+        path = os.path.join(tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+    return write

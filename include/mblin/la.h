@@ -304,6 +304,13 @@ MBL_API int mbla_gev_rounding(int n, const double *A, int lda, const double *B, 
 MBL_API int mbla_sygvd(int n, const double *A, int lda, const double *B, int ldb, double *w,
                double *Z, int ldz, mbl_status *st);
 
+/* Is the n x n matrix A symmetric (|A_ij - A_ji| <= sym_tol max|A|) and positive definite (semi = 0:
+ * its smallest symmetric eigenvalue > 0) or semidefinite (semi = 1: >= -sym_tol times the largest
+ * magnitude)? 0 when it is; MBL_EARG "not symmetric: ..." or a non-finite entry, MBL_ESINGULAR "not
+ * positive definite: ..." (one line, for the caller to prefix with the matrix's name); MBL_EDIM,
+ * MBL_ENOMEM. A is not modified. */
+MBL_API int mbla_sym_check(int n, const double *A, int lda, double sym_tol, int semi, mbl_status *st);
+
 /* ============================================================================================
  * Sparse: CSC matrices
  * ========================================================================================== */

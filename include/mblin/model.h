@@ -396,6 +396,13 @@ typedef struct mbl_vtrans {
 } mbl_vtrans;
 MBL_API int mbl_model_velocity_transformation(const mbl_model *model, const mbl_point *point, mbl_vtrans **out, mbl_status *st);
 MBL_API void mbl_vtrans_free(mbl_vtrans *v);
+/* The stiffness before the constraint forces are applied, K_l of source 003 Sec. 3.2.2 (Eq. 3.9-3.10):
+ * K (n x n, column-major, the caller's) = dR/dq of the equations of motion at the point's q, v, v'
+ * with every multiplier 0 (R = M v' + Phi_q^T lambda + ... - Q is linear in them). For a mechanism in
+ * relative coordinates it is the open tree's stiffness, before the cut joints' constraints add
+ * d(Phi_q^T lambda)/dq (Eq. 4.7): Eq. 4.18's K_I of the spatial four-bar; the MCK form's K of a tree
+ * without cut joints. Errors: MBL_EARG, MBL_ENOMEM, an evaluation's. */
+MBL_API int mbl_open_tree_stiffness(const mbl_model *model, const mbl_point *point, double *K, mbl_status *st);
 
 /* ---- linear models ---------------------------------------------------------------------- */
 
@@ -490,7 +497,18 @@ typedef struct mbl_lin_options {
                               as rates, lambda = mu') and Phi_q too (the constraints at acceleration level),
                               E = [I 0 0; 0 M s Phi_q^T; 0 s Phi_q 0] (default 0; dense QZ path, holonomic
                               constraints at rest, no outputs of multipliers or accelerations) */
+    const double *pen_Xi;    /* penalty: general m x m matrices (column-major; m = pen_m, the model's holonomic */
+    const double *pen_Theta; /* constraints in their order) of lambda = Xi (Phi'' + Theta Phi' + Omega Phi), */
+    const double *pen_Omega; /* source 001 Eq. 11-12, each in place of its scalar form alpha I, 2 xi omega I,
+                              omega^2 I; NULL (default): the scalar form. Xi and Omega symmetric positive
+                              definite, Theta symmetric positive semidefinite (MBL_PEN_SYM_TOL); the error
+                              estimate divides Xi by pen_ratio; non-holonomic constraints keep alpha, omega */
+    int pen_m;               /* penalty: the order of pen_Xi, pen_Theta, pen_Omega (must equal the model's m) */
 } mbl_lin_options;
+
+/* relative tolerance of the symmetry of pen_Xi, pen_Theta, pen_Omega (|A_ij - A_ji| <= it max|A|;
+ * the matrix used is (A + A^T) / 2) and of Theta's semidefiniteness */
+#define MBL_PEN_SYM_TOL 1e-12
 
 #define MBL_MEM_BUDGET_DEFAULT 2147483648.0
 enum { MBL_PARTIAL_AUTO = 0, MBL_PARTIAL_ALWAYS = 1, MBL_PARTIAL_NEVER = -1 };
@@ -499,7 +517,9 @@ enum { MBL_DENSE_TREE_AUTO = 0, MBL_DENSE_TREE_OFF = -1, MBL_DENSE_TREE_CHOLESKY
 MBL_API void mbl_lin_options_default(mbl_lin_options *opt);
 /* The model file's linearization options over opt (call it after mbl_lin_options_default and
  * before the caller's own): linearize.penalty_alpha, penalty_xi, penalty_omega set pen_alpha,
- * pen_xi, pen_omega where the file gives them; the other fields are left as they are. */
+ * pen_xi, pen_omega where the file gives them; linearize.penalty_Xi, _Theta, _Omega set pen_Xi,
+ * pen_Theta, pen_Omega (pointing into the model, valid while it lives) and pen_m; the other
+ * fields are left as they are. */
 MBL_API void mbl_lin_options_from_model(const mbl_model *model, mbl_lin_options *opt);
 
 /* ---- the result of a linearization: the common part and what a method adds ----

@@ -90,8 +90,9 @@ MBL_API int mbl_report_export_flex(const char *dir, const mbl_model *model, cons
 /* Relative-coordinate mechanisms: the velocity transformation at the point
  * (mbl_model_velocity_transformation) as vt_B.mtx and vt_Bdot.mtx (rows x coordinates) and
  * vt_dBdq.mtx (rows x n^2: plane m = dB/dq_m in columns m n .. m n + n - 1), with the row and
- * column names in vt_names.txt. Nothing for other models. The JSON report carries the same as
- * "velocity_transformation". */
+ * column names in vt_names.txt, and the open tree's stiffness K_l (mbl_open_tree_stiffness, source 003
+ * Sec. 3.2.2: before the cut joints' constraints) as K_l.mtx (n x n). Nothing for other models. The JSON
+ * report carries B, Bdot, dB/dq as "velocity_transformation". */
 MBL_API int mbl_report_export_vtrans(const char *dir, const mbl_model *model, const mbl_point *pt, mbl_status *st);
 
 /* Model check for a person (`mblin check`): counts, degrees of freedom by counting and by the

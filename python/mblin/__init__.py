@@ -50,7 +50,8 @@ _AT = {"equilibrium": 0, "given": 1, "steady": 2, "trim": 3}
 # The options of linearize() and compare() beyond method (mbl_lin_options in include/mblin/model.h).
 _LIN_OPTIONS = ("state_weight", "pivot_tol", "rcond_min", "rank_tol", "dense_max", "dense_n_max", "nev", "shift",
                 "constraint_scale", "pen_alpha", "pen_xi", "pen_omega", "pen_ratio", "fd_step", "fd_tol",
-                "mem_budget", "partial", "state_tol", "cond_max", "pen_equilibrium", "desc_zero")
+                "mem_budget", "partial", "state_tol", "cond_max", "pen_equilibrium", "desc_zero", "pen_Xi", "pen_Theta",
+                "pen_Omega")
 # The options of the operating point (mbl_opoint_options).
 _POINT_OPTIONS = ("max_iter", "tol", "abs_tol", "step_tol", "move_note", "rank_tol")
 
@@ -397,6 +398,8 @@ class Model:
             options: the fields of mbl_lin_options: state_weight, pivot_tol, rcond_min, rank_tol,
                 dense_max, dense_n_max, nev, shift, constraint_scale, pen_alpha, pen_xi, pen_omega
                 (default: the file's linearize.penalty_alpha, _xi, _omega, else 1e6, 1, 10),
+                pen_Xi, pen_Theta, pen_Omega (penalty: m numbers, a diagonal, or an m x m array, in place of
+                alpha I, 2 xi omega I, omega^2 I; default the file's linearize.penalty_Xi, ...; docs/methods.md),
                 pen_equilibrium (1: penalty at the penalty system's own rest point, docs/methods.md),
                 desc_zero (1: descriptor's variant with zero spurious eigenvalues, docs/methods.md),
                 pen_ratio, fd_step, fd_tol, mem_budget (bytes), partial ("auto", "always", "never"),
@@ -668,6 +671,22 @@ class Model:
             opts["method"] = method
         if "nev" in opts and opts["nev"] is not None and "partial" not in opts:
             opts["partial"] = "always"
+        for k in ("pen_Xi", "pen_Theta", "pen_Omega"):  # m numbers (a diagonal) or m x m, to m x m column-major
+            if opts.get(k) is None:
+                continue
+            try:
+                a = _np.array(opts[k], dtype=float)
+            except (TypeError, ValueError):
+                a = None
+            if a is None or a.ndim not in (1, 2) or (a.ndim == 2 and a.shape[0] != a.shape[1]):
+                raise ArgumentError("%s: expected a list of numbers (a diagonal, one per holonomic constraint) or a "
+                                    "square matrix" % k, ArgumentError.code)
+            if a.ndim == 1:
+                a = _np.diag(a)
+            if a.shape[0] != self.m:
+                raise ArgumentError("%s: %d x %d, the model has %d holonomic constraints"
+                                    % (k, a.shape[0], a.shape[0], self.m), ArgumentError.code)
+            opts[k] = _np.asfortranarray(a)
         return opts
 
     def _point_for(self, point, at, q, v, guess, t, velocities=None, targets=None):
@@ -752,19 +771,22 @@ class Mode:
 
     Attributes:
         index: position in Linearization.modes.
-        eigenvalue: complex. freq_hz: |eigenvalue| / 2 pi. damping_ratio: -Re / |eigenvalue|.
+        eigenvalue: complex. freq_hz: |eigenvalue| / 2 pi. damped_freq_hz: |Im eigenvalue| / 2 pi (0 for a
+        real eigenvalue, NaN for an infinite one; source 003's Table 5.2). damping_ratio: -Re / |eigenvalue|.
         kind: "oscillatory", "real" or "zero". spurious: True when the method flags it.
         backward_error: of the eigenpair (NaN for a method's own spectrum).
         shape: complex array over the model's coordinates (dq of the eigenvector), or None.
     """
 
-    __slots__ = ("index", "eigenvalue", "freq_hz", "damping_ratio", "kind", "spurious", "backward_error", "shape",
-                 "_coords")
+    __slots__ = ("index", "eigenvalue", "freq_hz", "damped_freq_hz", "damping_ratio", "kind", "spurious",
+                 "backward_error", "shape", "_coords")
 
     def __init__(self, index, eigenvalue, freq_hz, damping_ratio, kind, spurious, backward_error, shape, coords):
         self.index, self.eigenvalue, self.freq_hz, self.damping_ratio = index, eigenvalue, freq_hz, damping_ratio
         self.kind, self.spurious, self.backward_error, self.shape = kind, spurious, backward_error, shape
         self._coords = coords
+        finite = _math.isfinite(eigenvalue.real) and _math.isfinite(eigenvalue.imag)
+        self.damped_freq_hz = abs(eigenvalue.imag) / (2 * _math.pi) if finite else _math.nan
 
     def shape_dict(self):
         """{coordinate name: complex amplitude}."""
@@ -798,7 +820,8 @@ class Linearization:
         q_S, v_W: maps from position / velocity states to all coordinates / velocities.
         states, velocity_states: names of S and W. state_names: all of x.
         inputs, outputs, coordinates: names.
-        eigenvalues: complex array. frequencies: Hz. damping: damping ratios. spurious: bool array.
+        eigenvalues: complex array. frequencies: Hz. damped_frequencies: |Im| / 2 pi in Hz (NaN for an infinite
+        eigenvalue). damping: damping ratios. spurious: bool array.
         kinds: "oscillatory" / "real" / "zero" each. backward_errors: per eigenpair. error_estimates: per eigenvalue
         where the method measures it (penalty), NaN elsewhere.
         shapes: complex array n x (number of eigenvalues), column i the shape of mode i.
@@ -829,6 +852,9 @@ class Linearization:
         self.eigenvalues = d["eigenvalues"]
         self.frequencies = d["freq_hz"]
         self.damping = d["damping_ratio"]
+        ev = _np.asarray(self.eigenvalues, dtype=complex)
+        with _np.errstate(invalid="ignore"):
+            self.damped_frequencies = _np.where(_np.isfinite(ev), _np.abs(ev.imag) / (2 * _math.pi), _np.nan)
         self.spurious = d["spurious"]
         self.kinds = d["kinds"]
         self.backward_errors = d["backward_error"]

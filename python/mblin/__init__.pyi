@@ -75,7 +75,7 @@ class Model:
                   v: Optional[npt.ArrayLike] = ..., guess: Optional[Settings] = ..., t: Optional[float] = ...,
                   zero_tol: Optional[float] = ..., velocities: Optional[Settings] = ...,
                   targets: Optional[Settings] = ...,
-                  **options: Union[float, int, str]) -> Linearization: ...
+                  **options: Union[float, int, str, npt.ArrayLike]) -> Linearization: ...
     def compare(self, *, set: Optional[Settings] = ..., states: Optional[Sequence[str]] = ...,
                 velocity_states: Optional[Sequence[str]] = ..., point: Optional[OperatingPoint] = ...,
                 at: Optional[str] = ..., q: Optional[npt.ArrayLike] = ..., v: Optional[npt.ArrayLike] = ...,
@@ -132,6 +132,7 @@ class Mode:
     index: int
     eigenvalue: complex
     freq_hz: float
+    damped_freq_hz: float
     damping_ratio: float
     kind: str
     spurious: bool
@@ -164,6 +165,7 @@ class Linearization:
     coordinates: List[str]
     eigenvalues: ComplexArray
     frequencies: FloatArray
+    damped_frequencies: FloatArray
     damping: FloatArray
     spurious: BoolArray
     kinds: List[str]

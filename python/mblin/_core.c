@@ -229,6 +229,23 @@ static int opt_double(PyObject *d, const char *key, double *x)
     return 0;
 }
 
+/* An m x m float64 column-major array option (Model._lin_options made it; absent or None: unchanged):
+ * *x points into the array, which the dict keeps alive for the call; *m its order. */
+static int opt_matrix(PyObject *d, const char *key, const double **x, int *m)
+{
+    PyObject *v = PyDict_GetItemString(d, key);
+    if (!v || v == Py_None) return 0;
+    if (!PyArray_Check(v) || PyArray_NDIM((PyArrayObject *)v) != 2 || PyArray_TYPE((PyArrayObject *)v) != NPY_DOUBLE ||
+        !PyArray_IS_F_CONTIGUOUS((PyArrayObject *)v) ||
+        PyArray_DIM((PyArrayObject *)v, 0) != PyArray_DIM((PyArrayObject *)v, 1)) {
+        PyErr_Format(PyExc_ValueError, "option %s: expected a square float64 column-major array", key);
+        return -1;
+    }
+    *x = (const double *)PyArray_DATA((PyArrayObject *)v);
+    *m = (int)PyArray_DIM((PyArrayObject *)v, 0);
+    return 0;
+}
+
 static int opt_int(PyObject *d, const char *key, int *x)
 {
     PyObject *v = PyDict_GetItemString(d, key);
@@ -347,7 +364,9 @@ static int lin_options(const mbl_model *model, PyObject *d, mbl_lin_options *o, 
         opt_double(d, "pen_ratio", &o->pen_ratio) || opt_double(d, "fd_step", &o->fd_step) ||
         opt_double(d, "fd_tol", &o->fd_tol) || opt_double(d, "mem_budget", &o->mem_budget) ||
         opt_double(d, "state_tol", &o->state_tol) || opt_double(d, "cond_max", &o->cond_max) ||
-        opt_int(d, "pen_equilibrium", &o->pen_equilibrium) || opt_int(d, "desc_zero", &o->desc_zero))
+        opt_int(d, "pen_equilibrium", &o->pen_equilibrium) || opt_int(d, "desc_zero", &o->desc_zero) ||
+        opt_matrix(d, "pen_Xi", &o->pen_Xi, &o->pen_m) || opt_matrix(d, "pen_Theta", &o->pen_Theta, &o->pen_m) ||
+        opt_matrix(d, "pen_Omega", &o->pen_Omega, &o->pen_m))
         return -1;
     PyObject *p = PyDict_GetItemString(d, "partial");
     if (p && p != Py_None) {

@@ -12,4 +12,5 @@ list(APPEND MBLIN_SOURCES
   src/la/eigs_refine.c
   src/la/eigs_refine_quad.c
   src/la/blas_info.c
+  src/la/sym_check.c
 )

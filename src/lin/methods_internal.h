@@ -353,6 +353,24 @@ int lin_penalty_sparse(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
  * Q(sigma) = K_p + sigma C_p + sigma^2 M_p, in CSC at the options' alpha, xi, omega (src/lin/sparsity.c) */
 int lin_penalty_sparse_matrices(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, double sigma,
                                 mbla_csc **Mp, mbla_csc **Qs, mbl_status *st);
+/* The penalty's rows with general Xi, Theta, Omega (src/lin/penalty_mats.c): Pl = Xh Phi_q (Phi_q
+ * itself without pen_Xi), Pv = dPhi''/dv + Theta Phi_q, Pk = dPhi''/dq + Theta dPhi'/dq + Omega Phi_q
+ * (m x n each); Xh = Xi / alpha (m x m, NULL without pen_Xi: the identity), xnorm its 1-norm (0 then).
+ * lin_pen_check: the given matrices' order and symmetry and definiteness, one line naming the matrix;
+ * lin_pen_general: nonzero when some matrix is given; lin_pen_rows_apply: L(0:m, 0:nc) = Xh L (ld). */
+typedef struct lin_pen_rows {
+    const double *Pl, *Xh;
+    double *Pv, *Pk, *buf;
+    double xnorm;
+} lin_pen_rows;
+int lin_pen_check(const mbl_lin_options *opt, int m, mbl_status *st);
+int lin_pen_general(const mbl_lin_options *opt);
+/* Xh = Xi / alpha, Theta, Omega (m x m each): the symmetric parts of the given matrices, else the scalar
+ * form (I, 2 xi omega I, omega^2 I); lin_pen_check first */
+void lin_pen_dense(const mbl_lin_options *opt, int m, double *Xh, double *Th, double *Om);
+int lin_pen_rows_init(const mbl_blocks *B, const mbl_lin_options *opt, lin_pen_rows *R, mbl_status *st);
+void lin_pen_rows_free(lin_pen_rows *R);
+int lin_pen_rows_apply(const lin_pen_rows *R, int m, int nc, double *L, int ld, mbl_status *st);
 
 /* Error estimates of clustered eigenvalues (src/lin/eigsort.c; issue 30, item 9): eigenvalues whose
  * discs |s - s_i| <= err_i overlap, directly or through others, cannot be told apart within their

@@ -23,6 +23,9 @@
  * mass: lin_tangent_mass) is refused first, as nullspace and descriptor refuse it; the penalty ODE
  * would still have eigenvalues there, set by alpha alone.
  *
+ * General Xi, Theta, Omega (m x m, opt->pen_Xi, ...; source 001 Eq. 11-12): the rows Pl, Pv, Pk of
+ * src/lin/penalty_mats.c stand for Phi_q, dPhi''/dv + 2 xi omega Phi_q, ... above (alpha Xh = Xi).
+ *
  * Non-holonomic constraints c = A_nh v + b = 0 are penalized at velocity level,
  * mu = alpha (c' + omega c): M_p += alpha A_nh^T A_nh, C_p += alpha A_nh^T (dc'/dv + omega A_nh),
  * K_p += alpha A_nh^T (dc'/dq + omega dc/dq); they add k spurious eigenvalues (near -omega) and the
@@ -76,20 +79,22 @@ static int cmp_viol(const void *pa, const void *pb)
     return a->idx - b->idx;
 }
 
-/* M_p, C_p, K_p (n x n) for penalty factor alpha */
-static void pen_mck(const mbl_blocks *B, double alpha, double xi, double om, double *Mp, double *Cp, double *Kp)
+/* M_p, C_p, K_p (n x n) for penalty factor alpha (R: the penalty's rows, src/lin/penalty_mats.c) */
+static void pen_mck(const mbl_blocks *B, const lin_pen_rows *R, double alpha, double om, double *Mp, double *Cp,
+                    double *Kp)
 {
     int n = B->n, m = B->m;
+    const double *Pl = R->Pl, *Pq = B->Pq, *Pv = R->Pv, *Pk = R->Pk;
     for (int j = 0; j < n; j++)
         for (int i = 0; i < n; i++) {
             double sm = 0, sc = 0, sk = 0;
             for (int a = 0; a < m; a++) {
-                double pi = B->Pq[a + (size_t)i * m];
+                double pi = Pl[a + (size_t)i * m];
                 if (pi == 0.0) continue;
-                double pj = B->Pq[a + (size_t)j * m];
-                sm += pi * pj;
-                sc += pi * (B->Pddv[a + (size_t)j * m] + 2 * xi * om * pj);
-                sk += pi * (B->Pddq[a + (size_t)j * m] + 2 * xi * om * B->Pdq[a + (size_t)j * m] + om * om * pj);
+                size_t pj = a + (size_t)j * m;
+                sm += pi * Pq[pj];
+                sc += pi * Pv[pj];
+                sk += pi * Pk[pj];
             }
             for (int a = 0; a < B->k; a++) {
                 int k = B->k;
@@ -114,8 +119,8 @@ static void pen_mck(const mbl_blocks *B, double alpha, double xi, double om, dou
  *     [Mp Exd Ez] [dv'; dX'; dZ] = -[Kp Cp Ex] x - Er u,   Mp = Ea + alpha (El Phi_q + Em A_nh), ...
  * (ne x ne, ne = n + nX + nZ). Sol ((n + nX + nZ) x (2n + nX + nr)) receives [dv'; dX'; dZ] per
  * column of [q, v, X, u]; Mp, Cp, Kp (n x n) the EOM rows (may be NULL). */
-static int pen_explicit(const mbl_blocks *B, double alpha, double xi, double om, double *Sol, double *Mp, double *Cp,
-                        double *Kp, mbl_status *st)
+static int pen_explicit(const mbl_blocks *B, const lin_pen_rows *R, double alpha, double om, double *Sol, double *Mp,
+                        double *Cp, double *Kp, mbl_status *st)
 {
     int n = B->n, m = B->m, k = B->k, nX = B->nX, nZ = B->nZ, ne = B->ne, nr = B->nr, Nd = 2 * n + nX, rc = 0;
     double *S = mbl_calloc((size_t)ne * ne + 1, sizeof *S), *L = mbl_calloc((size_t)(m + k) * 3 * n + 1, sizeof *L);
@@ -130,8 +135,8 @@ static int pen_explicit(const mbl_blocks *B, double alpha, double xi, double om,
         for (int a = 0; a < m; a++) {
             size_t pa = a + (size_t)j * m;
             L[a + (size_t)j * mk] = B->Pq[pa];
-            L[a + (size_t)(n + j) * mk] = B->Pddv[pa] + 2 * xi * om * B->Pq[pa];
-            L[a + (size_t)(2 * n + j) * mk] = B->Pddq[pa] + 2 * xi * om * B->Pdq[pa] + om * om * B->Pq[pa];
+            L[a + (size_t)(n + j) * mk] = R->Pv[pa];
+            L[a + (size_t)(2 * n + j) * mk] = R->Pk[pa];
         }
         for (int a = 0; a < k; a++) {
             size_t pa = a + (size_t)j * k;
@@ -140,6 +145,8 @@ static int pen_explicit(const mbl_blocks *B, double alpha, double xi, double om,
             L[m + a + (size_t)(2 * n + j) * mk] = B->Ndq[pa] + om * B->Nq[pa];
         }
     }
+    rc = lin_pen_rows_apply(R, m, 3 * n, L, mk, st); /* general Xi: lambda's rows times Xh */
+    if (rc) goto done;
     /* P = [Ea Ev Eq] + alpha [El Em] L = [Mp Cp Kp] over all dynamic rows */
     memcpy(P, B->Ea, (size_t)ne * n * sizeof *P);
     memcpy(P + (size_t)ne * n, B->Ev, (size_t)ne * n * sizeof *P);
@@ -295,9 +302,9 @@ static int pen_round(int N, const double *A, const double *E, const double *wr, 
 /* eigenvalues of the penalty pencil; flags the 2(n - r) least violating as physical.
  * wr, wi, spur (2n); vre, vim (n x 2n). With vre == NULL only the eigenvalues are computed (no
  * eigenvectors, no classification: spur flags the infinite ones only). */
-static int pen_eigs(const mbl_blocks *B, const pen_tf *tf, double alpha, double xi, double om, int r, double *wr,
-                    double *wi, int *spur, double *vre, double *vim, double *maxviol_phys, double *minviol_spur,
-                    double *round_err, double *berr, mbl_status *st)
+static int pen_eigs(const mbl_blocks *B, const lin_pen_rows *R, const pen_tf *tf, double alpha, double om, int r,
+                    double *wr, double *wi, int *spur, double *vre, double *vim, double *maxviol_phys,
+                    double *minviol_spur, double *round_err, double *berr, mbl_status *st)
 {
     int n = B->n, m = B->m, nX = B->ext ? B->nX : 0, N = 2 * n + nX, rc = 0;
     size_t NN = (size_t)N * N;
@@ -318,7 +325,7 @@ static int pen_eigs(const mbl_blocks *B, const pen_tf *tf, double alpha, double 
         double *Sol = mbl_calloc((size_t)ne * (N + B->nr) + 1, sizeof *Sol);
         double *Ax = mbl_calloc((size_t)n * N + 1, sizeof *Ax), *JX = mbl_calloc((size_t)nX * N + 1, sizeof *JX);
         if (!Sol || !Ax || !JX) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        if (!rc) rc = pen_explicit(B, alpha, xi, om, Sol, NULL, NULL, NULL, st);
+        if (!rc) rc = pen_explicit(B, R, alpha, om, Sol, NULL, NULL, NULL, st);
         for (int j = 0; !rc && j < N; j++) {
             for (int i = 0; i < n; i++) Ax[i + (size_t)j * n] = A[n + i + (size_t)j * N] = Sol[i + (size_t)j * ne];
             for (int i = 0; i < nX; i++) JX[i + (size_t)j * nX] = A[2 * n + i + (size_t)j * N] = Sol[n + i + (size_t)j * ne];
@@ -333,7 +340,7 @@ static int pen_eigs(const mbl_blocks *B, const pen_tf *tf, double alpha, double 
         mbl_free(Sol), mbl_free(Ax), mbl_free(JX);
         goto solve;
     }
-    pen_mck(B, alpha, xi, om, Mp, Cp, Kp);
+    pen_mck(B, R, alpha, om, Mp, Cp, Kp);
     for (int i = 0; i < n; i++) {
         E[i + (size_t)i * N] = 1.0;
         A[i + (size_t)(n + i) * N] = 1.0;
@@ -448,15 +455,16 @@ done:
 /* The state-space form of the penalty ODE of an Eq. 10 model (pen_explicit): x = [q; v; X], A = [0 I 0;
  * dv'/dx; dX'/dx], B likewise, C and D through (q'', der(X), Z); M, C, K the penalized EOM rows (X
  * held), F = -dR/du. */
-static int pen_multiplier_outputs(const mbl_blocks *B, double a1, double xi, double om, const double *W, int ldw,
-                                  int N, mbl_linear *lin, mbl_status *st);
+static int pen_multiplier_outputs(const mbl_blocks *B, const lin_pen_rows *R, double a1, double om, const double *W,
+                                  int ldw, int N, mbl_linear *lin, mbl_status *st);
 
-static int pen_ss_ext(const mbl_blocks *B, double alpha, double xi, double om, mbl_linear *lin, mbl_status *st)
+static int pen_ss_ext(const mbl_blocks *B, const lin_pen_rows *R, double alpha, double om, mbl_linear *lin,
+                      mbl_status *st)
 {
     int n = B->n, nX = B->nX, nZ = B->nZ, ne = B->ne, nr = B->nr, ny = B->ny, N = 2 * n + nX, nc = N + nr;
     double *Sol = mbl_calloc((size_t)ne * nc + 1, sizeof *Sol), *Y = mbl_calloc((size_t)ny * nc + 1, sizeof *Y);
     int rc = !Sol || !Y ? mbl_error(st, MBL_ENOMEM, "out of memory") : 0;
-    if (!rc) rc = pen_explicit(B, alpha, xi, om, Sol, lin->M, lin->Cd, lin->K, st);
+    if (!rc) rc = pen_explicit(B, R, alpha, om, Sol, lin->M, lin->Cd, lin->K, st);
     if (rc) goto done;
     for (size_t p = 0; p < (size_t)n * nr; p++) lin->F[p] = -B->Rr[p];
     memset(lin->A, 0, (size_t)N * N * sizeof *lin->A);
@@ -480,7 +488,7 @@ static int pen_ss_ext(const mbl_blocks *B, double alpha, double xi, double om, m
         }
         memcpy(lin->C, Y, (size_t)ny * N * sizeof *Y);
         memcpy(lin->D, Y + (size_t)ny * N, (size_t)ny * nr * sizeof *Y);
-        if (n) rc = pen_multiplier_outputs(B, alpha, xi, om, Sol, ne, N, lin, st);
+        if (n) rc = pen_multiplier_outputs(B, R, alpha, om, Sol, ne, N, lin, st);
     }
 done:
     mbl_free(Sol), mbl_free(Y);
@@ -550,8 +558,8 @@ static double pen_err_est(const mbl_blocks *B, double a1, double ratio, mbl_lin_
  * da the ODE's [A21 A22 B2] (W, leading dimension ldw; the columns of X, from 2n to N, only through da).
  * They approximate the constrained model's multipliers to O(1/alpha)
  * as the eigenvalues do (docs/methods.md). lin->C, D += Ylam dlambda + Ymu dmu. */
-static int pen_multiplier_outputs(const mbl_blocks *B, double a1, double xi, double om, const double *W, int ldw,
-                                  int N, mbl_linear *lin, mbl_status *st)
+static int pen_multiplier_outputs(const mbl_blocks *B, const lin_pen_rows *R, double a1, double om, const double *W,
+                                  int ldw, int N, mbl_linear *lin, mbl_status *st)
 {
     int n = B->n, m = B->m, k = B->k, nr = B->nr, ny = B->ny, nc = N + nr; /* N: states [q; v; X] */
     if (!((m && mbla_norm1(ny, m, B->Ylam, ny) > 0) || (k && mbla_norm1(ny, k, B->Ymu, ny) > 0))) return 0;
@@ -563,8 +571,8 @@ static int pen_multiplier_outputs(const mbl_blocks *B, double a1, double xi, dou
         for (int a = 0; a < m; a++) {
             double s = 0;
             for (int c = 0; c < n; c++) s += B->Pq[a + (size_t)c * m] * da[c];
-            if (j < n) s += B->Pddq[a + (size_t)j * m] + 2 * xi * om * B->Pdq[a + (size_t)j * m] + om * om * B->Pq[a + (size_t)j * m];
-            else if (j < 2 * n) s += B->Pddv[a + (size_t)(j - n) * m] + 2 * xi * om * B->Pq[a + (size_t)(j - n) * m];
+            if (j < n) s += R->Pk[a + (size_t)j * m];
+            else if (j < 2 * n) s += R->Pv[a + (size_t)(j - n) * m];
             else if (j >= N) s += B->Pddr[a + (size_t)(j - N) * m];
             L[a + (size_t)j * ld] = a1 * s;
         }
@@ -576,6 +584,11 @@ static int pen_multiplier_outputs(const mbl_blocks *B, double a1, double xi, dou
             else if (j >= N) s += B->Ndr[b + (size_t)(j - N) * k];
             L[m + b + (size_t)j * ld] = a1 * s;
         }
+    }
+    int rc = lin_pen_rows_apply(R, m, nc, L, ld, st); /* general Xi: lambda = alpha Xh (...) */
+    if (rc) {
+        mbl_free(L);
+        return rc;
     }
     if (m) {
         mbla_gemm('N', 'N', ny, N, m, 1.0, B->Ylam, ny, L, ld, 1.0, lin->C, ny, NULL);
@@ -591,12 +604,12 @@ static int pen_multiplier_outputs(const mbl_blocks *B, double a1, double xi, dou
 
 /* The penalty ODE's state-space and MCK forms into lin (Mp, Cp, Kp, W: work of n x n, n x n, n x n
  * and n x (2n + nr); *lu: the factors of Mp, freed by the caller). */
-static int pen_state_space(const mbl_blocks *B, double a1, double xi, double om, double *Mp, double *Cp, double *Kp,
-                           double *W, mbla_dlu **lu, mbl_linear *lin, mbl_status *st)
+static int pen_state_space(const mbl_blocks *B, const lin_pen_rows *R, double a1, double om, double *Mp, double *Cp,
+                           double *Kp, double *W, mbla_dlu **lu, mbl_linear *lin, mbl_status *st)
 {
     int n = B->n, nr = B->nr, ny = B->ny, N = lin->nx, rc = 0;
     /* the penalty ODE itself: states q, v; A = [0 I; -Mp^-1 Kp, -Mp^-1 Cp], B = [0; Mp^-1 F] */
-    pen_mck(B, a1, xi, om, Mp, Cp, Kp);
+    pen_mck(B, R, a1, om, Mp, Cp, Kp);
     memcpy(lin->M, Mp, (size_t)n * n * sizeof *Mp);
     memcpy(lin->Cd, Cp, (size_t)n * n * sizeof *Cp);
     memcpy(lin->K, Kp, (size_t)n * n * sizeof *Kp);
@@ -628,7 +641,7 @@ static int pen_state_space(const mbl_blocks *B, double a1, double xi, double om,
         mbla_gemm('N', 'N', ny, N, n, 1.0, B->Ya, ny, W, n, 1.0, lin->C, ny, NULL);
         if (nr) mbla_gemm('N', 'N', ny, nr, n, 1.0, B->Ya, ny, W + (size_t)N * n, n, 1.0, lin->D, ny, NULL);
     }
-    if (ny && n) rc = pen_multiplier_outputs(B, a1, xi, om, W, n, N, lin, st);
+    if (ny && n) rc = pen_multiplier_outputs(B, R, a1, om, W, n, N, lin, st);
     return rc;
 }
 
@@ -641,11 +654,13 @@ int lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_options 
     int n = mv->n, m = mv->m, nr = mv->nr, ny = mv->ny, r = 0, rc, nX = mv->ext ? mv->nX : 0, N = 2 * n + nX;
     mbl_blocks B;
     mbl_rstates rs;
+    lin_pen_rows PR;
     mbl_linear *lin = NULL;
     int *rows = NULL, *spur2 = NULL, *spur3 = NULL;
     double *rnd = NULL, *wr2 = NULL, *wi2 = NULL, *wr3 = NULL, *wi3 = NULL, *Mp = NULL, *Cp = NULL, *Kp = NULL, *W = NULL;
     mbla_dlu *lu = NULL;
     memset(&rs, 0, sizeof rs);
+    memset(&PR, 0, sizeof PR);
     *out = NULL;
     rc = lin_require_dense(md, opt, "penalty", st);
     if (rc) return rc;
@@ -655,6 +670,11 @@ int lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_options 
     rc = opt->pen_equilibrium ? lin_penalty_equilibrium(md, pt, opt, &B, &eq_moved, &eq_viol, st)
                               : lin_blocks_init(md, pt, &B, st);
     if (rc) return rc;
+    rc = lin_pen_rows_init(&B, opt, &PR, st);
+    if (rc) {
+        lin_blocks_free(&B);
+        return rc;
+    }
     rows = mbl_calloc((size_t)m + 1, sizeof *rows);
     lin = lin_linear_alloc_x(n, n, n, nX, nr, ny);
     wr2 = mbl_calloc((size_t)N + 1, sizeof *wr2), wi2 = mbl_calloc((size_t)N + 1, sizeof *wi2);
@@ -698,10 +718,10 @@ int lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_options 
     double a1 = opt->pen_alpha, a2 = a1 / opt->pen_ratio, v1 = 0, s1 = 0, v2 = 0, s2 = 0;
     for (int pass = 0; pass < 2; pass++) {
         mbl_lin_spectrum *sp = lin->spectrum;
-        rc = pen_eigs(&B, tf, a1, opt->pen_xi, opt->pen_omega, r, sp->re, sp->im, sp->spurious, sp->vre, sp->vim, &v1,
+        rc = pen_eigs(&B, &PR, tf, a1, opt->pen_omega, r, sp->re, sp->im, sp->spurious, sp->vre, sp->vim, &v1,
                       &s1, rnd, sp->berr, st);
         if (!rc)
-            rc = pen_eigs(&B, tf, a2, opt->pen_xi, opt->pen_omega, r, wr2, wi2, spur2, NULL, NULL, &v2, &s2, NULL, NULL,
+            rc = pen_eigs(&B, &PR, tf, a2, opt->pen_omega, r, wr2, wi2, spur2, NULL, NULL, &v2, &s2, NULL, NULL,
                           st);
         if (rc != MBL_ESINGULAR || !tf) break;
         tf = NULL; /* the states and constraint values are not coordinates here: the spectrum in q */
@@ -710,12 +730,13 @@ int lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_options 
     /* the rounding of the data: the same analysis at alpha (1 + d), eigenvalues only */
     for (size_t t = 0; t < sizeof pen_alpha_samples / sizeof *pen_alpha_samples; t++) {
         double v3 = 0, s3 = 0;
-        rc = pen_eigs(&B, tf, a1 * (1.0 + pen_alpha_samples[t]), opt->pen_xi, opt->pen_omega, r, wr3, wi3, spur3, NULL,
+        rc = pen_eigs(&B, &PR, tf, a1 * (1.0 + pen_alpha_samples[t]), opt->pen_omega, r, wr3, wi3, spur3, NULL,
                       NULL, &v3, &s3, NULL, NULL, st);
         if (rc) goto done;
         pen_round_sample(lin->spectrum, wr3, wi3, spur3, rnd);
     }
-    double err = pen_err_est(&B, a1, opt->pen_ratio, lin->spectrum, wr2, wi2, spur2, rnd);
+    /* the rounding floor grows with the penalty's size: alpha |Xh|_1 = |Xi|_1 with a general Xi */
+    double err = pen_err_est(&B, PR.Xh ? a1 * PR.xnorm : a1, opt->pen_ratio, lin->spectrum, wr2, wi2, spur2, rnd);
     /* clusters: a near-zero beside zeros (the Whipple bicycle's) is any of them within their estimates */
     mbl_lin_spectrum *sp1 = lin->spectrum;
     rc = lin_err_clusters(N, sp1->re, sp1->im, sp1->spurious, sp1->err, st);
@@ -724,11 +745,11 @@ int lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_options 
         if (!sp1->spurious[i] && isfinite(sp1->err[i])) err = fmax(err, sp1->err[i]);
     lin->err_est = err;
     if (B.ext) {
-        rc = pen_ss_ext(&B, a1, opt->pen_xi, opt->pen_omega, lin, st);
+        rc = pen_ss_ext(&B, &PR, a1, opt->pen_omega, lin, st);
         if (rc) goto done;
         goto names;
     }
-    rc = pen_state_space(&B, a1, opt->pen_xi, opt->pen_omega, Mp, Cp, Kp, W, &lu, lin, st);
+    rc = pen_state_space(&B, &PR, a1, opt->pen_omega, Mp, Cp, Kp, W, &lu, lin, st);
     if (rc) goto done;
 names:
     for (int i = 0; i < n; i++) lin->q_S[i + (size_t)i * n] = lin->v_W[i + (size_t)i * n] = 1.0;
@@ -741,7 +762,7 @@ names:
     int nphys = 0, nlost = 0; /* physical by their scores, and those of them QZ found infinite */
     for (int i = 0; i < N; i++) nphys += !sp1->spurious[i];
     nlost = 2 * (n - r) - mv->k + nX - nphys;
-    char lost[96] = "", eq[160] = "";
+    char lost[96] = "", eq[256] = "";
     if (nlost > 0) snprintf(lost, sizeof lost, " (and %d beyond the pencil's resolution: infinite)", nlost);
     if (opt->pen_equilibrium)
         snprintf(eq, sizeof eq, "; at the penalty system's own equilibrium (coordinates moved by up to %.3e, "
@@ -753,12 +774,16 @@ names:
              tf ? "; point with motion: eigenvalues of the penalty ODE in the coordinates (user's states, constraint "
                   "values)"
                 : (mv->nus > 0 || m > 0 || mv->k > 0) && moving ? MBL_MOVING_NOTE : "");
+    if (lin_pen_general(opt)) /* the scalars named above stand for the given matrices' defaults only */
+        snprintf(eq + strlen(eq), sizeof eq - strlen(eq), "; general penalty matrices (%s%s%s given, %d x %d)",
+                 opt->pen_Xi ? "Xi " : "", opt->pen_Theta ? "Theta " : "", opt->pen_Omega ? "Omega" : "", m, m);
     size_t nl = strlen(lin->notes);
     if (eq[0] && nl + 1 < sizeof lin->notes) strncat(lin->notes, eq, sizeof lin->notes - nl - 1);
     *out = lin;
     lin = NULL;
 done:
     lin_blocks_free(&B);
+    lin_pen_rows_free(&PR);
     lin_rstates_free(&rs);
     mbl_free(rows), mbl_free(rnd), mbl_free(wr2), mbl_free(wi2), mbl_free(spur2);
     mbl_free(wr3), mbl_free(wi3), mbl_free(spur3);
@@ -783,12 +808,16 @@ int lin_penalty_state_space(const mbl_model *md, const mbl_point *pt, const mbl_
     mbl_linear *lin = lin_linear_alloc_x(n, n, n, 0, nr, ny);
     double *Mp = mbl_calloc((size_t)n * n + 1, sizeof *Mp), *Cp = mbl_calloc((size_t)n * n + 1, sizeof *Cp);
     double *Kp = mbl_calloc((size_t)n * n + 1, sizeof *Kp), *W = mbl_calloc((size_t)n * (2 * n + nr) + 1, sizeof *W);
+    lin_pen_rows PR;
+    memset(&PR, 0, sizeof PR);
     if (!lin || !Mp || !Cp || !Kp || !W) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-    if (!rc) rc = pen_state_space(&B, opt->pen_alpha, opt->pen_xi, opt->pen_omega, Mp, Cp, Kp, W, &lu, lin, st);
+    if (!rc) rc = lin_pen_rows_init(&B, opt, &PR, st);
+    if (!rc) rc = pen_state_space(&B, &PR, opt->pen_alpha, opt->pen_omega, Mp, Cp, Kp, W, &lu, lin, st);
     for (int i = 0; !rc && i < n; i++) lin->q_S[i + (size_t)i * n] = lin->v_W[i + (size_t)i * n] = 1.0;
     if (!rc && lin_set_names(md, lin, mv->qname)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) *out = lin, lin = NULL;
     lin_blocks_free(&B);
+    lin_pen_rows_free(&PR);
     mbla_dlu_free(lu);
     mbl_free(Mp), mbl_free(Cp), mbl_free(Kp), mbl_free(W);
     mbl_linear_free(lin);

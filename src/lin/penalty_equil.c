@@ -12,11 +12,14 @@
  * is below PEN_EQ_STEP_TOL times the first (the O(1/alpha) offset itself, so the test has no
  * units). The blocks are then those of that point, lambda = alpha omega^2 Phi included: the rest of
  * the method is unchanged. Points at rest of models with holonomic constraints only (no
- * non-holonomic constraints, no Eq. 10 features); elsewhere it is refused in one line. */
+ * non-holonomic constraints, no Eq. 10 features); elsewhere it is refused in one line. With general
+ * penalty matrices (opt->pen_Xi, pen_Omega; src/lin/penalty_mats.c) lambda(q) = Xi Omega Phi(q) and
+ * the Jacobian dR/dq + Phi_q^T Xi Omega Phi_q. */
 #include <math.h>
 #include <string.h>
 
 #include "lin/methods_internal.h"
+#include "mblin/la.h"
 
 /* Newton steps at most, and the step (relative to the first) below which the point has converged */
 #define PEN_EQ_MAX_ITER 20
@@ -24,16 +27,33 @@
 
 typedef struct pen_eq_work {
     double *q, *lam, *lam0, *F, *syms, *work, *K, *dq;
+    double *XO, *T, *ph; /* general matrices: Xi Omega (m x m), Xi Omega Phi_q (m x n), Phi (m); NULL: the
+                          * scalar form alpha omega^2 I */
 } pen_eq_work;
 
 static void pen_eq_free(pen_eq_work *w)
 {
     mbl_free(w->q), mbl_free(w->lam), mbl_free(w->lam0), mbl_free(w->F), mbl_free(w->syms), mbl_free(w->work);
-    mbl_free(w->K), mbl_free(w->dq);
+    mbl_free(w->K), mbl_free(w->dq), mbl_free(w->XO), mbl_free(w->T), mbl_free(w->ph);
 }
 
-/* lambda(q) = alpha omega^2 Phi(q) into w->lam, and the residual R(q, lambda(q)) into w->dq (negated:
- * the right-hand side of the Newton step); tp's q is w->q */
+/* w->XO = Xi Omega = alpha Xh Omega of the general matrices (lin_pen_dense) */
+static int pen_eq_matrices(const mbl_lin_options *opt, int m, int n, pen_eq_work *w, mbl_status *st)
+{
+    int rc = lin_pen_check(opt, m, st);
+    if (rc) return rc;
+    double *X = mbl_calloc((size_t)3 * m * m + 1, sizeof *X);
+    w->XO = mbl_calloc((size_t)m * m + 1, sizeof *w->XO), w->T = mbl_calloc((size_t)m * n + 1, sizeof *w->T);
+    w->ph = mbl_calloc((size_t)m + 1, sizeof *w->ph);
+    if (!X || !w->XO || !w->T || !w->ph) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) lin_pen_dense(opt, m, X, X + (size_t)m * m, X + (size_t)2 * m * m);
+    if (!rc && m) mbla_gemm('N', 'N', m, m, m, opt->pen_alpha, X, m, X + (size_t)2 * m * m, m, 0.0, w->XO, m, NULL);
+    mbl_free(X);
+    return rc;
+}
+
+/* lambda(q) = alpha omega^2 Phi(q) (general matrices: Xi Omega Phi(q)) into w->lam, and the residual
+ * R(q, lambda(q)) into w->dq (negated: the right-hand side of the Newton step); tp's q is w->q */
 static int pen_eq_residual(const mbl_model *md, const model_view *mv, mbl_point *tp, double aw2, pen_eq_work *w,
                            mbl_status *st)
 {
@@ -43,7 +63,11 @@ static int pen_eq_residual(const mbl_model *md, const model_view *mv, mbl_point 
     model_fill_syms_pt(md, tp, w->syms);
     int rc = model_eval_F(md, w->syms, w->F, w->work, st);
     if (rc) return rc;
-    for (int i = 0; i < m; i++) w->lam[i] = aw2 * w->F[mv->row0[MBL_ROW_PHI] + i];
+    const double *phi = w->F + mv->row0[MBL_ROW_PHI];
+    if (w->XO && m) mbla_gemm('N', 'N', m, 1, m, 1.0, w->XO, m, phi, m, 0.0, w->lam, m, NULL);
+    else
+        for (int i = 0; i < m; i++) w->lam[i] = aw2 * phi[i];
+    if (w->ph) memcpy(w->ph, phi, (size_t)m * sizeof *w->ph); /* the violation, for the notes */
     model_fill_syms_pt(md, tp, w->syms);
     rc = model_eval_F(md, w->syms, w->F, w->work, st);
     for (int j = 0; !rc && j < n; j++) w->dq[j] = -w->F[mv->row0[MBL_ROW_EOM] + j];
@@ -68,10 +92,15 @@ int lin_penalty_equilibrium(const mbl_model *md, const mbl_point *pt, const mbl_
     pen_eq_work w = {mbl_alloc_array((size_t)n + 1, sizeof *w.q), mbl_calloc((size_t)m + 1, sizeof *w.lam),
                      mbl_calloc((size_t)m + 1, sizeof *w.lam0), mbl_calloc((size_t)mv->nF + 1, sizeof *w.F),
                      mbl_calloc((size_t)mv->nsym + 1, sizeof *w.syms), mbl_calloc(mv->work_size + 1, sizeof *w.work),
-                     mbl_calloc((size_t)n * n + 1, sizeof *w.K), mbl_calloc((size_t)n + 1, sizeof *w.dq)};
+                     mbl_calloc((size_t)n * n + 1, sizeof *w.K), mbl_calloc((size_t)n + 1, sizeof *w.dq),
+                     NULL, NULL, NULL};
     if (!w.q || !w.lam || !w.lam0 || !w.F || !w.syms || !w.work || !w.K || !w.dq) {
         pen_eq_free(&w);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    if (lin_pen_general(opt) && (rc = pen_eq_matrices(opt, m, n, &w, st))) {
+        pen_eq_free(&w);
+        return rc;
     }
     memcpy(w.q, pt->q, (size_t)n * sizeof *w.q);
     mbl_point tp = *pt;
@@ -91,11 +120,18 @@ int lin_penalty_equilibrium(const mbl_model *md, const mbl_point *pt, const mbl_
                            "Newton steps from the constrained point", PEN_EQ_MAX_ITER);
             break;
         }
+        /* Phi_q^T (alpha omega^2 or Xi Omega) Phi_q: the right factor T = Xi Omega Phi_q with matrices */
+        const double *Rt = B->Pq;
+        double f = aw2;
+        if (w.XO && m) {
+            mbla_gemm('N', 'N', m, n, m, 1.0, w.XO, m, B->Pq, m, 0.0, w.T, m, NULL);
+            Rt = w.T, f = 1.0;
+        }
         for (int j = 0; j < n; j++)
             for (int i = 0; i < n; i++) {
                 double s = 0;
-                for (int a = 0; a < m; a++) s += B->Pq[a + (size_t)i * m] * B->Pq[a + (size_t)j * m];
-                w.K[i + (size_t)j * n] = B->Rq[i + (size_t)j * n] + aw2 * s;
+                for (int a = 0; a < m; a++) s += B->Pq[a + (size_t)i * m] * Rt[a + (size_t)j * m];
+                w.K[i + (size_t)j * n] = B->Rq[i + (size_t)j * n] + f * s;
             }
         rc = mbla_lu_solve(n, 1, w.K, n, w.dq, n, st);
         if (rc == MBL_ESINGULAR)
@@ -113,7 +149,7 @@ int lin_penalty_equilibrium(const mbl_model *md, const mbl_point *pt, const mbl_
     }
     if (!rc) {
         for (int j = 0; j < n; j++) *moved = fmax(*moved, fabs(w.q[j] - pt->q[j]));
-        for (int i = 0; i < m; i++) *viol = fmax(*viol, fabs(w.lam[i]) / aw2);
+        for (int i = 0; i < m; i++) *viol = fmax(*viol, w.ph ? fabs(w.ph[i]) : fabs(w.lam[i]) / aw2);
     } else {
         lin_blocks_free(B);
     }

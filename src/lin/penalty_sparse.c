@@ -70,13 +70,40 @@ static const double pen_sp_samples[] = {3.0 / 1024.0, -3.0 / 2048.0};
 typedef struct pen_sp {
     int n, m;
     mbla_csc *M, *Rv, *Rq, *Pq, *Pdq, *Pddv, *Pddq;
+    /* general penalty matrices (src/lin/penalty_mats.c; Th == NULL: the scalar form): Xh = Xi / alpha
+     * (NULL: I), Theta, Omega (m x m); xnorm = |Xh|_1 (1 without Xi), omr the frequency scale of the
+     * sensitivity's floor (sqrt |Omega|_1 with Omega, else omega) */
+    mbla_csc *Xh, *Th, *Om;
+    double xnorm, omr;
 } pen_sp;
 
 static void pen_sp_free(pen_sp *S)
 {
     mbla_csc_free(S->M), mbla_csc_free(S->Rv), mbla_csc_free(S->Rq), mbla_csc_free(S->Pq);
     mbla_csc_free(S->Pdq), mbla_csc_free(S->Pddv), mbla_csc_free(S->Pddq);
+    mbla_csc_free(S->Xh), mbla_csc_free(S->Th), mbla_csc_free(S->Om);
     memset(S, 0, sizeof *S);
+}
+
+/* S->Xh, Th, Om, xnorm, omr of opt's general matrices (lin_pen_check, lin_pen_dense) */
+static int pen_sp_mats(pen_sp *S, const mbl_lin_options *opt, mbl_status *st)
+{
+    int m = S->m, rc = lin_pen_check(opt, m, st);
+    size_t mm = (size_t)m * m;
+    S->xnorm = 1.0, S->omr = opt->pen_omega;
+    if (rc || !lin_pen_general(opt)) return rc;
+    double *X = mbl_calloc(3 * mm + 1, sizeof *X);
+    if (!X) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    lin_pen_dense(opt, m, X, X + mm, X + 2 * mm);
+    if (opt->pen_Xi) {
+        S->xnorm = mbla_norm1(m, m, X, m);
+        rc = mbla_csc_from_dense(m, m, X, m, 0.0, &S->Xh, st);
+    }
+    if (opt->pen_Omega) S->omr = sqrt(mbla_norm1(m, m, X + 2 * mm, m));
+    if (!rc) rc = mbla_csc_from_dense(m, m, X + mm, m, 0.0, &S->Th, st);
+    if (!rc) rc = mbla_csc_from_dense(m, m, X + 2 * mm, m, 0.0, &S->Om, st);
+    mbl_free(X);
+    return rc;
 }
 
 /* rows [r0, r1) x unknown block cb of the Jacobian (values val), CSC (duplicates summed) */
@@ -101,7 +128,8 @@ static int blk_csc(const mbl_model *md, const double *val, int r0, int r1, int c
     return rc;
 }
 
-static int pen_sp_init(const mbl_model *md, const mbl_point *pt, pen_sp *S, mbl_status *st)
+static int pen_sp_init(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, pen_sp *S,
+                       mbl_status *st)
 {
     model_view view;
     model_view_get(md, &view);
@@ -122,6 +150,7 @@ static int pen_sp_init(const mbl_model *md, const mbl_point *pt, pen_sp *S, mbl_
     if (!rc) rc = blk_csc(md, ev.jac, d0, d0 + m, MBL_BLK_V, &S->Pddv, st);
     if (!rc) rc = blk_csc(md, ev.jac, d0, d0 + m, MBL_BLK_Q, &S->Pddq, st);
     lin_eval_free(&ev);
+    if (!rc) rc = pen_sp_mats(S, opt, st);
     if (rc) pen_sp_free(S);
     return rc;
 }
@@ -138,6 +167,30 @@ static int pen_term(const mbla_csc *PqT, const mbla_csc *R, double alpha, const 
     }
     if (!rc && G3) {
         rc = mbla_csc_add(1.0, G, c3, G3, &T, st);
+        mbla_csc_free(G), G = T, T = NULL;
+    }
+    if (!rc) rc = mbla_csc_matmul(PqT, G, &P, st);
+    if (!rc) rc = mbla_csc_add(1.0, R, alpha, P, X, st);
+    mbla_csc_free(G), mbla_csc_free(P);
+    return rc;
+}
+
+/* X = R + alpha Phi_q^T Xh (G1 + T2 G2 + T3 G3) (general matrices; Xh NULL: I; T3 may be NULL) */
+static int pen_term_mat(const mbla_csc *PqT, const mbla_csc *R, double alpha, const mbla_csc *Xh, const mbla_csc *G1,
+                        const mbla_csc *T2, const mbla_csc *G2, const mbla_csc *T3, const mbla_csc *G3, mbla_csc **X,
+                        mbl_status *st)
+{
+    mbla_csc *G = NULL, *T = NULL, *U = NULL, *P = NULL;
+    int rc = mbla_csc_copy(G1, &G, st);
+    for (int t = 0; t < 2 && !rc; t++) {
+        const mbla_csc *C = t ? T3 : T2, *H = t ? G3 : G2;
+        if (!C) continue;
+        rc = mbla_csc_matmul(C, H, &U, st);
+        if (!rc) rc = mbla_csc_add(1.0, G, 1.0, U, &T, st);
+        mbla_csc_free(G), mbla_csc_free(U), G = T, T = U = NULL;
+    }
+    if (!rc && Xh) {
+        rc = mbla_csc_matmul(Xh, G, &T, st);
         mbla_csc_free(G), G = T, T = NULL;
     }
     if (!rc) rc = mbla_csc_matmul(PqT, G, &P, st);
@@ -170,9 +223,16 @@ static int pen_sp_quad(const pen_sp *S, double alpha, double xi, double om, pen_
     mbla_csc *PqT = NULL;
     Q->M = Q->C = Q->K = NULL;
     int rc = mbla_csc_transpose(S->Pq, &PqT, st);
+    if (!rc && S->Th) { /* general matrices: M + alpha Phi_q^T Xh Phi_q, ... (src/lin/penalty_mats.c) */
+        rc = pen_term_mat(PqT, S->M, alpha, S->Xh, S->Pq, NULL, NULL, NULL, NULL, &Q->M, st);
+        if (!rc) rc = pen_term_mat(PqT, S->Rv, alpha, S->Xh, S->Pddv, S->Th, S->Pq, NULL, NULL, &Q->C, st);
+        if (!rc) rc = pen_term_mat(PqT, S->Rq, alpha, S->Xh, S->Pddq, S->Th, S->Pdq, S->Om, S->Pq, &Q->K, st);
+        goto done;
+    }
     if (!rc) rc = pen_term(PqT, S->M, alpha, S->Pq, 0, NULL, 0, NULL, &Q->M, st);
     if (!rc) rc = pen_term(PqT, S->Rv, alpha, S->Pddv, 2 * xi * om, S->Pq, 0, NULL, &Q->C, st);
     if (!rc) rc = pen_term(PqT, S->Rq, alpha, S->Pddq, 2 * xi * om, S->Pdq, om * om, S->Pq, &Q->K, st);
+done:
     mbla_csc_free(PqT);
     if (rc) pen_quad_free(Q);
     return rc;
@@ -261,7 +321,10 @@ static void xtax(const mbla_csc *A, const double *xr, const double *xi, double *
  * 2 xi dPhi'/dq), Q'(s) = 2 s M_p + C_p. A spurious eigenvalue is a root of the penalty's
  * mass-spring-damper and scales with omega (about 1: at -omega for a stiff constraint direction,
  * near -xi omega b +- i omega sqrt(b), b = alpha s_i^2 / m_i, for a soft one, s_i a small singular
- * value of Phi_q); a physical one is the constrained system's to O(1/alpha). w: work of n + 4m. */
+ * value of Phi_q); a physical one is the constrained system's to O(1/alpha). With general matrices
+ * (S->Th) the same scaling of the penalty's frequencies, Theta -> t Theta, Omega -> t^2 Omega at t = 1:
+ * t dQ/dt = alpha Phi_q^T Xh (Theta (s Phi_q + dPhi'/dq) + 2 Omega Phi_q) (the scalar form's omega d/domega),
+ * and the floor PEN_SP_SENS_FLOOR S->omr. w: work of n + 8m. */
 static double pen_sp_sens(const pen_sp *S, const pen_quad *Q, double alpha, double xi_, double om, double sr,
                           double si, const double *xr, const double *xi, double *w)
 {
@@ -277,6 +340,17 @@ static double pen_sp_sens(const pen_sp *S, const pen_quad *Q, double alpha, doub
     for (int r = 0; r < m; r++) {
         ppr += a[r] * a[r] - b[r] * b[r], ppi += 2 * a[r] * b[r];
         pdr += a[r] * c[r] - b[r] * d[r], pdi += a[r] * d[r] + b[r] * c[r];
+    }
+    if (S->Th) { /* u = Theta (s a + c) + 2 Omega a, l = Xh a (a = Phi_q x, c = dPhi'/dq x, complex) */
+        double *ur = d + m, *ui = ur + m, *lr = ui + m, *li = lr + m, hr = 0, hi = 0;
+        for (int r = 0; r < m; r++) lr[r] = sr * a[r] - si * b[r] + c[r], li[r] = sr * b[r] + si * a[r] + d[r];
+        mbla_csc_gemv(S->Th, 1.0, lr, 0.0, ur, NULL), mbla_csc_gemv(S->Th, 1.0, li, 0.0, ui, NULL);
+        mbla_csc_gemv(S->Om, 2.0, a, 1.0, ur, NULL), mbla_csc_gemv(S->Om, 2.0, b, 1.0, ui, NULL);
+        if (S->Xh) mbla_csc_gemv(S->Xh, 1.0, a, 0.0, lr, NULL), mbla_csc_gemv(S->Xh, 1.0, b, 0.0, li, NULL);
+        else memcpy(lr, a, (size_t)m * sizeof *lr), memcpy(li, b, (size_t)m * sizeof *li);
+        for (int r = 0; r < m; r++) hr += lr[r] * ur[r] - li[r] * ui[r], hi += lr[r] * ui[r] + li[r] * ur[r];
+        double den = hypot(qr, qi) * fmax(hypot(sr, si), PEN_SP_SENS_FLOOR * S->omr);
+        return den > 0 ? alpha * hypot(hr, hi) / den : INFINITY;
     }
     double fr = 2 * xi_ * sr + 2 * om, fi = 2 * xi_ * si; /* 2 xi s + 2 omega */
     double gr = alpha * (fr * ppr - fi * ppi + 2 * xi_ * pdr), gi = alpha * (fr * ppi + fi * ppr + 2 * xi_ * pdi);
@@ -399,7 +473,7 @@ static int pen_sp_err(const pen_sp *S, const mbl_lin_options *opt, int k, const 
     /* the rounding floor of the penalized pencil, as on the dense path */
     double smax = 1.0, nP = mbla_csc_norm1(S->Pq), nM = mbla_csc_norm1(S->M);
     for (int j = 0; j < k; j++) smax = fmax(smax, hypot(sp->re[j], sp->im[j]));
-    double floor_ = nM > 0 ? DBL_EPSILON * a1 * nP * nP / nM * smax : 0;
+    double floor_ = nM > 0 ? DBL_EPSILON * (a1 * S->xnorm) * nP * nP / nM * smax : 0;
     /* and the refinement's own stopping level (a correction below 4 eps |lambda|): without
      * constraints the reruns repeat the same pencil and measure 0 */
     for (int j = 0; j < k; j++)
@@ -444,10 +518,10 @@ int lin_penalty_sparse(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     pen_quad Q = {NULL, NULL, NULL};
     mbl_linear *lin = NULL;
     double *re = NULL, *im = NULL, *Vr = NULL, *Vi = NULL, *sh = NULL, *w = NULL;
-    rc = pen_sp_init(md, pt, &S, st);
+    rc = pen_sp_init(md, pt, opt, &S, st);
     if (rc) return rc;
     re = mbl_alloc_array((size_t)kmem + 1, sizeof *re), im = mbl_alloc_array((size_t)kmem + 1, sizeof *im);
-    sh = mbl_alloc_array((size_t)kmem + 1, sizeof *sh), w = mbl_alloc_array((size_t)n + 4 * (size_t)m + 1, sizeof *w);
+    sh = mbl_alloc_array((size_t)kmem + 1, sizeof *sh), w = mbl_alloc_array((size_t)n + 8 * (size_t)m + 1, sizeof *w);
     Vr = mbl_alloc_array((size_t)nd * kmem + 1, sizeof *Vr), Vi = mbl_alloc_array((size_t)nd * kmem + 1, sizeof *Vi);
     /* the state-space form alongside (dense, as descriptor's sparse path keeps augmented's) when
      * the spectrum was not asked for partial and the dense form fits the budget */
@@ -529,6 +603,10 @@ int lin_penalty_sparse(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
              opt->pen_omega, nd, opt->eigs_backend ? opt->eigs_backend->what : "ARPACK", k, opt->shift, nphys, nspur,
              ka, PEN_SP_SPLIT, vmax, nspur ? vmin : 0.0, err, opt->pen_ratio,
              ss ? "A..D, M, C, K formed (dense)" : "A..D, M, C, K not formed");
+    size_t nl = strlen(lin->notes);
+    if (S.Th) /* the scalars named above stand for the given matrices' defaults only */
+        snprintf(lin->notes + nl, sizeof lin->notes - nl, "; general penalty matrices (%s%s%s given, %d x %d)",
+                 opt->pen_Xi ? "Xi " : "", opt->pen_Theta ? "Theta " : "", opt->pen_Omega ? "Omega" : "", m, m);
     *out = lin;
     lin = NULL;
 done:
@@ -546,7 +624,7 @@ int lin_penalty_sparse_matrices(const mbl_model *md, const mbl_point *pt, const 
     pen_quad Q = {NULL, NULL, NULL};
     mbla_csc *G = NULL;
     *Mp = *Qs = NULL;
-    int rc = pen_sp_init(md, pt, &S, st);
+    int rc = pen_sp_init(md, pt, opt, &S, st);
     if (rc) return rc;
     rc = pen_sp_quad(&S, opt->pen_alpha, opt->pen_xi, opt->pen_omega, &Q, st);
     if (!rc) rc = mbla_csc_add(1.0, Q.K, sigma, Q.C, &G, st);

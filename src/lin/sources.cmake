@@ -17,6 +17,8 @@ list(APPEND MBLIN_SOURCES
   src/lin/penalty.c
   src/lin/penalty_sparse.c
   src/lin/penalty_equil.c
+  src/lin/penalty_mats.c
+  src/lin/open_tree.c
   src/lin/fd.c
   src/lin/sparse_pencil.c
   src/lin/sparsity.c

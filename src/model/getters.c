@@ -29,6 +29,12 @@ void mbl_lin_options_from_model(const mbl_model *md, mbl_lin_options *opt)
     if (md->pen_given & 1) opt->pen_alpha = md->pen[0];
     if (md->pen_given & 2) opt->pen_xi = md->pen[1];
     if (md->pen_given & 4) opt->pen_omega = md->pen[2];
+    if (md->pen_mat[0] || md->pen_mat[1] || md->pen_mat[2]) {
+        if (md->pen_mat[0]) opt->pen_Xi = md->pen_mat[0];
+        if (md->pen_mat[1]) opt->pen_Theta = md->pen_mat[1];
+        if (md->pen_mat[2]) opt->pen_Omega = md->pen_mat[2];
+        opt->pen_m = md->m;
+    }
 }
 
 const char *mbl_model_coord_name(const mbl_model *md, int i) { return md && i >= 0 && i < md->n ? md->qname[i] : NULL; }

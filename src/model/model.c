@@ -263,6 +263,7 @@ void mbl_model_free(mbl_model *md)
     mbl_free(md->mu);
     mbl_free(md->r);
     mbl_free(md->pval);
+    for (int i = 0; i < 3; i++) mbl_free(md->pen_mat[i]);
     mbl_free(md->pbaked);
     mbl_free(md->pset);
     mbl_free(md->pspin);

@@ -91,6 +91,7 @@ struct mbl_model {
     double time;
     double pen[3];               /* linearize.penalty_alpha, _xi, _omega of the file */
     int pen_given;               /* bit i: pen[i] given (mbl_lin_options_from_model) */
+    double *pen_mat[3];          /* linearize.penalty_Xi, _Theta, _Omega of the file: m x m column-major, NULL absent */
     /* the DAE as expressions */
     mblx_id *F;                  /* nF = n + 2m + 2k + m residuals, row groups as MBL_ROW_* */
     int nF;

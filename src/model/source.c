@@ -253,12 +253,46 @@ static int read_mass_matrix(reader *r, const yaml_node_t *key, const yaml_node_t
     return 0;
 }
 
+/* linearize.penalty_Xi, _Theta, _Omega (i = 0, 1, 2): a list of numbers (a diagonal) or a list of R
+ * lists of R numbers (a full matrix, row by row); their count against the model's constraints is
+ * checked when the model is loaded (src/model/symbols.c) */
+static int read_pen_matrix(reader *r, int i, const yaml_node_t *k, const yaml_node_t *v)
+{
+    static const char *what[3] = {"penalty_Xi", "penalty_Theta", "penalty_Omega"};
+    mbl_src *s = r->src;
+    s->pen_mat_line[i] = (int)k->start_mark.line + 1, s->pen_mat_col[i] = (int)k->start_mark.column + 1;
+    yaml_node_item_t *p0 = v->type == YAML_SEQUENCE_NODE ? v->data.sequence.items.start : NULL;
+    int nrow = p0 ? (int)(v->data.sequence.items.top - p0) : 0;
+    if (!nrow)
+        return err_at(r, v, MBL_EMODEL, "linearize.%s must be a list of numbers (a diagonal, one per constraint) or "
+                      "a list of lists (the full matrix, row by row), found %s", what[i], node_kind(v));
+    int full = yaml_document_get_node(r->doc, *p0)->type == YAML_SEQUENCE_NODE;
+    s->pen_mat_rows[i] = full ? nrow : -1;
+    for (yaml_node_item_t *p = p0; p < v->data.sequence.items.top; p++) {
+        yaml_node_t *row = yaml_document_get_node(r->doc, *p);
+        if (!full) {
+            int rc = list_push(r, &s->pen_mat[i], NULL, NULL, row, 1);
+            if (rc) return rc;
+            continue;
+        }
+        yaml_node_item_t *q0 = row->type == YAML_SEQUENCE_NODE ? row->data.sequence.items.start : NULL;
+        if (!q0 || (int)(row->data.sequence.items.top - q0) != nrow)
+            return err_at(r, row, MBL_EMODEL, "linearize.%s: row %d must be a list of %d numbers (the matrix is "
+                          "square, %d rows)", what[i], (int)(p - p0) + 1, nrow, nrow);
+        for (yaml_node_item_t *q = q0; q < row->data.sequence.items.top; q++) {
+            int rc = list_push(r, &s->pen_mat[i], NULL, NULL, yaml_document_get_node(r->doc, *q), 1);
+            if (rc) return rc;
+        }
+    }
+    return 0;
+}
+
 static int read_linearize(reader *r, const yaml_node_t *key, const yaml_node_t *val)
 {
     if (val->type != YAML_MAPPING_NODE)
         return err_at(r, val, MBL_EMODEL, "'linearize' must be a mapping, found %s", node_kind(val));
     static const char *names[] = {"at", "states", "velocity_states", "time", "penalty_alpha", "penalty_xi",
-                                  "penalty_omega"};
+                                  "penalty_omega", "penalty_Xi", "penalty_Theta", "penalty_Omega"};
     enum { NNAMES = sizeof names / sizeof *names };
     int seen[NNAMES] = {0};
     for (yaml_node_pair_t *p = val->data.mapping.pairs.start; p < val->data.mapping.pairs.top; p++) {
@@ -271,7 +305,7 @@ static int read_linearize(reader *r, const yaml_node_t *key, const yaml_node_t *
         if (which < 0)
             return err_at(r, k, MBL_EMODEL,
                           "unknown key '%s' in 'linearize' (expected at, states, velocity_states, time, penalty_alpha, "
-                          "penalty_xi, penalty_omega)", ks);
+                          "penalty_xi, penalty_omega, penalty_Xi, penalty_Theta, penalty_Omega)", ks);
         if (seen[which]++) return err_at(r, k, MBL_EMODEL, "duplicate key '%s' in 'linearize'", ks);
         int rc = 0;
         switch (which) {
@@ -282,6 +316,7 @@ static int read_linearize(reader *r, const yaml_node_t *key, const yaml_node_t *
         case 4: rc = set_single(r, &r->src->pen_alpha, k, v); break;
         case 5: rc = set_single(r, &r->src->pen_xi, k, v); break;
         case 6: rc = set_single(r, &r->src->pen_omega, k, v); break;
+        default: rc = read_pen_matrix(r, which - 7, k, v); break;
         }
         if (rc) return rc;
     }
@@ -789,6 +824,11 @@ static void lists_free(mbl_src *s, int all)
     for (size_t i = 0; i < n; i++) {
         list_free(lists[i]);
         memset(lists[i], 0, sizeof *lists[i]);
+    }
+    for (int i = 0; i < 3; i++) { /* linearize.penalty_Xi, _Theta, _Omega */
+        list_free(&s->pen_mat[i]);
+        memset(&s->pen_mat[i], 0, sizeof s->pen_mat[i]);
+        s->pen_mat_rows[i] = 0; /* evaluated into the model already (model_load_values) */
     }
     for (int i = 0; i < s->mass_matrix.n; i++) { /* what stays of it: keys and positions */
         mbl_free(s->mass_matrix.items[i].text);

@@ -65,6 +65,9 @@ typedef struct mbl_src {
     mbl_src_item time;   /* linearize.time: time of the operating point, NULL = 0 */
     mbl_src_item pen_alpha, pen_xi, pen_omega; /* linearize.penalty_alpha, _xi, _omega: the penalty
                            method's alpha, xi, omega (source 001 Sec. 5); NULL = the option's */
+    mbl_src_list pen_mat[3]; /* linearize.penalty_Xi, _Theta, _Omega: the entries, row by row */
+    int pen_mat_rows[3];     /* 0: absent; -1: a diagonal (a list of numbers); R: R x R (a list of R lists) */
+    int pen_mat_line[3], pen_mat_col[3]; /* the key's position */
     int has_mass_matrix;
     int named_constraints, named_nonholonomic; /* 1 when given as a mapping {name: equation} */
     double mem_budget;  /* bytes building the model may use (mbl_load_options.mem_budget; set by the

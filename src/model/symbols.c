@@ -6,6 +6,7 @@
 #include "expr/symbol_reserve.h"
 #include "model/formulate.h"
 #include "model/text_blocks.h"
+#include "mblin/la.h"
 
 /* a, b (at most bmax characters of it) and c concatenated into buf, cut at len - 1 characters
  * like snprintf: the names of the symbols and of the values without printf (glibc's formatting of
@@ -218,6 +219,42 @@ static int load_penalty(loader *L, const mbl_src *s, mbl_model *md)
     return 0;
 }
 
+/* linearize.penalty_Xi, _Theta, _Omega: m numbers (a diagonal) or m x m (row by row), constant
+ * expressions of the parameters; Xi and Omega symmetric positive definite, Theta symmetric positive
+ * semidefinite (source 001 Eq. 11-12; mbl_lin_options' pen_Xi, ...); else an error at the key */
+static int load_penalty_matrices(loader *L, const mbl_src *s, mbl_model *md)
+{
+    static const char *what[3] = {"linearize.penalty_Xi", "linearize.penalty_Theta", "linearize.penalty_Omega"};
+    int m = md->m;
+    for (int i = 0; i < 3; i++) {
+        mbl_free(md->pen_mat[i]);
+        md->pen_mat[i] = NULL;
+        int rows = s->pen_mat_rows[i], ln = s->pen_mat_line[i], cl = s->pen_mat_col[i];
+        if (!rows) continue;
+        int cnt = rows < 0 ? s->pen_mat[i].n : rows;
+        if (cnt != m)
+            return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s has %d %s, the model has %d holonomic constraints (in "
+                             "the order of its constraints)", s->file, ln, cl, what[i], cnt,
+                             rows < 0 ? "entries" : "rows", m);
+        double *A = mbl_calloc((size_t)m * m + 1, sizeof *A);
+        if (!A) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        md->pen_mat[i] = A;
+        for (int p = 0; p < s->pen_mat[i].n; p++) {
+            double v;
+            int rc = model_load_value(L, &s->pen_mat[i].items[p], what[i], &v, NULL);
+            if (rc) return rc;
+            if (rows < 0) A[p + (size_t)p * m] = v;
+            else A[p / m + (size_t)(p % m) * m] = v; /* row by row in the file */
+        }
+        mbl_status st2;
+        memset(&st2, 0, sizeof st2);
+        if (mbla_sym_check(m, A, m, MBL_PEN_SYM_TOL, i == 1, &st2))
+            return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s: %s (it must be symmetric positive %sdefinite)",
+                             s->file, ln, cl, what[i], st2.msg, i == 1 ? "semi" : "");
+    }
+    return 0;
+}
+
 int model_load_values(loader *L, const mbl_setting *sets, int nsets)
 {
     mbl_model *md = L->md;
@@ -305,5 +342,6 @@ int model_load_values(loader *L, const mbl_setting *sets, int nsets)
         rc = model_load_value(L, &s->time, "linearize.time", &md->time, NULL);
         if (rc) return rc;
     }
-    return load_penalty(L, s, md);
+    int rc_pen = load_penalty(L, s, md);
+    return rc_pen ? rc_pen : load_penalty_matrices(L, s, md);
 }

@@ -225,6 +225,12 @@ int mbl_report_export_vtrans(const char *dir, const mbl_model *md, const mbl_poi
     if (!rc) rc = write_mtx(dir, "vt_B", v->B, v->nrow, v->ncol, MBL_MTX_ARRAY, st);
     if (!rc) rc = write_mtx(dir, "vt_Bdot", v->Bdot, v->nrow, v->ncol, MBL_MTX_ARRAY, st);
     if (!rc) rc = write_mtx(dir, "vt_dBdq", v->dB, v->nrow, (int)(n * n), MBL_MTX_ARRAY, st);
+    if (!rc) { /* the open tree's stiffness K_l (source 003 Sec. 3.2.2), before the cut joints' constraints */
+        double *Kl = mbl_calloc(n * n + 1, sizeof *Kl);
+        rc = Kl ? mbl_open_tree_stiffness(md, pt, Kl, st) : mbl_error(st, MBL_ENOMEM, "out of memory");
+        if (!rc) rc = write_mtx(dir, "K_l", Kl, v->ncol, v->ncol, MBL_MTX_ARRAY, st);
+        mbl_free(Kl);
+    }
     if (!rc) {
         char path[4096];
         snprintf(path, sizeof path, "%s/vt_names.txt", dir);

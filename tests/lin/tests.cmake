@@ -51,3 +51,9 @@ if(PYTHON3)
   add_test(NAME test_lin_descriptor_zero COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/lin/descriptor_zero_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# issue 70, item 6: general penalty matrices Xi, Theta, Omega (source 001 Eq. 11-12) from the model
+# file and the command line, against closed forms and a change of the constraint basis (through the CLI)
+if(PYTHON3)
+  add_test(NAME test_lin_penalty_matrices COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/lin/penalty_matrices_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()

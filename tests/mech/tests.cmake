@@ -10,6 +10,12 @@ if(MBLIN_PYTHON3_NUMPY)
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
 mblin_add_test(test_vtrans ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_vtrans.c)
+# the open tree's stiffness K_l of a relative-coordinate mechanism (issue 70, item 7; source 003
+# Sec. 3.2.2): linearize -o writes K_l.mtx, Eq. 3.37's and Eq. 4.18's numbers
+if(MBLIN_PYTHON3_NUMPY)
+  add_test(NAME test_open_tree_stiffness COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_open_tree_stiffness.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
 mblin_add_test(test_spinning_top ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_spinning_top.c)
 # mechanism parameters changed in place (sweeps) against a fresh load, every example and parameter
 mblin_add_test(test_mech_param_inplace ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_mech_param_inplace.c)

@@ -32,6 +32,9 @@ def test_oscillator_closed_form():
     np.testing.assert_allclose(got, want, rtol=1e-12)
     np.testing.assert_allclose(lin.frequencies, wn / (2 * math.pi), rtol=1e-12)
     np.testing.assert_allclose(lin.damping, zeta, rtol=1e-12)
+    # the damped frequency (source 003's Table 5.2): wd / 2 pi of the closed form, per mode and as an array
+    np.testing.assert_allclose(lin.damped_frequencies, wd / (2 * math.pi), rtol=1e-12)
+    np.testing.assert_allclose([md.damped_freq_hz for md in lin.modes], wd / (2 * math.pi), rtol=1e-12)
     assert lin.kinds == ["oscillatory", "oscillatory"] and not lin.spurious.any()
     assert lin.states == ["x"] and lin.velocity_states == ["der(x)"] and lin.inputs == ["F"]
     assert lin.model.parameters == {"m": m, "k": k, "c": c}
@@ -180,3 +183,27 @@ def test_outputs_kept_and_descriptor_multiplier():
         g_ss = lin.C @ np.linalg.solve(s * np.eye(lin.A.shape[0]) - lin.A, lin.B) + lin.D
         g_d = ds.C @ np.linalg.solve(s * ds.E - ds.A, ds.B) + ds.D
         np.testing.assert_allclose(g_d, g_ss, rtol=1e-10, atol=1e-12)
+
+
+def test_penalty_matrices():
+    """pen_Xi, pen_Theta, pen_Omega (source 001 Eq. 11-12): a point mass with springs kx, ky, kz and
+    the constraints x = 0, y = 0; each row's penalty (m + Xi_i) s^2 + Xi_i Theta_i s + (k_i + Xi_i
+    Omega_i) has the spurious pair as its roots (NumPy's), a diagonal given as m numbers or as the
+    m x m array alike; the wrong size or an indefinite Xi is refused naming the option."""
+    m, k = 2.0, (8.0, 18.0, 2.0)
+    model = mblin.from_dict({"model": "dae", "parameters": {"m": m, "kx": k[0], "ky": k[1], "kz": k[2]},
+                             "coordinates": {"x": 0.1, "y": 0.2, "z": 0.1},
+                             "kinetic_energy": "0.5*m*(der(x)^2 + der(y)^2 + der(z)^2)",
+                             "potential_energy": "0.5*kx*x^2 + 0.5*ky*y^2 + 0.5*kz*z^2", "constraints": ["x", "y"]})
+    xi, th, om = [50.0, 200.0], [3.0, 0.5], [16.0, 9.0]
+    want = np.sort_complex(np.concatenate([np.roots([m + xi[i], xi[i] * th[i], k[i] + xi[i] * om[i]])
+                                           for i in range(2)]))
+    for opts in ({"pen_Xi": xi, "pen_Theta": th, "pen_Omega": om},
+                 {"pen_Xi": np.diag(xi), "pen_Theta": np.diag(th), "pen_Omega": np.diag(om)}):
+        lin = model.linearize("penalty", **opts)
+        np.testing.assert_allclose(np.sort_complex(lin.eigenvalues[lin.spurious]), want, rtol=1e-9)
+        np.testing.assert_allclose(np.sort_complex(lin.eigenvalues[~lin.spurious]), [-1j, 1j], atol=1e-9)
+    with pytest.raises(mblin.ArgumentError, match="pen_Xi: 3 x 3, the model has 2 holonomic constraints"):
+        model.linearize("penalty", pen_Xi=[1.0, 2.0, 3.0])
+    with pytest.raises(mblin.Error, match="the matrix Xi .*not positive definite"):
+        model.linearize("penalty", pen_Xi=[[1.0, 2.0], [2.0, 1.0]])

@@ -15,6 +15,7 @@ against `mblin freqresp --json`. Exit 77 (skipped) when Chromium is absent.
 import base64
 import html.parser
 import json
+import math
 import os
 import select
 import shutil
@@ -332,7 +333,10 @@ def test_model(mblin, br, tmp, model, mechanism, shot=None):
     bad = 0
     for i, (rw, e) in enumerate(zip(rows, ev)):
         ok = (rw[0] == str(i + 1) and close(rw[1], e["re"], 8) and close(rw[2], e["im"], 8)
-              and close(rw[3], e["freq_hz"], 8) and close(rw[4], e["damping_ratio"], 8) and rw[5].startswith(e["kind"]))
+              and close(rw[3], e["freq_hz"], 8) and close(rw[4], e["damped_freq_hz"], 8)
+              and close(rw[5], e["damping_ratio"], 8) and rw[6].startswith(e["kind"]))
+        # the damped frequency column: |Im| / 2 pi of the row's own imaginary part (source 003, Table 5.2)
+        ok = ok and (e["im"] is None or close(rw[4], abs(e["im"]) / (2 * math.pi), 7))
         if not ok and bad < 3:
             check(False, "%s: eigen table row %d %s != JSON %s" % (name, i + 1, rw, e))
         bad += not ok
