@@ -10,7 +10,9 @@ session 43), each against a closed form derived here, independent of mblin:
   (a growing pair just below it, none just above, the pair's real part at 186 rad/s against
   sqrt(4 A m g l - C^2 Omega^2) / (2 A));
 - natural-coordinate bodies (`type: natural`): a uniform rod and a disc pinned at its rim
-  (tests/mech/rod_disc_natural.yaml) against the 2-DOF closed form in the angles, to 1e-10; a body
+  (tests/mech/rod_disc_natural.yaml) against the 2-DOF closed form in the angles, to 1e-10, and
+  `mblin symbolic`'s M-hat and K-hat from the bodies against that closed form in the states; the top
+  as one spatial natural body (tests/mech/sleeping_top_natural.yaml) against Goldstein; a body
   whose two points coincide in body axes is a one-line error naming them (before: a division by
   zero in the generated kinetic energy's variable '_T_disc').
 
@@ -107,6 +109,10 @@ grow = math.sqrt(4 * A * mgl - (C * 186) ** 2) / (2 * A)
 check(Wc > 186 and Wc < 187 and max(e[0] for e in below) > 1 and close(max(e[0] for e in below), grow, 1e-8)
       and close(below[0][1], C * 186 / (2 * A), 1e-8), "top at 186 rad/s (below %.4f): %s, growth %.10g" % (Wc, below, grow))
 check(max(abs(e[0]) for e in above) < 1e-9, "top at 187 rad/s (above %.4f): %s" % (Wc, above))
+# the same top as one spatial natural-coordinate body (points and vectors)
+ev = modes(os.path.join(HERE, "sleeping_top_natural.yaml"))
+check(len(ev) == 2 and close(ev[0][1], (C * W - disc) / (2 * A)) and close(ev[1][1], (C * W + disc) / (2 * A)),
+      "natural top at 200 rad/s %s" % ev)
 
 # 3. natural coordinates: the rod and the disc pinned at its rim, against det(K - w^2 M) = 0
 ND = os.path.join(HERE, "rod_disc_natural.yaml")
@@ -118,6 +124,20 @@ w2 = sorted(((-b - s * math.sqrt(b * b - 4 * a * c)) / (2 * a)) for s in (1, -1)
 ev = modes(ND)
 check(len(ev) == 2 and all(close(e[1], math.sqrt(x)) for e, x in zip(ev, w2)),
       "rod and disc %s vs %s" % (ev, [math.sqrt(x) for x in w2]))
+# `mblin symbolic` from the bodies: M-hat and K-hat in the states (P2_x, C_x) = (L1 th1, L1 th1 + R th2)
+# are J^T M J and J^T K J, J = [[1/L1, 0], [-1/R, 1/R]], evaluated at other parameter values
+rc, out, err = run("symbolic", ND, "--format", "json")
+check(rc == 0, "symbolic rod and disc: " + err)
+if rc == 0:
+    S = json.loads(out)
+    for p in ({"m1": 2.0, "L1": 1.2, "m2": 3.0, "R": 0.25, "g": 9.81}, {"m1": 0.7, "L1": 2.3, "m2": 1.9, "R": 0.6, "g": 3.1}):
+        m1, L1, m2, R, g = p["m1"], p["L1"], p["m2"], p["R"], p["g"]
+        Mh = [[m1 / 3 + m2 / 2, -m2 / 2], [-m2 / 2, 1.5 * m2]]
+        Kh = [[(m1 / 2 + m2) * g / L1 + m2 * g / R, -m2 * g / R], [-m2 * g / R, m2 * g / R]]
+        for key, ref in (("M", Mh), ("K", Kh)):
+            val = [[eval(e.replace("^", "**"), {"__builtins__": {}}, dict(p)) for e in row] for row in S[key]]
+            check(all(close(val[i][j], ref[i][j], 1e-12) for i in range(2) for j in range(2)),
+                  "symbolic %s-hat at %s: %s vs %s (%s)" % (key, p, val, ref, S[key]))
 with tempfile.TemporaryDirectory() as d:
     bad = os.path.join(d, "bad.yaml")
     with open(ND) as f:
