@@ -1,6 +1,7 @@
 /* mblin simulate --psd NAME[,NAME...]: Welch's PSD of simulated signals (docs/simulation.md,
  * "Random input and PSD"), a thin client of mbl_sim_signal and mbl_psd_welch: the peaks printed
  * (or in simulate's JSON with the whole spectrum), the spectra as CSV (--psd-out) and SVG (--psd-svg). */
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -61,6 +62,8 @@ int cli_psd_check(const cli_psd *c, const mbl_model *md, double t0, double t_end
     for (int i = 0; i < n; i++) {
         int rc = mbl_sim_signal(md, &probe, names[i], &dummy, st);
         if (rc) return mbl_error_prefix(st, "--psd"), rc;
+        for (int j = 0; j < i; j++) /* the same spectrum twice, two CSV columns of one name */
+            if (!strcmp(names[j], names[i])) return mbl_error(st, MBL_EARG, "--psd: '%s' named twice", names[i]);
     }
     if (!(t_end > t0) || !isfinite(t_end)) return 0; /* the simulation refuses it */
     double dt = dt_out > 0 ? dt_out : (t_end - t0) / 1000;
@@ -101,7 +104,7 @@ static void print_json(const char *name, const mbl_psd *P, int first)
 static int write_csv(const char *path, const char *const *names, mbl_psd *const *P, int n, mbl_status *st)
 {
     FILE *f = cli_output_file(path); /* removed when interrupted */
-    if (!f) return mbl_error(st, MBL_EIO, "cannot write %s", path);
+    if (!f) return mbl_error(st, MBL_EIO, "cannot write %s (%s)", path, strerror(errno));
     fprintf(f, "f_hz");
     for (int i = 0; i < n; i++) fprintf(f, ",psd(%s) [unit^2/Hz]", names[i]);
     fprintf(f, "\n");
@@ -125,7 +128,7 @@ static int write_svg(const char *path, const char *const *names, mbl_psd *const 
         S[i] = (mbl_svg_series){nf - 1, P[i]->f + 1, db + (size_t)i * nf + 1, names[i], 0, -1};
     }
     FILE *f = rc ? NULL : cli_output_file(path); /* removed when interrupted */
-    if (!rc && !f) rc = mbl_error(st, MBL_EIO, "cannot write %s", path);
+    if (!rc && !f) rc = mbl_error(st, MBL_EIO, "cannot write %s (%s)", path, strerror(errno));
     if (f) {
         rc = mbl_svg_plot(f, "power spectral density (Welch)", "frequency (Hz)", "PSD (dB re 1 unit^2/Hz)", S, n);
         if (fclose(f) || rc) rc = mbl_error(st, MBL_EIO, "writing %s failed", path);

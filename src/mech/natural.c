@@ -115,6 +115,7 @@ static int natural_points(mech *M, body *B, const yaml_node_t *val, const char *
     if ((n = mech_get(M, val, "velocity")) && (rc = mech_vec_of(M, n, 2, "velocity", v0))) return rc;
     if ((n = mech_get(M, val, "angular_velocity")) && (rc = mech_text_of(M, n, "angular_velocity", &w0))) return rc;
     B->R0[0] = B->R0[4] = cos(a0), B->R0[1] = sin(a0), B->R0[3] = -sin(a0); /* the file's rotation */
+    double loc[2][2]; /* the points in body axes, for the check that they differ */
     for (int i = 0; i < cnt && !rc; i++) {
         yaml_node_pair_t *p = &pn->data.mapping.pairs.start[i];
         yaml_node_t *k = yaml_document_get_node(M->doc, p->key), *v = yaml_document_get_node(M->doc, p->value);
@@ -124,6 +125,7 @@ static int natural_points(mech *M, body *B, const yaml_node_t *val, const char *
         s[i][2] = "0";
         double sl[3] = {0, 0, 0}, x0[3] = {0, 0, 0};
         if ((rc = mech_vec_of(M, v, 2, w, s[i])) || (rc = mech_eval_vec(M, v, 2, w, sl))) return rc;
+        loc[i][0] = sl[0], loc[i][1] = sl[1];
         double gx = cos(a0) * sl[0] - sin(a0) * sl[1], gy = sin(a0) * sl[0] + cos(a0) * sl[1];
         x0[0] = p0[0] + gx, x0[1] = p0[1] + gy;
         const char *vp[3] = {NULL, NULL, NULL};
@@ -135,6 +137,13 @@ static int natural_points(mech *M, body *B, const yaml_node_t *val, const char *
             }
         if ((rc = mech_natural_point(M, B, k, x0, vp, 0, &B->natp[i]))) return rc;
     }
+    /* B - A gives the body its direction and length (M and the constraint divide by L^2): two points
+     * at one place (relative to their size, as the spatial body's frame is judged) are no body */
+    double L = hypot(loc[1][0] - loc[0][0], loc[1][1] - loc[0][1]);
+    if (!(L > MBL_MECH_FRAME_TOL * fmax(hypot(loc[0][0], loc[0][1]), hypot(loc[1][0], loc[1][1]))))
+        return err_at(M, pn, "%s: its points %s and %s are at one place in body axes (|B - A| = %.3g): no direction, "
+                      "no length", what, mech_sc(yaml_document_get_node(M->doc, pn->data.mapping.pairs.start[0].key)),
+                      mech_sc(yaml_document_get_node(M->doc, pn->data.mapping.pairs.start[1].key)), L);
     *np = cnt;
     return rc;
 }

@@ -54,7 +54,22 @@ static int spec_number(const char *p, size_t len, double *x)
 typedef struct rspec {
     double f1, f2, rms, seed, period;
     int has_band, has_rms;
+    unsigned given; /* a bit per key seen: band, rms, seed, period */
 } rspec;
+
+/* the seed: an integer up to 2^53 read exactly when written in digits (strtod would round 2^53 + 1
+ * to 2^53), else as a number that spec_check requires to be a whole one */
+static int spec_seed(const char *v, size_t vl, double *seed)
+{
+    if (vl && strspn(v, "0123456789") >= vl) {
+        unsigned long long s = 0;
+        for (size_t i = 0; i < vl; i++)
+            if ((s = s * 10 + (unsigned long long)(v[i] - '0')) > (1ULL << 53)) return -1;
+        *seed = (double)s;
+        return 0;
+    }
+    return spec_number(v, vl, seed);
+}
 
 /* one key=value of the spec into R; a message in why otherwise */
 static int spec_item(const char *p, size_t len, rspec *R, char *why, size_t wl)
@@ -63,6 +78,12 @@ static int spec_item(const char *p, size_t len, rspec *R, char *why, size_t wl)
     if (!eq) return snprintf(why, wl, "'%.*s' is not KEY=VALUE", (int)len, p), -1;
     size_t kl = (size_t)(eq - p), vl = len - kl - 1;
     const char *v = eq + 1;
+    static const char *const keys[] = {"band", "rms", "seed", "period"};
+    for (unsigned i = 0; i < 4; i++)
+        if (kl == strlen(keys[i]) && !strncmp(p, keys[i], kl)) {
+            if (R->given & 1u << i) return snprintf(why, wl, "key '%s' given twice", keys[i]), -1;
+            R->given |= 1u << i;
+        }
     if (kl == 4 && !strncmp(p, "band", 4)) {
         const char *colon = memchr(v, ':', vl);
         if (!colon || spec_number(v, (size_t)(colon - v), &R->f1) ||
@@ -76,7 +97,10 @@ static int spec_item(const char *p, size_t len, rspec *R, char *why, size_t wl)
                 : kl == 6 && !strncmp(p, "period", 6)   ? &R->period
                                                         : NULL;
     if (!dst) return snprintf(why, wl, "unknown key '%.*s' (band, rms, seed, period)", (int)kl, p), -1;
-    if (spec_number(v, vl, dst)) return snprintf(why, wl, "%.*s expects a number, got '%.*s'", (int)kl, p, (int)vl, v), -1;
+    if (dst == &R->seed ? spec_seed(v, vl, dst) : spec_number(v, vl, dst))
+        return dst == &R->seed ? snprintf(why, wl, "seed must be an integer from 0 to 2^53, got '%.*s'", (int)vl, v)
+                               : snprintf(why, wl, "%.*s expects a number, got '%.*s'", (int)kl, p, (int)vl, v),
+               -1;
     R->has_rms |= dst == &R->rms;
     return 0;
 }
@@ -107,11 +131,12 @@ int sim_random_new(const char *name, const char *spec, int input, double span, d
     char why[256] = "";
     const char *p = spec + sizeof SIM_RANDOM_PREFIX - 1;
     int bad = !*p ? (snprintf(why, sizeof why, "needs band=F1:F2 (Hz) and rms=R"), -1) : 0;
-    while (!bad && *p) {
+    while (!bad) { /* each item up to a ',' or the end: a trailing ',' leaves an empty one, refused */
         const char *e = strchr(p, ',');
         size_t len = e ? (size_t)(e - p) : strlen(p);
         bad = spec_item(p, len, &R, why, sizeof why);
-        p += len + (e ? 1 : 0);
+        if (!e) break;
+        p = e + 1;
     }
     if (!bad) bad = spec_check(&R, dt_out, why, sizeof why);
     double df = 1.0 / R.period;
@@ -120,8 +145,11 @@ int sim_random_new(const char *name, const char *spec, int input, double span, d
         bad = (snprintf(why, sizeof why, "the band %g:%g Hz holds no line of the period's grid (spacing 1/%g s = %g Hz): "
                         "widen the band or lengthen the period", R.f1, R.f2, R.period, df), -1);
     if (!bad && k2 - k1 + 1 > SIM_RANDOM_MAX_LINES)
-        bad = (snprintf(why, sizeof why, "%.0f lines (band / (1/period)), more than %d: narrow the band or shorten the "
+        bad = (snprintf(why, sizeof why, "%.4g lines (band / (1/period)), more than %d: narrow the band or shorten the "
                         "period", k2 - k1 + 1, SIM_RANDOM_MAX_LINES), -1);
+    if (!bad && !isfinite(R.rms * sqrt(2.0 * (k2 - k1 + 1)))) /* |x| <= K A = rms sqrt(2 K) */
+        bad = (snprintf(why, sizeof why, "rms %g is too large: the input's bound rms sqrt(2 K) over its %.0f lines "
+                        "overflows a double", R.rms, k2 - k1 + 1), -1);
     if (bad) return mbl_error(st, MBL_EARG, "input '%s' = '%s': %s", name, spec, why);
     out->input = input;
     out->df = df;

@@ -128,3 +128,10 @@ if(PYTHON3)
   add_test(NAME test_natural COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_natural.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# issue 70's features on textbook models written from the docs (session 43's user review): the
+# slider-crank's sparsity counts made by hand and its mode, the sleeping top in 3-1-3 Euler angles
+# (Goldstein's rates and stability limit), a rod and disc in natural coordinates, coincident points
+if(PYTHON3)
+  add_test(NAME test_user_textbook COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_user_textbook.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()

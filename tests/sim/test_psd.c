@@ -116,6 +116,8 @@ TEST(random_input_definition)
     CHECK(sim_random_new("u", "random:seed=10,rms=0.7,band=0.5:2", 0, P, dt, &r2, &st) == 0);
     CHECK(sim_random_eval(&r2, 1.2345) != sim_random_eval(&r, 1.2345));
     sim_random_free(&r2);
+    CHECK(sim_random_new("u", "random:band=0.5:2,rms=1,seed=9007199254740992", 0, P, dt, &r2, &st) == 0); /* 2^53 */
+    sim_random_free(&r2);
     sim_random_free(&r);
     free(x);
     const char *bad[][2] = {
@@ -127,6 +129,11 @@ TEST(random_input_definition)
         {"random:band=0.5:2,rms=1,seed=1.5", "seed must be an integer"},
         {"random:band=0.501:0.51,rms=1", "holds no line"},
         {"random:band=1,rms=1", "band expects F1:F2"},
+        {"random:band=0.5:2,rms=1,seed=1,seed=2", "key 'seed' given twice"},       /* not the last one silently */
+        {"random:band=0.5:2,rms=1,", "'' is not KEY=VALUE"},                      /* a trailing ',' as ",," */
+        {"random:band=0.5:2,rms=1,seed=9007199254740993", "from 0 to 2^53, got '9007199254740993'"}, /* not 2^53 */
+        {"random:band=0.5:2,rms=1e308", "rms 1e+308 is too large"},               /* its sum overflows to inf */
+        {"random:band=0.5:2,rms=1,period=1e300", "1.5e+300 lines"},               /* %g, not 300 digits */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         memset(&st, 0, sizeof st);
