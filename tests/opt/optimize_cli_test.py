@@ -21,11 +21,16 @@ tmd_output        the progress lines (one per evaluation: value, objective, viol
 history_svg       --svg: the objective's history, the evaluations that violate a constraint marked
 sweep_around      --sweep-around DIR: each varied parameter swept over p (1 -+ 0.1), the optimum in the
                   middle (its first frequency the band's edge), the CSV and the plots written
+interrupt         Ctrl-C (SIGINT) once the first evaluation is printed, on the flexible pendulum at
+                  n_p = 30 (about a second an evaluation): exit 130, the one line "interrupted
+                  (SIGINT)", no optimum reported, the --svg file not left behind
 errors            usage errors (exit 2) and an infeasible problem (exit 1, one line)
 
 usage: optimize_cli_test.py MBLIN (from the repository root; needs numpy and scipy)"""
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -223,10 +228,32 @@ def errors():
           "Optimum" not in p.stdout, "infeasible: exit %d, %r" % (p.returncode, p.stderr))
 
 
+def interrupt():
+    tmp = tempfile.mkdtemp(prefix="mblin_opt_int_")
+    model, svg = os.path.join(tmp, "flex30.yaml"), os.path.join(tmp, "history.svg")
+    subprocess.run([sys.executable, "examples/flexible_pendulum.py", "--np", "30", "-o", model], check=True)
+    p = subprocess.Popen([MBLIN, "optimize", model, "--vary", "E:5e7:2e8", "--objective", "freq:1=0.2",
+                          "--max-eval", "50", "--svg", svg], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sent, out = False, []
+    for line in p.stdout:
+        out.append(line)
+        if not sent and line.split()[:1] == ["1"]:  # the first evaluation's progress line
+            p.send_signal(signal.SIGINT)
+            sent = True
+    err = p.stderr.read()
+    rc = p.wait(timeout=300)
+    check(sent and rc == 130 and len(err.strip().splitlines()) == 1 and "interrupted (SIGINT)" in err,
+          "interrupt: exit %d, %r" % (rc, err))
+    check(not any(ln.startswith("Optimum") for ln in out) and not os.path.exists(svg),
+          "interrupt: no optimum reported, no --svg file left")
+    shutil.rmtree(tmp)
+
+
 band_brute_force()
 hinf()
 tmd_output()
 history_svg()
 sweep_around()
+interrupt()
 errors()
 sys.exit(finish("optimize_cli"))
