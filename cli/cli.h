@@ -146,6 +146,9 @@ int cli_usage(const char *cmd, const char *fmt, const char *arg);
 /* A value the user gave, as a message quotes it: arg itself when it has at most CLI_ECHO_MAX
  * characters, else its first CLI_ECHO_MAX (not cut inside a UTF-8 character) and "..." in cut. */
 const char *cli_echo(const char *arg, char cut[CLI_ECHO_MAX + 4]);
+/* A value option opt refused: "mblin: OPT expects WHAT, got 'ARG'" (arg echoed as cli_usage does);
+ * returns exit status 2. Every number option's message names its option this way. */
+int cli_bad_value(const char *cmd, const char *opt, const char *what, const char *arg);
 
 /* One NAME=NUMBER (the len bytes at v) of option opt appended to items[*count] (its name copied into
  * names[*count]; at most max items, names below 256 bytes, the value as cli_number reads it). Returns -1

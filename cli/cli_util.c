@@ -86,6 +86,13 @@ int cli_usage(const char *cmd, const char *fmt, const char *arg)
     return 2;
 }
 
+int cli_bad_value(const char *cmd, const char *opt, const char *what, const char *arg)
+{
+    char cut[CLI_ECHO_MAX + 4], m[300];
+    snprintf(m, sizeof m, "%.60s expects %.120s, got '%s'", opt, what, cli_echo(arg, cut));
+    return cli_usage(cmd, "%s", m);
+}
+
 int cli_setting(const char *cmd, const char *opt, const char *v, size_t len, mbl_setting *items,
                       char (*names)[256], int *count, int max)
 {

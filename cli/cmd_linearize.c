@@ -228,13 +228,13 @@ static int number_option(pipeline *p, const char *a, const char *v)
     } else {
         snprintf(num, sizeof num, "%s", l < sizeof num ? v : "");
     }
+    if (cli_decimal(num, &x) && !strncmp(a, "--penalty-", 10)) return cli_bad_value(cmd, a, "a number", v);
     if (cli_decimal(num, &x))
         return cli_usage(cmd,
                          !strcmp(a, "--nev")        ? "--nev expects a positive integer, got '%s'"
                          : !strcmp(a, "--shift")    ? "--shift expects a number, got '%s'"
                          : !strcmp(a, "--shift-im") ? "--shift-im expects a number, got '%s'"
                          : !strcmp(a, "--time")     ? "--time expects a number, got '%s'"
-                         : !strncmp(a, "--penalty-", 10) ? "--penalty-alpha, -xi and -omega expect a number, got '%s'"
                                                     : "--mem-budget expects a size (bytes, or with k, M, G), got '%s'",
                          v);
     x *= unit;

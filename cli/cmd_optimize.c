@@ -236,7 +236,7 @@ static int option(void *ud, const char *a, const char *v)
         if (!mbl_opt_algorithm_name(k)) return cli_usage("optimize", "--algorithm expects slsqp, mma, ccsaq or cobyla, got '%s'", v);
         c->o.algorithm = k;
     } else if (cli_decimal(v, &x) || !(x > 0)) {
-        return cli_usage("optimize", "expected a positive number, got '%s'", v);
+        return cli_bad_value("optimize", a, "a positive number", v);
     } else if (!strcmp(a, "--max-eval")) {
         if (x != floor(x) || x > 1e7) return cli_usage("optimize", "--max-eval expects an integer from 1 to 10000000, got '%s'", v);
         c->o.max_eval = (int)x;

@@ -114,7 +114,7 @@ static int option(void *ud, const char *a, const char *v)
         c->sweep = v;
     } else {
         double x;
-        if (cli_decimal(v, &x)) return cli_usage(c->cmd, "expected a number, got '%s'", v);
+        if (cli_decimal(v, &x)) return cli_bad_value(c->cmd, a, "a number", v);
         if (!strcmp(a, "--near")) c->near = x, c->has_near = 1;
         else if (!strcmp(a, "--order")) {
             if (!(x >= 0)) return cli_usage(c->cmd, "--order expects a number >= 0 (0: the real part), got '%s'", v);

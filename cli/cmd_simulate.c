@@ -110,9 +110,9 @@ static void help(void *ud)
     cli_user_code_help(stdout, 25);
 }
 
-static int number(cli *c, const char *v, double *x)
+static int number(cli *c, const char *a, const char *v, double *x)
 {
-    if (cli_decimal(v, x)) return cli_usage(c->cmd, "expected a number, got '%s'", v);
+    if (cli_decimal(v, x)) return cli_bad_value(c->cmd, a, "a number", v);
     return -1;
 }
 
@@ -175,13 +175,13 @@ static int option(void *ud, const char *a, const char *v)
     cli *c = ud;
     int rc = -1;
     if (!strcmp(a, "--rtol")) {
-        rc = number(c, v, &c->rtol);
+        rc = number(c, a, v, &c->rtol);
         if (rc < 0 && !(c->rtol > 0 && c->rtol < 1)) return cli_usage(c->cmd, "--rtol expects a number in (0, 1), got '%s'", v);
     } else if (!strcmp(a, "--t-end") || !strcmp(a, "--dt-out") || !strcmp(a, "--atol") ||
                !strcmp(a, "--linearize-every") || !strcmp(a, "--fmax")) {
         double x = 0;
-        rc = number(c, v, &x);
-        if (rc < 0 && strcmp(a, "--t-end") && !(x > 0)) return cli_usage(c->cmd, "expected a positive number, got '%s'", v);
+        rc = number(c, a, v, &x);
+        if (rc < 0 && strcmp(a, "--t-end") && !(x > 0)) return cli_bad_value(c->cmd, a, "a positive number", v);
         if (!strcmp(a, "--t-end")) c->t_end = x, c->has_t_end = 1;
         else if (!strcmp(a, "--dt-out")) c->dt_out = x;
         else if (!strcmp(a, "--atol")) c->atol = x;
@@ -192,29 +192,29 @@ static int option(void *ud, const char *a, const char *v)
         c->integrator = strcmp(v, "ida") ? MBL_SIM_SSODE : MBL_SIM_IDA;
         rc = -1;
     } else if (!strcmp(a, "--newton-tol")) {
-        rc = number(c, v, &c->newton_tol);
+        rc = number(c, a, v, &c->newton_tol);
         if (rc < 0 && !(c->newton_tol > 0 && c->newton_tol < 1))
             return cli_usage(c->cmd, "--newton-tol expects a number in (0, 1), got '%s'", v);
     } else if (!strcmp(a, "--repartition-cond")) {
-        rc = number(c, v, &c->repartition_cond);
+        rc = number(c, a, v, &c->repartition_cond);
         if (rc < 0 && !(c->repartition_cond > 1 && isfinite(c->repartition_cond)))
             return cli_usage(c->cmd, "--repartition-cond expects a number above 1, got '%s'", v);
     } else if (!strcmp(a, "--psd-segment")) {
-        rc = number(c, v, &c->psd.segment);
+        rc = number(c, a, v, &c->psd.segment);
         if (rc < 0 && !(c->psd.segment > 0)) return cli_usage(c->cmd, "--psd-segment expects a positive number of seconds, got '%s'", v);
     } else if (!strcmp(a, "--psd-peaks")) {
         double x = 0;
-        rc = number(c, v, &x);
+        rc = number(c, a, v, &x);
         if (rc < 0 && !(x >= 1 && x <= 1000 && x == floor(x))) return cli_usage(c->cmd, "--psd-peaks expects an integer 1..1000, got '%s'", v);
         c->psd.npeaks = (int)x;
     } else if (!strcmp(a, "--modes") || !strcmp(a, "--samples")) {
         double x = 0;
-        rc = number(c, v, &x);
-        if (rc < 0 && !(x >= 1 && x <= 1000 && x == floor(x))) return cli_usage(c->cmd, "expected an integer 1..1000, got '%s'", v);
+        rc = number(c, a, v, &x);
+        if (rc < 0 && !(x >= 1 && x <= 1000 && x == floor(x))) return cli_bad_value(c->cmd, a, "an integer 1..1000", v);
         if (!strcmp(a, "--modes")) c->nmodes = (int)x;
         else c->samples = (int)x;
     } else if (!strcmp(a, "--max-steps")) {
-        rc = number(c, v, &c->max_steps);
+        rc = number(c, a, v, &c->max_steps);
         if (rc < 0 && !(c->max_steps >= 1 && c->max_steps <= 1e15 && c->max_steps == floor(c->max_steps)))
             return cli_usage(c->cmd, "--max-steps expects a positive integer, got '%s'", v);
     } else if (!strcmp(a, "--mem-budget")) {
@@ -226,19 +226,19 @@ static int option(void *ud, const char *a, const char *v)
             return cli_usage(c->cmd, "--mem-budget expects a size of at least 1M (bytes, or with k, M, G), got '%s'", v);
         c->mem_budget *= unit;
     } else if (!strcmp(a, "--max-time")) {
-        rc = number(c, v, &c->max_time);
+        rc = number(c, a, v, &c->max_time);
         if (rc < 0 && !(c->max_time >= 0 && c->max_time < 1e15))
             return cli_usage(c->cmd, "--max-time expects a number of seconds (0: no limit), got '%s'", v);
         c->has_max_time = 1;
     } else if (!strcmp(a, "--max-growth")) {
-        rc = number(c, v, &c->max_growth);
+        rc = number(c, a, v, &c->max_growth);
         if (rc < 0 && !(c->max_growth > 1 && c->max_growth < 1e300))
             return cli_usage(c->cmd, "--max-growth expects a number above 1, got '%s'", v);
     } else if (!strcmp(a, "--amplitude") || !strcmp(a, "--periods") || !strcmp(a, "--freq-tol") ||
                !strcmp(a, "--zeta-tol")) {
         double x = 0;
-        rc = number(c, v, &x);
-        if (rc < 0 && !(x > 0)) return cli_usage(c->cmd, "expected a positive number, got '%s'", v);
+        rc = number(c, a, v, &x);
+        if (rc < 0 && !(x > 0)) return cli_bad_value(c->cmd, a, "a positive number", v);
         if (!strcmp(a, "--amplitude")) c->amplitude = x;
         else if (!strcmp(a, "--periods")) c->periods = x;
         else if (!strcmp(a, "--freq-tol")) c->freq_tol = x;

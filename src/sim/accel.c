@@ -4,6 +4,7 @@
  * step). The simulation's consistent start (sim.c) and every right-hand side of the coordinate
  * partitioning (ssode.c) solve it. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "mblin/la.h"
@@ -71,6 +72,19 @@ static int accel_factor(sim_accel *a, const sim *s, mbl_status *st)
     return a->lu ? mbla_klu_refactor(a->lu, a->A, st) : mbla_klu_new(a->A, NULL, &a->lu, st);
 }
 
+/* " (input 'F' = 1e+300)": the input of largest magnitude at the last sim_make_x (s->x), or "" */
+static void largest_input(const sim *s, char *buf, size_t len)
+{
+    const double *r = s->x + s->L.col0[MBL_DAE_R];
+    int best = -1;
+    for (int j = 0; j < s->nr; j++)
+        if (best < 0 || !isfinite(r[j]) || fabs(r[j]) > fabs(r[best])) best = j;
+    if (best >= 0 && r[best] != 0)
+        snprintf(buf, len, " (input '%s' = %g)", mbl_model_input_name(s->md, best), r[best]);
+    else if (len)
+        buf[0] = '\0';
+}
+
 int sim_accel_solve(sim *s, sim_accel *a, double t, double *y, double *yp, int given_jacobian, mbl_status *st)
 {
     int nu = a->nu, rc = 0, converged = 0;
@@ -121,4 +135,25 @@ int sim_consistent_start(sim *s, double t0, double *y, double *yp, mbl_status *s
     if (!rc) rc = sim_accel_solve(s, &a, t0, y, yp, 0, st);
     sim_accel_free(&a);
     return rc;
+}
+
+int sim_start_in_range(sim *s, double t0, const double *y, const double *yp, double rtol, double atol, mbl_status *st)
+{
+    double ssq = 0, worst = -1;
+    int iw = 0;
+    for (int i = 0; i < s->ol; i++) { /* the differential variables q, v, X: IDA's error weights */
+        double u = yp[i] / (rtol * fabs(y[i]) + atol);
+        ssq += u * u;
+        double size = isfinite(y[i]) && isfinite(u) ? fabs(u) : INFINITY;
+        if (size > worst) worst = size, iw = i;
+    }
+    if (isfinite(ssq)) return 0;
+    char in[320], var[300];
+    largest_input(s, in, sizeof in);
+    int j = iw < s->ov ? iw - s->oq : iw < s->oX ? iw - s->ov : iw - s->oX;
+    const char *name = iw < s->oX ? mbl_model_coord_name(s->md, j) : mbl_model_ode_state_name(s->md, j);
+    snprintf(var, sizeof var, iw >= s->ov && iw < s->oX ? "der(der(%.120s))" : "der(%.120s)", name);
+    return mbl_error(st, MBL_EDOMAIN,
+                     "the start at t = %g: %s = %g%s is not finite in the integrator's error norm (the sum of the "
+                     "squares of y' / (rtol |y| + atol) overflows)", t0, var, yp[iw], in);
 }

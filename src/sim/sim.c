@@ -245,6 +245,11 @@ static int setup_inputs(sim *s, const mbl_point *start, const mbl_sim_options *o
     iresolve R = {s->md, mblx_symbol(s->ig, "t")};
     for (int i = 0; i < s->nr; i++) outs[i] = mblx_const(s->ig, s->rconst[i]);
     int rc = 0;
+    for (int j = 1; j < opt->ninputs && !rc; j++) /* one definition per input: no silent "the last wins" */
+        for (int k = 0; k < j && !rc; k++)
+            if (!strcmp(opt->inputs[k].name, opt->inputs[j].name))
+                rc = mbl_error(st, MBL_EARG, "input '%s' is given twice ('%s' and '%s'); give each input once",
+                               opt->inputs[j].name, opt->inputs[k].expr, opt->inputs[j].expr);
     for (int j = 0; j < opt->ninputs && !rc; j++) {
         int i = -1;
         for (int c = 0; c < s->nr && i < 0; c++)
@@ -607,6 +612,7 @@ int sim_run(const mbl_model *md, const mbl_point *start, const mbl_sim_options *
         memcpy(y + s.oZ, start->Z, (size_t)s.nZ * sizeof *y);
     }
     rc = sim_consistent_start(&s, t0, y, yp, st);
+    if (!rc) rc = sim_start_in_range(&s, t0, y, yp, opt.rtol, opt.atol, st);
     if (rc) goto done;
     for (int i = 0; i < N; i++) {
         int diff = i < s.ol;

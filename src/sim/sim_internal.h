@@ -126,6 +126,10 @@ int sim_accel_new(const sim *s, sim_accel *a, mbl_status *st);
 int sim_accel_solve(sim *s, sim_accel *a, double t, double *y, double *yp, int given_jacobian, mbl_status *st);
 void sim_accel_free(sim_accel *a);
 int sim_consistent_start(sim *s, double t0, double *y, double *yp, mbl_status *st);
+/* 0 when the start's y' fits the integrator's error norm (the sum over q, v, X of (y'_i / (rtol |y_i| +
+ * atol))^2 finite), else MBL_EDOMAIN naming the largest term's variable and the largest input (an
+ * input of 1e200 makes v' = 1e200 and the norm overflow: IDA then stops at t0 with no cause). */
+int sim_start_in_range(sim *s, double t0, const double *y, const double *yp, double rtol, double atol, mbl_status *st);
 
 /* mbl_sim_options' defaults for the coordinate partitioning (include/mblin/sim.h) */
 #define SIM_SSODE_NEWTON_TOL 1e-12

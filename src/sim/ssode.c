@@ -432,6 +432,7 @@ int sim_ssode_run(const mbl_model *md, const mbl_point *start, const mbl_sim_opt
     N_VConst(0.0, yv);
     gather(&o, N_VGetArrayPointer(yv));
     if ((rc = complete(&o, t0, N_VGetArrayPointer(yv), st))) goto done; /* v', lambda at the start */
+    if ((rc = sim_start_in_range(&o.s, t0, o.y, o.yp, opt->rtol, opt->atol, st))) goto done;
     CVodeSetErrHandlerFn(mem, cv_err, &o);
     if (CVodeInit(mem, rhs, t0, yv) || CVodeSStolerances(mem, opt->rtol, opt->atol) || CVodeSetUserData(mem, &o) ||
         CVodeSetLinearSolver(mem, LS, Jm) || CVodeSetStopTime(mem, opt->t_end) ||

@@ -9,7 +9,8 @@ read as a Fraction, the parameters at rational values) and must equal Ge's close
 M = [[(m1 + m2)/3, m2/6], [m2/6, m2/3]] (Eq. 55) and K with the sign of the README's errata,
 [[g (m1 L2 + m2 (2 L2 + L1)) / (2 L1 L2), -m2 g / (2 L2)], [-m2 g / (2 L2), m2 g / (2 L2)]].
 With the decimals the entries are off by 2e-17 relative (0.3333333333333333 is not 1/3), so the
-check fails before the item. A: every number of A is a rational or a short decimal.
+check fails before the item. A: every number of A is a rational or a short decimal. The header's
+check line (its tolerance) is the one docs/symbolic.md shows, and the default the page states.
 usage: symbolic_rational_test.py PATH_TO_MBLIN (from the repository root)"""
 import json
 import os
@@ -78,5 +79,16 @@ for name, M, K in forms:
 A = text_matrix(out, "A") or []
 longs = [n for row in A for e in row for n in NUM.findall(e) if len(n.replace(".", "").lstrip("0")) > 12]
 check(A and not longs, f"text: no long decimals left in A ({longs[:3]})")
+
+# docs/symbolic.md shows this command's header: its check line (the tolerance) is the tool's, and the
+# tolerance is the default the page states in words ("within 1e-6 (`MBL_SYMLIN_VERIFY_TOL`)")
+page = open("docs/symbolic.md").read()
+stated = re.search(r"within (\S+) \(`MBL_SYMLIN_VERIFY_TOL`\)", page)
+shown = [l.strip() for l in page.split("$ mblin symbolic " + MODEL, 1)[-1].split("\n") if "checked against" in l][:1]
+printed = [l for l in out.split("\n") if "checked against" in l][:1]
+check(shown and shown == printed, f"docs/symbolic.md's example header {shown} is the tool's {printed}")
+tol = re.search(r"within (\S+)$", printed[0]) if printed else None
+check(stated and tol and float(tol.group(1)) == float(stated.group(1)),
+      f"the header's tolerance {tol and tol.group(1)} is the documented default {stated and stated.group(1)}")
 
 sys.exit(finish("symbolic_rational_test"))

@@ -107,7 +107,7 @@ rc, out, err = run("linearize", mass_plain, "--method", "penalty", "--penalty-xi
 check(rc == 2 and "--penalty-xi expects a number >= 0, got '-1'" in err, "alpha_xi_omega: --penalty-xi -1: %s"
       % err.strip())
 rc, out, err = run("linearize", mass_plain, "--method", "penalty", "--penalty-alpha", "big")
-check(rc == 2 and "expect a number, got 'big'" in err, "alpha_xi_omega: --penalty-alpha big: %s" % err.strip())
+check(rc == 2 and "--penalty-alpha expects a number, got 'big'" in err, "alpha_xi_omega: --penalty-alpha big: %s" % err.strip())
 
 # ---- equilibrium -------------------------------------------------------------------------------
 m, L, g, a, xi, w = 2.0, 1.5, 9.81, 1000.0, 0.5, 3.0

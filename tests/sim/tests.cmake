@@ -39,3 +39,10 @@ if(MBLIN_PYTHON3_NUMPY)
   add_test(NAME test_ssode_cli COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/sim/test_ssode_cli.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# s43: --input naming one input twice refused, a huge input refused at the start naming it, every
+# command's number option named in its complaint
+if(PYTHON3)
+  add_test(NAME test_sim_input_cli COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/sim/test_sim_input_cli.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(test_sim_input_cli PROPERTIES ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
+endif()
