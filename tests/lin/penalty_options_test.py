@@ -135,6 +135,24 @@ got, notes = eigs(pend)
 if got is not None:
     want = [complex(0, -math.sqrt(g / L)), complex(0, math.sqrt(g / L))]
     check(close(got[0], want, 3), "equilibrium: the default (constrained point) gives sqrt(g / L): %s" % got[0])
+# equilibrium_estimate: the error estimate covers the point's shift (the run at alpha / ratio at its own
+# rest point): against the exact sqrt(g / L) of the constrained pendulum, the deviation of sqrt(g / rho)
+# is the shift's alone. Before, both alphas used alpha's point, and the estimate left the shift out.
+for al in (100.0, 1000.0):
+    rho2 = L
+    for _ in range(60):
+        rho2 -= (rho2 * (rho2 * rho2 - L * L) - 2 * m * g / (al * w * w)) / (3 * rho2 * rho2 - L * L)
+    rc, out, err = run("linearize", pend, "--method", "penalty", "--json", "--penalty-equilibrium",
+                       "--penalty-alpha", repr(al))
+    if rc:
+        check(False, "equilibrium_estimate: alpha %g: %s" % (al, err.strip()))
+        continue
+    ph = [e for e in json.loads(out)["eigenvalues"] if not e["spurious"]]
+    dev = abs(math.sqrt(g / rho2) - math.sqrt(g / L))
+    check(len(ph) == 2 and all(e["error_estimate"] >= dev for e in ph)
+          and all(abs(abs(e["im"]) - math.sqrt(g / L)) <= e["error_estimate"] for e in ph),
+          "equilibrium_estimate: alpha %g: estimates %s cover the deviation %.3e from sqrt(g / L) = %.12g"
+          % (al, [e["error_estimate"] for e in ph], dev, math.sqrt(g / L)))
 # refused where it is not defined: a point with motion, non-holonomic constraints
 rc, out, err = run("linearize", "examples/nh_sleigh.yaml", "--method", "penalty", "--penalty-equilibrium")
 check(rc != 0 and "penalty equilibrium (pen_equilibrium) is for points at rest" in err
