@@ -109,6 +109,18 @@ check(rc == 2 and "--penalty-xi expects a number >= 0, got '-1'" in err, "alpha_
 rc, out, err = run("linearize", mass_plain, "--method", "penalty", "--penalty-alpha", "big")
 check(rc == 2 and "expect a number, got 'big'" in err, "alpha_xi_omega: --penalty-alpha big: %s" % err.strip())
 
+# other_method: the penalty options with another method, --descriptor-zero with another, would be
+# ignored: a usage error (exit 2, one line); compare runs every method and takes them
+for meth, opts, want in ((None, ["--penalty-alpha", "1e3"], "method here is 'augmented'"),
+                         ("nullspace", ["--penalty-equilibrium"], "method here is 'nullspace'"),
+                         ("augmented", ["--penalty-Xi", "1"], "method here is 'augmented'"),
+                         ("penalty", ["--descriptor-zero"], "--descriptor-zero is for --method descriptor")):
+    rc, out, err = run("linearize", mass_plain, *(["--method", meth] if meth else []), *opts)
+    check(rc == 2 and want in err and len(err.strip().splitlines()) == 1,
+          "other_method: %s with --method %s: %s" % (" ".join(opts), meth, err.strip()))
+rc, out, err = run("compare", mass_plain, "--penalty-alpha", "1e3")
+check(rc == 0, "other_method: compare takes --penalty-alpha: %s" % err.strip())
+
 # ---- equilibrium -------------------------------------------------------------------------------
 m, L, g, a, xi, w = 2.0, 1.5, 9.81, 1000.0, 0.5, 3.0
 pend = write("pendulum.yaml", """model: dae
