@@ -371,6 +371,8 @@ void lin_pen_dense(const mbl_lin_options *opt, int m, double *Xh, double *Th, do
 int lin_pen_rows_init(const mbl_blocks *B, const mbl_lin_options *opt, lin_pen_rows *R, mbl_status *st);
 void lin_pen_rows_free(lin_pen_rows *R);
 int lin_pen_rows_apply(const lin_pen_rows *R, int m, int nc, double *L, int ld, mbl_status *st);
+/* Refuses an alpha whose penalty mass alpha |Pl^T Phi_q|_1 is negligible against |M|_1 (PEN_ALPHA_NEGLIGIBLE) */
+int lin_pen_alpha_check(const mbl_blocks *B, const lin_pen_rows *R, double alpha, mbl_status *st);
 
 /* Error estimates of clustered eigenvalues (src/lin/eigsort.c; issue 30, item 9): eigenvalues whose
  * discs |s - s_i| <= err_i overlap, directly or through others, cannot be told apart within their

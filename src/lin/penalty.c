@@ -673,6 +673,7 @@ int lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_options 
                               : lin_blocks_init(md, pt, &B, st);
     if (rc) return rc;
     rc = lin_pen_rows_init(&B, opt, &PR, st);
+    if (!rc) rc = lin_pen_alpha_check(&B, &PR, opt->pen_alpha, st);
     if (rc) {
         lin_blocks_free(&B);
         return rc;

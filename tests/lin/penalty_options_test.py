@@ -121,6 +121,17 @@ for meth, opts, want in ((None, ["--penalty-alpha", "1e3"], "method here is 'aug
 rc, out, err = run("compare", mass_plain, "--penalty-alpha", "1e3")
 check(rc == 0, "other_method: compare takes --penalty-alpha: %s" % err.strip())
 
+# tiny_alpha: a penalty mass alpha |Phi_q^T Phi_q|_1 negligible against |M|_1 (below 1e-6,
+# PEN_ALPHA_NEGLIGIBLE) is refused in one line naming alpha and the ratio; here |M|_1 = m = 2 and
+# |Phi_q^T Phi_q|_1 = 1, so the ratio is alpha / 2 (alpha = 1e-300 ran before, and labelled zeros physical)
+for al, ok in ((1e-300, False), (1e-7, False), (4e-6, True)):
+    rc, out, err = run("linearize", mass_plain, "--method", "penalty", "--penalty-alpha", repr(al))
+    if ok:
+        check(rc == 0, "tiny_alpha: alpha %g (ratio %g) is accepted: %s" % (al, al / m, err.strip()))
+    else:
+        check(rc == 2 and len(err.strip().splitlines()) == 1 and "alpha %.3g is negligible" % al in err
+              and "|M|_1 = %.3g," % (al / m) in err, "tiny_alpha: alpha %g refused: %s" % (al, err.strip()))
+
 # ---- equilibrium -------------------------------------------------------------------------------
 m, L, g, a, xi, w = 2.0, 1.5, 9.81, 1000.0, 0.5, 3.0
 pend = write("pendulum.yaml", """model: dae
