@@ -153,7 +153,8 @@ typedef struct pipeline {
     double shift, mem_budget;
     double shift_im;          /* --shift-im */
     const char *eigensolver; /* --eigensolver */
-    int mtx_format;           /* --mtx-format: MBL_MTX_* */
+    int mtx_format;           /* --mtx-format: MBL_MTX_* (mtx_given: given) */
+    int mtx_given;
     double time;              /* --time (has_time: given) */
     int has_time;
     double pen[3];            /* --penalty-alpha, --penalty-xi, --penalty-omega (bit i of pen_given: given) */
@@ -278,6 +279,7 @@ static int option(void *ud, const char *a, const char *v)
         p->mtx_format = !strcmp(v, "auto") ? MBL_MTX_AUTO : !strcmp(v, "array") ? MBL_MTX_ARRAY
                         : !strcmp(v, "coordinate") ? MBL_MTX_COORDINATE : -1;
         if (p->mtx_format < 0) return cli_usage(cmd, "--mtx-format expects auto, array or coordinate, got '%s'", v);
+        p->mtx_given = 1;
     } else if (!strcmp(a, "--repeat")) {
         char *end = NULL;
         long k = strtol(v, &end, 10);
@@ -345,6 +347,21 @@ static int check(const cli_args *a, const mbl_model *model, const mbl_opoint_opt
     return 0;
 }
 
+/* An option for another method than the one that runs, and --mtx-format without the files of -o,
+ * would be ignored: a usage error (compare runs every method and takes them all). 0 or the status. */
+static int method_options(const pipeline *p, const cli_args *a, const char *method)
+{
+    const char *cmd = commands[p->c];
+    if (p->mtx_given && !a->out) return cli_usage(cmd, "%s", "--mtx-format applies to the files of -o DIR: give -o");
+    if (!strcmp(a->cmd, "compare")) return 0;
+    int pen = p->pen_given || p->pen_mat[0] || p->pen_mat[1] || p->pen_mat[2] || p->pen_equilibrium;
+    if (pen && strcmp(method, "penalty"))
+        return cli_usage(cmd, "the --penalty-* options are for --method penalty, the method here is '%s'", method);
+    if (p->desc_zero && strcmp(method, "descriptor"))
+        return cli_usage(cmd, "--descriptor-zero is for --method descriptor, the method here is '%s'", method);
+    return 0;
+}
+
 /* The linearization options of the command line; the MPI plugin's SLEPc for --eigensolver slepc
  * (cli/par_load.c). 0, or the exit status after a message. */
 static int lin_options(const pipeline *p, const cli_args *a, const mbl_model *model, mbl_lin_options *lopt,
@@ -374,6 +391,8 @@ static int lin_options(const pipeline *p, const cli_args *a, const mbl_model *mo
     lopt->pen_equilibrium = p->pen_equilibrium;
     lopt->desc_zero = p->desc_zero;
     if (a->method) lopt->method = a->method;
+    int rc = method_options(p, a, lopt->method ? lopt->method : "augmented");
+    if (rc) return rc;
     if (p->nev) lopt->nev = p->nev, lopt->partial = MBL_PARTIAL_ALWAYS;
     if (p->shift != 0.0) lopt->shift = p->shift;
     if (p->mem_budget > 0) lopt->mem_budget = p->mem_budget;

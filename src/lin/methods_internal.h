@@ -371,6 +371,17 @@ void lin_pen_dense(const mbl_lin_options *opt, int m, double *Xh, double *Th, do
 int lin_pen_rows_init(const mbl_blocks *B, const mbl_lin_options *opt, lin_pen_rows *R, mbl_status *st);
 void lin_pen_rows_free(lin_pen_rows *R);
 int lin_pen_rows_apply(const lin_pen_rows *R, int m, int nc, double *L, int ld, mbl_status *st);
+/* pen_equilibrium's run at alpha / pen_ratio for the error estimate: the blocks at that alpha's own
+ * rest point and their rows (src/lin/penalty_equil.c); lin_pen_second_free frees both */
+typedef struct lin_pen_second {
+    mbl_blocks B;
+    lin_pen_rows PR;
+} lin_pen_second;
+int lin_penalty_equilibrium_ratio(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt,
+                                  lin_pen_second *S, mbl_status *st);
+void lin_pen_second_free(lin_pen_second *S);
+/* Refuses an alpha whose penalty mass alpha |Pl^T Phi_q|_1 is negligible against |M|_1 (PEN_ALPHA_NEGLIGIBLE) */
+int lin_pen_alpha_check(const mbl_blocks *B, const lin_pen_rows *R, double alpha, mbl_status *st);
 
 /* Error estimates of clustered eigenvalues (src/lin/eigsort.c; issue 30, item 9): eigenvalues whose
  * discs |s - s_i| <= err_i overlap, directly or through others, cannot be told apart within their

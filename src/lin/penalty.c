@@ -645,6 +645,20 @@ static int pen_state_space(const mbl_blocks *B, const lin_pen_rows *R, double a1
     return rc;
 }
 
+/* The notes' tail: the penalty equilibrium's shift and violation (moved, viol), the general matrices given */
+static void pen_notes_tail(const mbl_lin_options *opt, int m, double moved, double viol, mbl_linear *lin)
+{
+    char eq[256] = "";
+    if (opt->pen_equilibrium)
+        snprintf(eq, sizeof eq, "; at the penalty system's own equilibrium (coordinates moved by up to %.3e, "
+                 "constraints violated by up to %.3e)", moved, viol);
+    if (lin_pen_general(opt)) /* the scalars named above stand for the given matrices' defaults only */
+        snprintf(eq + strlen(eq), sizeof eq - strlen(eq), "; general penalty matrices (%s%s%s given, %d x %d)",
+                 opt->pen_Xi ? "Xi " : "", opt->pen_Theta ? "Theta " : "", opt->pen_Omega ? "Omega" : "", m, m);
+    size_t nl = strlen(lin->notes);
+    if (eq[0] && nl + 1 < sizeof lin->notes) strncat(lin->notes, eq, sizeof lin->notes - nl - 1);
+}
+
 int lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                 mbl_status *st)
 {
@@ -655,12 +669,14 @@ int lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_options 
     mbl_blocks B;
     mbl_rstates rs;
     lin_pen_rows PR;
+    lin_pen_second P2; /* pen_equilibrium: alpha / ratio's own rest point */
     mbl_linear *lin = NULL;
     int *rows = NULL, *spur2 = NULL, *spur3 = NULL;
     double *rnd = NULL, *wr2 = NULL, *wi2 = NULL, *wr3 = NULL, *wi3 = NULL, *Mp = NULL, *Cp = NULL, *Kp = NULL, *W = NULL;
     mbla_dlu *lu = NULL;
     memset(&rs, 0, sizeof rs);
     memset(&PR, 0, sizeof PR);
+    memset(&P2, 0, sizeof P2);
     *out = NULL;
     rc = lin_require_dense(md, opt, "penalty", st);
     if (rc) return rc;
@@ -671,6 +687,7 @@ int lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_options 
                               : lin_blocks_init(md, pt, &B, st);
     if (rc) return rc;
     rc = lin_pen_rows_init(&B, opt, &PR, st);
+    if (!rc) rc = lin_pen_alpha_check(&B, &PR, opt->pen_alpha, st);
     if (rc) {
         lin_blocks_free(&B);
         return rc;
@@ -716,12 +733,17 @@ int lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_options 
         }
     }
     double a1 = opt->pen_alpha, a2 = a1 / opt->pen_ratio, v1 = 0, s1 = 0, v2 = 0, s2 = 0;
+    /* pen_equilibrium: the estimate's run at alpha / ratio at its own rest point (src/lin/penalty_equil.c) */
+    rc = opt->pen_equilibrium ? lin_penalty_equilibrium_ratio(md, pt, opt, &P2, st) : 0;
+    if (rc) goto done;
+    const mbl_blocks *Bp2 = opt->pen_equilibrium ? &P2.B : &B;
+    const lin_pen_rows *PRp2 = opt->pen_equilibrium ? &P2.PR : &PR;
     for (int pass = 0; pass < 2; pass++) {
         mbl_lin_spectrum *sp = lin->spectrum;
         rc = pen_eigs(&B, &PR, tf, a1, opt->pen_omega, r, sp->re, sp->im, sp->spurious, sp->vre, sp->vim, &v1,
                       &s1, rnd, sp->berr, st);
         if (!rc)
-            rc = pen_eigs(&B, &PR, tf, a2, opt->pen_omega, r, wr2, wi2, spur2, NULL, NULL, &v2, &s2, NULL, NULL,
+            rc = pen_eigs(Bp2, PRp2, tf, a2, opt->pen_omega, r, wr2, wi2, spur2, NULL, NULL, &v2, &s2, NULL, NULL,
                           st);
         if (rc != MBL_ESINGULAR || !tf) break;
         tf = NULL; /* the states and constraint values are not coordinates here: the spectrum in q */
@@ -762,11 +784,8 @@ names:
     int nphys = 0, nlost = 0; /* physical by their scores, and those of them QZ found infinite */
     for (int i = 0; i < N; i++) nphys += !sp1->spurious[i];
     nlost = 2 * (n - r) - mv->k + nX - nphys;
-    char lost[96] = "", eq[256] = "";
+    char lost[96] = "";
     if (nlost > 0) snprintf(lost, sizeof lost, " (and %d beyond the pencil's resolution: infinite)", nlost);
-    if (opt->pen_equilibrium)
-        snprintf(eq, sizeof eq, "; at the penalty system's own equilibrium (coordinates moved by up to %.3e, "
-                 "constraints violated by up to %.3e)", eq_moved, eq_viol);
     snprintf(lin->notes, sizeof lin->notes,
              "alpha %.3g, xi %.3g, omega %.3g; %d physical%s, %d spurious; largest physical violation %.2e, smallest "
              "spurious %.2e; error estimate %.2e (alpha / %.3g)%s",
@@ -774,16 +793,13 @@ names:
              tf ? "; point with motion: eigenvalues of the penalty ODE in the coordinates (user's states, constraint "
                   "values)"
                 : (mv->nus > 0 || m > 0 || mv->k > 0) && moving ? MBL_MOVING_NOTE : "");
-    if (lin_pen_general(opt)) /* the scalars named above stand for the given matrices' defaults only */
-        snprintf(eq + strlen(eq), sizeof eq - strlen(eq), "; general penalty matrices (%s%s%s given, %d x %d)",
-                 opt->pen_Xi ? "Xi " : "", opt->pen_Theta ? "Theta " : "", opt->pen_Omega ? "Omega" : "", m, m);
-    size_t nl = strlen(lin->notes);
-    if (eq[0] && nl + 1 < sizeof lin->notes) strncat(lin->notes, eq, sizeof lin->notes - nl - 1);
+    pen_notes_tail(opt, m, eq_moved, eq_viol, lin);
     *out = lin;
     lin = NULL;
 done:
     lin_blocks_free(&B);
     lin_pen_rows_free(&PR);
+    lin_pen_second_free(&P2);
     lin_rstates_free(&rs);
     mbl_free(rows), mbl_free(rnd), mbl_free(wr2), mbl_free(wi2), mbl_free(spur2);
     mbl_free(wr3), mbl_free(wi3), mbl_free(spur3);

@@ -139,18 +139,52 @@ static int scalar_item(mech *M, const yaml_node_t *k, const yaml_node_t *v, mbl_
     return 0;
 }
 
+/* linearize.penalty_Xi, _Theta, _Omega (i = 0, 1, 2) as a text-model file takes them (src/model/source.c):
+ * a list of numbers (a diagonal) or of R lists of R numbers (row by row), one row per holonomic
+ * constraint the joints generate; their count is checked when the model is loaded (model/symbols.c) */
+static int pen_matrix(mech *M, int i, const yaml_node_t *k, const yaml_node_t *v)
+{
+    mbl_src *s = M->src;
+    mech_pos_of(k, &s->pen_mat_line[i], &s->pen_mat_col[i]);
+    yaml_node_item_t *p0 = v->type == YAML_SEQUENCE_NODE ? v->data.sequence.items.start : NULL;
+    int nrow = p0 ? (int)(v->data.sequence.items.top - p0) : 0;
+    if (!nrow)
+        return err_at(M, v, "linearize.%s must be a list of numbers (a diagonal, one per constraint) or a list of "
+                      "lists (the full matrix, row by row)", mech_sc(k));
+    int full = yaml_document_get_node(M->doc, *p0)->type == YAML_SEQUENCE_NODE;
+    s->pen_mat_rows[i] = full ? nrow : -1;
+    for (yaml_node_item_t *p = p0; p < v->data.sequence.items.top; p++) {
+        yaml_node_t *row = yaml_document_get_node(M->doc, *p);
+        yaml_node_item_t *q0 = full && row->type == YAML_SEQUENCE_NODE ? row->data.sequence.items.start : NULL;
+        if (full && (!q0 || (int)(row->data.sequence.items.top - q0) != nrow))
+            return err_at(M, row, "linearize.%s: row %d must be a list of %d numbers (the matrix is square, %d rows)",
+                          mech_sc(k), (int)(p - p0) + 1, nrow, nrow);
+        yaml_node_item_t *q = full ? q0 : p, *qe = full ? row->data.sequence.items.top : p + 1;
+        for (; q < qe; q++) {
+            yaml_node_t *x = yaml_document_get_node(M->doc, *q);
+            if (!mech_is_scalar(x)) return err_at(M, x, "linearize.%s: expected a number", mech_sc(k));
+            int rc = mech_push_at(M, &s->pen_mat[i], NULL, mech_sc(x), x);
+            if (rc) return rc;
+        }
+    }
+    return 0;
+}
+
 static int read_linearize(mech *M, const yaml_node_t *v)
 {
     if (!v) return 0;
     int rc = mech_want_map(M, v, "'linearize'");
     static const char *ok[] = {"at", "states", "velocity_states", "time", "penalty_alpha", "penalty_xi", "penalty_omega",
-                               NULL};
+                               "penalty_Xi", "penalty_Theta", "penalty_Omega", NULL};
     if (!rc) rc = mech_check_keys(M, v, ok, "linearize");
     if (rc) return rc;
     for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top && !rc; p++) {
         yaml_node_t *k = yaml_document_get_node(M->doc, p->key), *x = yaml_document_get_node(M->doc, p->value);
         if (!strcmp(mech_sc(k), "at")) rc = scalar_item(M, k, x, &M->src->at);
         else if (!strcmp(mech_sc(k), "time")) rc = scalar_item(M, k, x, &M->src->time);
+        else if (!strcmp(mech_sc(k), "penalty_Xi")) rc = pen_matrix(M, 0, k, x);
+        else if (!strcmp(mech_sc(k), "penalty_Theta")) rc = pen_matrix(M, 1, k, x);
+        else if (!strcmp(mech_sc(k), "penalty_Omega")) rc = pen_matrix(M, 2, k, x);
         else if (!strncmp(mech_sc(k), "penalty_", 8)) /* alpha, xi, omega: checked where loaded (model/symbols.c) */
             rc = scalar_item(M, k, x, mech_sc(k)[8] == 'a' ? &M->src->pen_alpha : mech_sc(k)[8] == 'x' ? &M->src->pen_xi
                                                                                                 : &M->src->pen_omega);

@@ -109,6 +109,29 @@ check(rc == 2 and "--penalty-xi expects a number >= 0, got '-1'" in err, "alpha_
 rc, out, err = run("linearize", mass_plain, "--method", "penalty", "--penalty-alpha", "big")
 check(rc == 2 and "--penalty-alpha expects a number, got 'big'" in err, "alpha_xi_omega: --penalty-alpha big: %s" % err.strip())
 
+# other_method: the penalty options with another method, --descriptor-zero with another, would be
+# ignored: a usage error (exit 2, one line); compare runs every method and takes them
+for meth, opts, want in ((None, ["--penalty-alpha", "1e3"], "method here is 'augmented'"),
+                         ("nullspace", ["--penalty-equilibrium"], "method here is 'nullspace'"),
+                         ("augmented", ["--penalty-Xi", "1"], "method here is 'augmented'"),
+                         ("penalty", ["--descriptor-zero"], "--descriptor-zero is for --method descriptor")):
+    rc, out, err = run("linearize", mass_plain, *(["--method", meth] if meth else []), *opts)
+    check(rc == 2 and want in err and len(err.strip().splitlines()) == 1,
+          "other_method: %s with --method %s: %s" % (" ".join(opts), meth, err.strip()))
+rc, out, err = run("compare", mass_plain, "--penalty-alpha", "1e3")
+check(rc == 0, "other_method: compare takes --penalty-alpha: %s" % err.strip())
+
+# tiny_alpha: a penalty mass alpha |Phi_q^T Phi_q|_1 negligible against |M|_1 (below 1e-6,
+# PEN_ALPHA_NEGLIGIBLE) is refused in one line naming alpha and the ratio; here |M|_1 = m = 2 and
+# |Phi_q^T Phi_q|_1 = 1, so the ratio is alpha / 2 (alpha = 1e-300 ran before, and labelled zeros physical)
+for al, ok in ((1e-300, False), (1e-7, False), (4e-6, True)):
+    rc, out, err = run("linearize", mass_plain, "--method", "penalty", "--penalty-alpha", repr(al))
+    if ok:
+        check(rc == 0, "tiny_alpha: alpha %g (ratio %g) is accepted: %s" % (al, al / m, err.strip()))
+    else:
+        check(rc == 2 and len(err.strip().splitlines()) == 1 and "alpha %.3g is negligible" % al in err
+              and "|M|_1 = %.3g," % (al / m) in err, "tiny_alpha: alpha %g refused: %s" % (al, err.strip()))
+
 # ---- equilibrium -------------------------------------------------------------------------------
 m, L, g, a, xi, w = 2.0, 1.5, 9.81, 1000.0, 0.5, 3.0
 pend = write("pendulum.yaml", """model: dae
@@ -135,6 +158,24 @@ got, notes = eigs(pend)
 if got is not None:
     want = [complex(0, -math.sqrt(g / L)), complex(0, math.sqrt(g / L))]
     check(close(got[0], want, 3), "equilibrium: the default (constrained point) gives sqrt(g / L): %s" % got[0])
+# equilibrium_estimate: the error estimate covers the point's shift (the run at alpha / ratio at its own
+# rest point): against the exact sqrt(g / L) of the constrained pendulum, the deviation of sqrt(g / rho)
+# is the shift's alone. Before, both alphas used alpha's point, and the estimate left the shift out.
+for al in (100.0, 1000.0):
+    rho2 = L
+    for _ in range(60):
+        rho2 -= (rho2 * (rho2 * rho2 - L * L) - 2 * m * g / (al * w * w)) / (3 * rho2 * rho2 - L * L)
+    rc, out, err = run("linearize", pend, "--method", "penalty", "--json", "--penalty-equilibrium",
+                       "--penalty-alpha", repr(al))
+    if rc:
+        check(False, "equilibrium_estimate: alpha %g: %s" % (al, err.strip()))
+        continue
+    ph = [e for e in json.loads(out)["eigenvalues"] if not e["spurious"]]
+    dev = abs(math.sqrt(g / rho2) - math.sqrt(g / L))
+    check(len(ph) == 2 and all(e["error_estimate"] >= dev for e in ph)
+          and all(abs(abs(e["im"]) - math.sqrt(g / L)) <= e["error_estimate"] for e in ph),
+          "equilibrium_estimate: alpha %g: estimates %s cover the deviation %.3e from sqrt(g / L) = %.12g"
+          % (al, [e["error_estimate"] for e in ph], dev, math.sqrt(g / L)))
 # refused where it is not defined: a point with motion, non-holonomic constraints
 rc, out, err = run("linearize", "examples/nh_sleigh.yaml", "--method", "penalty", "--penalty-equilibrium")
 check(rc != 0 and "penalty equilibrium (pen_equilibrium) is for points at rest" in err

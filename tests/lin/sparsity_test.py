@@ -197,6 +197,10 @@ def mtx_export(tmp):
     check(banner(os.path.join(dirs["auto"], "A.mtx")) == "array", "A.mtx of the pendulum is an array")
     r = run("linearize", model, "-o", dirs["auto"], "--mtx-format", "csv")
     check(r.returncode == 2 and r.stderr.count("\n") == 1, "--mtx-format csv: exit 2, one line")
+    # mtx_without_o: --mtx-format writes nothing without -o: refused, not silently accepted
+    r = run("linearize", model, "--mtx-format", "array")
+    check(r.returncode == 2 and r.stderr.count("\n") == 1 and "--mtx-format applies to the files of -o DIR" in r.stderr,
+          "mtx_without_o: --mtx-format array without -o: exit 2, one line (%s)" % r.stderr.strip())
 
 
 def main():
