@@ -21,6 +21,8 @@ int mech_e313_mode(mech *M, const yaml_node_t *n, const char *what, int *eul)
     if (!mech_is_scalar(n) || (strcmp(mech_sc(n), "euler313") && strcmp(mech_sc(n), "euler_parameters")))
         return err_at(M, n, "%s: orientation must be euler_parameters or euler313", what);
     *eul = !strcmp(mech_sc(n), "euler313");
+    if (*eul && M->planar) /* a planar body has one angle */
+        return err_at(M, n, "%s: orientation euler313 is for spatial mechanisms (a planar body has one angle)", what);
     return 0;
 }
 

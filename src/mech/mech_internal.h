@@ -168,6 +168,7 @@ typedef struct mech {
     int nnp, cnp;
     nameset hnp;
     int eul313; /* `orientation: euler313` at the root: the spatial rigid bodies' default (euler313.c) */
+    int nmodal; /* modal bodies read so far (counted by mech_modal_zeta; modal_damping.c) */
     int pnum;   /* planar, absolute coordinates and model_pmech_numeric(): bodies and revolute joints go to
                    the model's numeric term (pmech.c) */
 } mech;
@@ -518,6 +519,9 @@ int mech_beam_damping(mech *M, const yaml_node_t *val, const char *what, double 
  * mass Mf and stiffness Kf (column-major), NULL when neither is given */
 int mech_modal_zeta(mech *M, const yaml_node_t *val, const char *what, int k, const double *Mf, const double *Kf,
                     mbla_csc **Cm);
+/* the top-level `modal_damping` after the bodies are read: a number >= 0, and refused when the
+ * mechanism has no modal body (it would have no effect) */
+int mech_modal_damping_check(mech *M, const yaml_node_t *root);
 /* a beam's optional `geometric_stiffness: true | false` (default true) in *geo */
 int mech_beam_geometric_key(mech *M, const yaml_node_t *val, const char *what, int *geo);
 /* the validity item of a beam body's mean axial strain, its tip's axial displacement utip over

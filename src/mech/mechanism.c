@@ -300,6 +300,7 @@ static int read_all(mech *M, const yaml_node_t *root)
         if (!mech_is_scalar(k)) return err_at(M, k, "a body name must be a plain word");
         if ((rc = mech_read_body(M, k, yaml_document_get_node(M->doc, p->value)))) return rc;
     }
+    if ((rc = mech_modal_damping_check(M, root))) return rc; /* modal_damping.c */
     if (M->nnp && (rc = mech_natural_names(M))) return rc; /* natural coordinates' names (natural.c) */
     if ((rc = mech_read_joints(M, mech_get(M, root, "joints")))) return rc;
     if (M->relative && !M->torder && (rc = mech_rel_tree(M))) return rc; /* a mechanism without joints */

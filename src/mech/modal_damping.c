@@ -34,7 +34,7 @@ static int zeta_number(mech *M, const yaml_node_t *n, const char *what, double *
     if (!*s || end == s || *end)
         return err_at(M, n, "%s: modal damping ratio '%s' must be a number", what, mech_is_scalar(n) ? s : "(not a scalar)");
     if (!(*z >= 0) || !isfinite(*z))
-        return err_at(M, n, "%s: modal damping ratio %g must be >= 0 and finite", what, *z);
+        return err_at(M, n, "%s: modal damping ratio %s must be >= 0 and finite", what, s);
     return 0;
 }
 
@@ -80,6 +80,7 @@ int mech_modal_zeta(mech *M, const yaml_node_t *val, const char *what, int k, co
                     mbla_csc **Cm)
 {
     *Cm = NULL;
+    M->nmodal++;
     yaml_node_t *dn = mech_get(M, val, "damping"), *zn = dn && dn->type == YAML_MAPPING_NODE ? mech_get(M, dn, "zeta") : NULL;
     if (!zn) zn = mech_get(M, yaml_document_get_root_node(M->doc), "modal_damping");
     if (!zn) return 0;
@@ -97,5 +98,17 @@ int mech_modal_zeta(mech *M, const yaml_node_t *val, const char *what, int k, co
     }
     if (!rc && (rc = damping_matrix(k, Mf, Z, w, Cm, M->st)) == MBL_ENOMEM) rc = mech_oom(M);
     mbl_free(zeta), mbl_free(w), mbl_free(Z);
+    return rc;
+}
+
+int mech_modal_damping_check(mech *M, const yaml_node_t *root)
+{
+    yaml_node_t *n = mech_get(M, root, "modal_damping");
+    double z;
+    if (!n) return 0;
+    int rc = zeta_number(M, n, "modal_damping", &z);
+    if (!rc && !M->nmodal)
+        rc = err_at(M, n, "modal_damping: the mechanism has no modal body (the key sets only the damping ratios of "
+                          "modal bodies' modes)");
     return rc;
 }

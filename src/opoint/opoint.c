@@ -223,6 +223,13 @@ static void note_vanished_row(mbl_point *pt, const mbl_model *md, int row)
          name ? name : "a constraint", OPOINT_ROW_VANISH);
 }
 
+/* st's message begins with "file: " (model_eval_error's prefix): not prefixed again */
+static int opoint_msg_has_file(const mbl_status *st, const char *file)
+{
+    size_t n = file ? strlen(file) : 0;
+    return st && n && !strncmp(st->msg, file, n) && st->msg[n] == ':';
+}
+
 /* Initial multipliers: least squares on the equations of motion at the guess (q, v, vdot = 0),
  * lambda, mu minimizing ||R(q, v, 0, lambda, mu)|| (minimum-norm when [Phi_q; A] loses rank):
  * starting Newton from lambda = mu = 0 instead lets the first steps jump to another branch of
@@ -251,7 +258,8 @@ static int initial_multipliers(opoint_subproblem *sp, la_spqr **keep, mbl_status
      * then takes no step, its guess being solved already) */
     if (!rc && sp->rank_last >= 0 && sp->rank_last < sp->ncol) sp->pt->min_norm_multipliers = 1;
     mbl_free(dx);
-    if (rc) mbl_error_prefix(st, "the initial multipliers");
+    /* an evaluation's failure names the file and the element already (model_eval_error) */
+    if (rc && !opoint_msg_has_file(st, mv->file)) mbl_error_prefix(st, "the initial multipliers");
     return rc;
 }
 
@@ -947,7 +955,7 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
              (double)(mv->m + mv->k - pt->rank_phi_q));
         pt->min_norm_multipliers = 1;
     }
-    if (rc && st) mbl_error_prefix(st, "%s", mv->file);
+    if (rc && st && !opoint_msg_has_file(st, mv->file)) mbl_error_prefix(st, "%s", mv->file);
     rc = opoint_check_solved(&sp, rc, st);
     if (rc && core_progress_stopped()) rc = mbl_error(st, MBL_ECANCELLED, "cancelled during the operating point");
     if (!rc) { /* the Jacobian's values at the point, when the last evaluation was there: to the linearization */

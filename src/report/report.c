@@ -675,7 +675,7 @@ int mbl_report_check(FILE *f, const mbl_model *md, const mbl_point *pt)
     int rc = mbl_constraint_diagnose(md, pt, &d, &st);
     if (rc) return rc;
     if (d->kind == MBL_DIAG_UNEVALUATED && !pt)
-        fprintf(f, "  problem: the constraints cannot be evaluated at the initial configuration: %s\n", d->msg);
+        fprintf(f, "  problem: the model cannot be evaluated at the initial configuration: %s\n", d->msg);
     else if (d->kind == MBL_DIAG_VIOLATED) {
         fprintf(f, "  problem: the parts did not assemble; constraints violated at the initial configuration: ");
         check_names(f, md, d);

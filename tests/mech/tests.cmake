@@ -135,3 +135,9 @@ if(PYTHON3)
   add_test(NAME test_user_textbook COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_user_textbook.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# a new-user review's refusals (s43): the top-level modal_damping checked always (and refused without
+# modal bodies), euler313 in a planar mechanism, a force's failure named once with the file once
+if(PYTHON3)
+  add_test(NAME test_mech_user_errors COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_mech_user_errors.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
