@@ -52,8 +52,10 @@ static void help(void *ud)
            "min-damping (the least damping ratio of all modes), change (sum of ((p - p0) / p0)^2 over the\n"
            "varied parameters) or peak:IN:COORD:F1:F2 (the largest |H| from input IN to coordinate COORD's\n"
            "displacement over F1..F2 Hz) or critical:I:SPEED:ORDER:NEAR (the value of parameter SPEED where\n"
-           "mode I's damped frequency meets ORDER * SPEED, searched from NEAR) or expr:EXPRESSION (of the\n"
-           "parameters: a mass m1 + m2, a cost)\n\n"
+           "mode I's damped frequency meets ORDER * SPEED, searched from NEAR) or order:I:SPEED:N (mode I's\n"
+           "frequency minus N * SPEED / 2 pi, Hz: its distance from the order line; SPEED in rad/s, varied or\n"
+           "not; order:I:SPEED:N!=-D:D keeps it D Hz off the line) or expr:EXPRESSION (of the parameters: a\n"
+           "mass m1 + m2, a cost)\n\n"
            "options:\n");
     static const char *const lines[][2] = {
         {"--vary NAME:LO:HI[:S]", "the varied parameters, comma-separated: bounds LO < HI and the start S (default: "
@@ -117,6 +119,23 @@ static int critical(char *q, mbl_opt_goal *g, char (*names)[128])
     return 0;
 }
 
+/* order:I:SPEED:N (q after "order:") into g, the speed's name into names[0] */
+static int order_line(char *q, mbl_opt_goal *g, char (*names)[128])
+{
+    char *f[3] = {q, NULL, NULL}, why[200];
+    double m;
+    for (int i = 1; i < 3; i++) {
+        if (!(f[i] = strchr(f[i - 1], ':'))) return -1;
+        *f[i]++ = 0;
+    }
+    if (cli_decimal(f[0], &m) || m < 1 || m != floor(m) || m > 1e9 || !f[1][0] || strlen(f[1]) >= 128 ||
+        cli_number(f[2], &g->order, why, sizeof why))
+        return -1;
+    strcpy(names[0], f[1]);
+    g->kind = MBL_OPT_ORDER, g->mode = (int)m, g->speed = names[0];
+    return 0;
+}
+
 /* Q at s (its length len): kind and mode; -1 when it is not one */
 static int quantity(const char *s, size_t len, mbl_opt_goal *g, char (*names)[128])
 {
@@ -126,6 +145,7 @@ static int quantity(const char *s, size_t len, mbl_opt_goal *g, char (*names)[12
     q[len] = 0;
     if (!strncmp(q, "peak:", 5)) return peak(q + 5, g, names);
     if (!strncmp(q, "critical:", 9)) return critical(q + 9, g, names);
+    if (!strncmp(q, "order:", 6)) return order_line(q + 6, g, names);
     if (!strncmp(q, "expr:", 5)) { /* an expression of the parameters */
         if (!q[5] || strlen(q + 5) >= 128) return -1;
         strcpy(names[0], q + 5);
@@ -156,7 +176,7 @@ static int goal(const char *v, int objective, mbl_opt_goal *g, char (*names)[128
     if (!op) return cli_usage("optimize", objective ? "--objective expects max:Q, min:Q or Q=TARGET, got '%s'"
                                                     : "--constraint expects Q>=A, Q<=A or Q!=A:B, got '%s'", v);
     if (quantity(v, (size_t)(op - v), g, names)) return cli_usage("optimize", "unknown quantity in '%s' (freq:I, damping:I, real:I, min-damping, change, peak:IN:COORD:F1:F2, "
-                                        "critical:I:SPEED:ORDER:NEAR, expr:EXPRESSION)", v);
+                                        "critical:I:SPEED:ORDER:NEAR, order:I:SPEED:N, expr:EXPRESSION)", v);
     const char *rhs = op + (objective ? 1 : 2);
     if (objective) {
         g->sense = MBL_OPT_TARGET;
@@ -288,6 +308,8 @@ static const char *goal_name(const mbl_opt_goal *g, char *buf, size_t len)
     else if (g->kind == MBL_OPT_CRITICAL)
         snprintf(buf, len, "critical speed %s of mode %d, order %g", g->speed, g->mode, g->order);
     else if (g->kind == MBL_OPT_EXPR) snprintf(buf, len, "expression %s", g->expr);
+    else if (g->kind == MBL_OPT_ORDER)
+        snprintf(buf, len, "distance [Hz] of mode %d from the order line %g %s", g->mode, g->order, g->speed);
     else snprintf(buf, len, "%s", q);
     return buf;
 }
@@ -315,7 +337,7 @@ static void print_result(const cli *c, const cli_args *a, const mbl_opt_result *
         printf("  constraint %d: %s", i + 1, c->constraint_text[i]);
         if (r->tracked[i] >= 0) {
             const mbl_sens_mode *m = &r->S->modes[r->tracked[i]];
-            int k = c->con[i].kind;
+            int k = c->con[i].kind == MBL_OPT_ORDER ? MBL_OPT_FREQ : c->con[i].kind; /* the order line's mode: its frequency */
             printf(": %s %.10g", k == MBL_OPT_FREQ ? "frequency [Hz]" : k == MBL_OPT_REAL ? "real part [1/s]" : "damping ratio",
                    k == MBL_OPT_FREQ ? m->freq_hz : k == MBL_OPT_REAL ? m->re : m->damping_ratio);
             if (r->tracked[i] + 1 != c->con[i].mode) printf(" (mode %d here)", r->tracked[i] + 1);

@@ -57,9 +57,14 @@ enum {
                                 function theorem from the exact sensitivities there */
     MBL_OPT_REAL = 7,        /* the tracked mode's real part Re lambda (1/s; any nonzero mode): minus its
                                 decay rate, <= 0 for a stable mode */
-    MBL_OPT_EXPR = 8         /* an expression of the model's parameters (`expr`, docs/expressions.md):
+    MBL_OPT_EXPR = 8,        /* an expression of the model's parameters (`expr`, docs/expressions.md):
                                 a mass m1 + m2, a cost; its derivatives symbolic. A parameter the
                                 file computes from a varied one is refused (name its sources) */
+    MBL_OPT_ORDER = 9        /* the tracked mode's distance from an order line: its frequency minus
+                                order * speed / (2 pi) (Hz), `speed` a parameter in rad/s that may be
+                                varied itself (a running speed moved off a resonance); OUTSIDE -d:d
+                                keeps the mode d Hz off the line. Its derivative is the frequency's
+                                minus order / (2 pi) times the speed's (symbolic, as EXPR's) */
 };
 /* What is asked of it: objectives minimize, maximize or reach a target a (minimize
  * ((x - a) / a)^2); constraints keep it >= a, <= a, or outside the band [a, b] (a < b). */
@@ -80,7 +85,8 @@ typedef struct mbl_opt_goal {
     double a, b; /* the target or bound(s) (Hz for frequencies) */
     const char *input, *output; /* MBL_OPT_PEAK: the input and the coordinate */
     double band[2];             /* MBL_OPT_PEAK: the band (Hz), 0 < band[0] < band[1] */
-    const char *speed;          /* MBL_OPT_CRITICAL: the speed parameter, the order, where to start */
+    const char *speed;          /* MBL_OPT_CRITICAL: the speed parameter, the order, where to start;
+                                   MBL_OPT_ORDER: the speed parameter and the order */
     double order, near;
     const char *expr;           /* MBL_OPT_EXPR: the expression */
 } mbl_opt_goal;

@@ -98,10 +98,12 @@ def _goal_quantity(q, text):
             return 5, 0, f[1], f[2], float(f[3]), float(f[4]), None, 0.0, 0.0, None
         if len(f) == 5 and f[0] == "critical" and _GOAL_RE.match("freq:" + f[1]):
             return 6, int(f[1]), None, None, 0.0, 0.0, f[2], float(f[3]), float(f[4]), None
+        if len(f) == 4 and f[0] == "order" and _GOAL_RE.match("freq:" + f[1]):
+            return 9, int(f[1]), None, None, 0.0, 0.0, f[2], float(f[3]), 0.0, None
     except ValueError:
         pass
     raise ArgumentError("optimize: unknown quantity in %r (freq:I, damping:I, real:I, min-damping, change, "
-                        "peak:IN:COORD:F1:F2, critical:I:SPEED:ORDER:NEAR, expr:EXPRESSION)" % text,
+                        "peak:IN:COORD:F1:F2, critical:I:SPEED:ORDER:NEAR, order:I:SPEED:N, expr:EXPRESSION)" % text,
                         ArgumentError.code)
 
 
@@ -565,7 +567,7 @@ class Model:
         Args:
             vary: ``{name: (lo, hi)}`` or ``{name: (lo, hi, start)}`` (start: default the model's value).
             objective: ``"max:Q"``, ``"min:Q"`` or ``"Q=TARGET"``; Q ``freq:I``, ``damping:I``, ``real:I``,
-                ``min-damping``, ``change``, ``peak:IN:COORD:F1:F2``, ``critical:I:SPEED:ORDER:NEAR`` or
+                ``min-damping``, ``change``, ``peak:IN:COORD:F1:F2``, ``critical:I:SPEED:ORDER:NEAR``, ``order:I:SPEED:N`` or
                 ``expr:EXPRESSION``, as on the command line.
             constraints: ``"Q>=A"``, ``"Q<=A"`` or ``"Q!=A:B"`` strings.
             algorithm: ``"slsqp"``, ``"mma"``, ``"ccsaq"``, ``"cobyla"`` (None: SLSQP, MMA for

@@ -135,8 +135,8 @@ done:
 int opt_goal_check(const mbl_opt_goal *g, int objective, int nmode, mbl_status *st)
 {
     const char *what = objective ? "the objective" : "a constraint";
-    int named = g->kind == MBL_OPT_FREQ || g->kind == MBL_OPT_DAMPING || g->kind == MBL_OPT_REAL;
-    if (g->kind < MBL_OPT_FREQ || g->kind > MBL_OPT_EXPR) return mbl_error(st, MBL_EARG, "%s: unknown kind %d", what, g->kind);
+    int named = g->kind == MBL_OPT_FREQ || g->kind == MBL_OPT_DAMPING || g->kind == MBL_OPT_REAL || g->kind == MBL_OPT_ORDER;
+    if (g->kind < MBL_OPT_FREQ || g->kind > MBL_OPT_ORDER) return mbl_error(st, MBL_EARG, "%s: unknown kind %d", what, g->kind);
     if (objective ? (g->sense < MBL_OPT_MINIMIZE || g->sense > MBL_OPT_TARGET)
                   : (g->sense < MBL_OPT_GE || g->sense > MBL_OPT_OUTSIDE))
         return mbl_error(st, MBL_EARG, "%s: sense %d is not one of an %s", what, g->sense,
@@ -158,6 +158,11 @@ int opt_goal_check(const mbl_opt_goal *g, int objective, int nmode, mbl_status *
                                        "where to start (> 0)", what);
     if (g->kind == MBL_OPT_CRITICAL && g->sense != MBL_OPT_OUTSIDE && g->sense >= MBL_OPT_TARGET && !(g->a != 0))
         return mbl_error(st, MBL_EARG, "%s: a critical speed's bound or target must be nonzero", what);
+    if (g->kind == MBL_OPT_ORDER && !(g->speed && g->order > 0 && isfinite(g->order)))
+        return mbl_error(st, MBL_EARG, "%s: an order line needs a speed parameter and an order > 0", what);
+    if (g->kind == MBL_OPT_ORDER && g->sense == MBL_OPT_TARGET)
+        return mbl_error(st, MBL_EARG, "%s: a distance from an order line can be minimized, maximized or bounded, "
+                                       "not targeted", what);
     if (named && (g->mode < 1 || (nmode >= 0 && g->mode > nmode)))
         return mbl_error(st, MBL_EARG, "%s: mode %d is not one of the model's modes 1..%d", what, g->mode, nmode);
     if ((g->sense == MBL_OPT_TARGET || (g->kind == MBL_OPT_FREQ && g->sense >= MBL_OPT_GE)) && !(g->a != 0 && isfinite(g->a)))
@@ -233,7 +238,20 @@ static int quantity(const opt_ctx *c, const mbl_opt_goal *g, int gi, double *q, 
         return mbl_error(st, MBL_EMODEL, "%s no longer oscillates at %s (%s)", who, d,
                          m->kind == MBL_MODE_ZERO ? "a zero eigenvalue" : "a real eigenvalue: overdamped");
     }
-    return mode_value(c, m, g->kind, who, q, dq, st);
+    if (g->kind != MBL_OPT_ORDER) return mode_value(c, m, g->kind, who, q, dq, st);
+    /* the order line: the frequency minus order speed / (2 pi), the speed an expression of the
+     * parameters (c->ex[gi]: varied or not, refused where the file computes it from a varied one) */
+    double w, *dw = mbl_alloc_array((size_t)c->np + 1, sizeof *dw);
+    if (!dw) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    int rc = mode_value(c, m, MBL_OPT_FREQ, who, q, dq, st);
+    if (!rc) rc = opt_expr_eval(c, c->ex[gi], c->p, &w, dw, st);
+    if (!rc) {
+        double s = g->order / (2 * 3.14159265358979323846);
+        *q -= s * w;
+        for (int j = 0; j < c->np; j++) dq[j] -= s * dw[j];
+    }
+    mbl_free(dw);
+    return rc;
 }
 
 /* The least-damping slots: one per mode, value zeta and its derivative (np), or *use = 0 for a
@@ -252,6 +270,7 @@ static int damping_slot(const opt_ctx *c, int k, int *use, double *z, double *dz
 static void constraint_of(const mbl_opt_goal *g, double q, double *val, double *slope)
 {
     double rel = g->kind == MBL_OPT_FREQ || g->kind == MBL_OPT_PEAK || g->kind == MBL_OPT_CRITICAL ? 1.0 / g->a : 1.0;
+    if (g->kind == MBL_OPT_ORDER) rel = 1.0; /* Hz from the line: 0 is a bound like any other */
     if (g->sense == MBL_OPT_GE) *val = (g->a - q) * rel, *slope = -rel;
     else if (g->sense == MBL_OPT_LE) *val = (q - g->a) * rel, *slope = rel;
     else {
@@ -341,7 +360,8 @@ static int first_point(opt_ctx *c, const mbl_sensitivity *S, mbl_status *st)
     for (int b = 0; b < c->nmode; b++) c->branch[b] = b;
     for (int g = 0; g <= c->o->nconstraints; g++) {
         const mbl_opt_goal *gl = g ? &c->o->constraints[g - 1] : &c->o->objective;
-        int named = gl->kind == MBL_OPT_FREQ || gl->kind == MBL_OPT_DAMPING || gl->kind == MBL_OPT_REAL;
+        int named = gl->kind == MBL_OPT_FREQ || gl->kind == MBL_OPT_DAMPING || gl->kind == MBL_OPT_REAL ||
+                    gl->kind == MBL_OPT_ORDER;
         int kind = named ? S->modes[gl->mode - 1].kind : MBL_MODE_OSCILLATORY;
         c->goal_branch[g] = named ? gl->mode - 1 : -1;
         if (kind != MBL_MODE_OSCILLATORY && (gl->kind != MBL_OPT_REAL || kind == MBL_MODE_ZERO))

@@ -139,6 +139,7 @@ int opt_ctx_init(opt_ctx *c, const mbl_model *model, const mbl_optimize_options 
     for (int g = 0; g <= o->nconstraints && !rc2; g++) {
         const mbl_opt_goal *gl = g ? &o->constraints[g - 1] : &o->objective;
         if (gl->kind == MBL_OPT_EXPR) rc2 = opt_expr_new(c, gl->expr, &c->ex[g], st);
+        if (gl->kind == MBL_OPT_ORDER) rc2 = opt_expr_new(c, gl->speed, &c->ex[g], st); /* the line's speed */
     }
     return rc2;
 }

@@ -24,6 +24,10 @@
  *                       to 0.5 Hz, above mode 3 (x2, 2 / (2 pi) Hz): tracked through the crossing
  *                       by its shape, k1 = (2 pi 0.5)^2 = pi^2, reported as mode 3 at the end; sent to
  *                       x2's own frequency, it meets x2's mode (k1 = 4): an error, not a swap
+ *   order_line          the same rotor's forward whirl kept 0.08 Hz off the 1x order line of a varied
+ *                       speed: the band's edges in closed form from two starts; the gradient (mode
+ *                       and line both moving) against central differences; a target and an
+ *                       unknown speed refused
  *   critical_speed      a gyroscopic rotor (tilt inertias It = 1, Ip = 0.5, shaft stiffness k): its 1x
  *                       critical speed sqrt(k / (It - Ip)) moved out of 2.5..3.5 with the least
  *                       change of k, from two starts, against the closed form (k = 3.125, 6.125); the
@@ -322,6 +326,52 @@ TEST(critical_speed)
     mbl_model_free(md);
 }
 
+/* The rotor's forward whirl w kept 0.5 rad/s (0.0796 Hz) off the 1x order line of a varied speed:
+ * w = Omega -+ 0.5 in It w^2 - Ip Omega w - k = 0 gives Omega^2 +- 1.5 Omega - 7.5 = 0 (It = 1,
+ * Ip = 0.5, k = 4), the band's edges Omega = (-+1.5 + sqrt(32.25)) / 2 = 2.0894542, 3.5894542 around
+ * the critical speed sqrt(8) = 2.83; the least change of Omega from 2.9 is the upper edge, and from
+ * a start at 2.5 the local optimum on the lower edge */
+TEST(order_line)
+{
+    mbl_model *base = load(ROTOR), *md = NULL;
+    if (!base) return;
+    mbl_status st;
+    mbl_status_clear(&st);
+    mbl_setting at = {"Omega", 2.9};
+    int rc = mbl_model_copy(base, &at, 1, &md, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    mbl_model_free(base);
+    if (rc) return;
+    const double h = 0.5 / (2 * 3.14159265358979323846), starts[2] = {NAN, 2.5};
+    const double want[2] = {(1.5 + sqrt(32.25)) / 2, (-1.5 + sqrt(32.25)) / 2};
+    mbl_opt_goal con[1] = {{.kind = MBL_OPT_ORDER, .sense = MBL_OPT_OUTSIDE, .mode = 3, .a = -h, .b = h,
+                            .speed = "Omega", .order = 1}};
+    for (int s = 0; s < 2; s++) {
+        mbl_opt_param par[1] = {{"Omega", 0.5, 6, starts[s]}};
+        mbl_opt_result *r;
+        rc = optimize(md, par, 1, (mbl_opt_goal){.kind = MBL_OPT_CHANGE, .sense = MBL_OPT_MINIMIZE}, con, 1, 0, &r, &st);
+        CHECK_MSG(rc == 0, "start %d: %s", s, st.msg);
+        if (!rc) CHECK_REL(r->p[0], want[s], 1e-5);
+        mbl_opt_result_free(r);
+    }
+    /* the gradient (the mode's frequency and the line's speed both move with Omega) against central
+     * differences, with k varied beside it */
+    const mbl_opt_param par2[2] = {{"k", 1, 10, NAN}, {"Omega", 0.5, 6, NAN}};
+    mbl_opt_goal maxd = {.kind = MBL_OPT_ORDER, .sense = MBL_OPT_MAXIMIZE, .mode = 3, .speed = "Omega", .order = 1};
+    mbl_opt_goal le[1] = {{.kind = MBL_OPT_ORDER, .sense = MBL_OPT_LE, .mode = 3, .a = 0.3, .speed = "Omega", .order = 2}};
+    fd_case(md, par2, &maxd, le, 1);
+    /* a target is refused (the distance may be 0: minimize it or bound it), and so is an unknown speed */
+    mbl_opt_param p1[1] = {{"k", 1, 10, NAN}};
+    mbl_opt_goal tgt = {.kind = MBL_OPT_ORDER, .sense = MBL_OPT_TARGET, .mode = 3, .a = 0.1, .speed = "Omega", .order = 1};
+    mbl_opt_goal nos = {.kind = MBL_OPT_ORDER, .sense = MBL_OPT_MINIMIZE, .mode = 3, .speed = "Omega2", .order = 1};
+    mbl_opt_result *r;
+    CHECK(optimize(md, p1, 1, tgt, NULL, 0, 0, &r, &st) == MBL_EARG && strstr(st.msg, "not targeted"));
+    mbl_opt_result_free(r);
+    CHECK(optimize(md, p1, 1, nos, NULL, 0, 0, &r, &st) != 0 && strstr(st.msg, "Omega2"));
+    mbl_opt_result_free(r);
+    mbl_model_free(md);
+}
+
 TEST(real_part)
 {
     /* x'' + c x' + k x = 1: Re s = -c / 2 while underdamped; Re s <= -0.2 with the least change
@@ -380,6 +430,7 @@ int main(void)
     RUN(crossing);
     RUN(errors);
     RUN(critical_speed);
+    RUN(order_line);
     RUN(real_part);
     RUN(expression);
     return test_summary("optimize");

@@ -55,6 +55,12 @@ linearize: {at: equilibrium}
     # the 1x critical speed sqrt(k / (It - Ip)) out of 2.5..3.5: k = 0.5 * 2.5^2
     r = mblin.loads(text).optimize({"k": (0.5, 20)}, "min:change", "critical:3:Omega:1:3!=2.5:3.5")
     assert r["parameters"]["k"] == pytest.approx(3.125, rel=1e-8)
+    # the forward whirl 0.5 rad/s off the 1x line of the varied speed itself, from Omega = 2.9: the
+    # band's upper edge, Omega^2 - 1.5 Omega - 7.5 = 0 (w = Omega - 0.5 in It w^2 - Ip Omega w - k = 0)
+    h = 0.5 / (2 * math.pi)
+    r = mblin.loads(text.replace("Omega: 1}", "Omega: 2.9}")).optimize(
+        {"Omega": (0.5, 6)}, "min:change", "order:3:Omega:1!=%.17g:%.17g" % (-h, h))
+    assert r["parameters"]["Omega"] == pytest.approx((1.5 + math.sqrt(32.25)) / 2, rel=1e-6)
 
 
 def test_expression():
