@@ -104,7 +104,9 @@ def band_brute_force():
             v, obj = parse(p.stdout)
             ref = min((opt_lo, opt_hi), key=lambda o: abs(o[1] - v["k1"]))
             check(abs(obj - ref[0]) <= 1e-6 * ref[0], "%s %s: change %.12g vs brute force %.12g" % (alg, vary, obj, ref[0]))
-            check(abs(v["k1"] - ref[1]) <= 1e-5 * ref[1] and abs(v["k2"] - ref[2]) <= 1e-5 * ref[2],
+            # the change is quadratic at the optimum, so the design is fixed only to about the square root of
+            # its tolerance: 2e-5 of k2 apart between OpenBLAS kernels (SkylakeX) where the change agrees to 1e-6
+            check(abs(v["k1"] - ref[1]) <= 1e-4 * ref[1] and abs(v["k2"] - ref[2]) <= 1e-4 * ref[2],
                   "%s %s: k1, k2 = %.10g, %.10g vs %.10g, %.10g" % (alg, vary, v["k1"], v["k2"], ref[1], ref[2]))
             fr = f1(v["k1"], v["k2"])
             check(not (LO + 1e-7 < fr < HI - 1e-7), "%s %s: the final frequency %.10g is in the band" % (alg, vary, fr))
@@ -147,7 +149,10 @@ def hinf():
     p_dh = max(peaks(mu, *kc(f_dh, z_dh)))
     check(np.sqrt(1 + 2 / mu) < p_na < p_dh, "Den Hartog: fixed points %.10g < H-infinity %.10g < his design's %.10g"
           % (np.sqrt(1 + 2 / mu), p_na, p_dh))
-    for vary in ("k2:0.02:0.08,c2:0.001:0.05", "k2:0.02:0.08:0.03,c2:0.001:0.05", "k2:0.02:0.08:0.03,c2:0.001:0.05:0.04",
+    # (from k2 = 0.03, c2 = 0.01 SLSQP stops after 4 evaluations under OpenBLAS's SkylakeX kernels, and the
+    # design is refused as not a local optimum (its first-order residual 0.84), as it should be; under
+    # Prescott, Haswell and Sandybridge it reaches the optimum: a start that every kernel reaches instead)
+    for vary in ("k2:0.02:0.08,c2:0.001:0.05", "k2:0.02:0.08:0.035,c2:0.001:0.05:0.02", "k2:0.02:0.08:0.03,c2:0.001:0.05:0.04",
                  "k2:0.02:0.08:0.05,c2:0.001:0.05:0.04"):
         p = run(["tests/opt/tmd.yaml", "--vary", vary, "--objective", "min:peak:F:x1:0.1:0.25", "--quiet"])
         check(p.returncode == 0, "hinf %s: exit %d: %s" % (vary, p.returncode, p.stderr.strip()))
