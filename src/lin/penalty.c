@@ -689,6 +689,7 @@ int lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_options 
     rc = lin_pen_rows_init(&B, opt, &PR, st);
     if (!rc) rc = lin_pen_alpha_check(&B, &PR, opt->pen_alpha, st);
     if (rc) {
+        lin_pen_rows_free(&PR);
         lin_blocks_free(&B);
         return rc;
     }
