@@ -241,7 +241,7 @@ static int quantity(const opt_ctx *c, const mbl_opt_goal *g, int gi, double *q, 
     if (g->kind != MBL_OPT_ORDER) return mode_value(c, m, g->kind, who, q, dq, st);
     /* the order line: the frequency minus order speed / (2 pi), the speed an expression of the
      * parameters (c->ex[gi]: varied or not, refused where the file computes it from a varied one) */
-    double w, *dw = mbl_alloc_array((size_t)c->np + 1, sizeof *dw);
+    double w, dwl[64 + 1], *dw = c->np <= 64 ? dwl : mbl_alloc_array((size_t)c->np + 1, sizeof *dw);
     if (!dw) return mbl_error(st, MBL_ENOMEM, "out of memory");
     int rc = mode_value(c, m, MBL_OPT_FREQ, who, q, dq, st);
     if (!rc) rc = opt_expr_eval(c, c->ex[gi], c->p, &w, dw, st);
@@ -250,7 +250,7 @@ static int quantity(const opt_ctx *c, const mbl_opt_goal *g, int gi, double *q, 
         *q -= s * w;
         for (int j = 0; j < c->np; j++) dq[j] -= s * dw[j];
     }
-    mbl_free(dw);
+    if (dw != dwl) mbl_free(dw);
     return rc;
 }
 
