@@ -64,9 +64,11 @@ void model_rtree_shift6(const double *X, const double *d, double *out);
 /* The Jacobian's entries added to out from the bodies N of the full pass, rtree.c */
 void model_rtree_jac_entries(const mbl_rtree_num *r, double *N, double *out);
 /* rtree_minv.c: M^-1 (n x n by columns) from the texts' values tv (the articulated bodies, each
- * about its own point; mwork: model_rtree_minv_work doubles); 1 when a pivot is not positive */
+ * about its own point; mwork: model_rtree_minv_work doubles); 1 when a pivot is not positive. N:
+ * NULL, or the bodies of model_rtree_nrnea_tv's pass at the same point, whose points, axes and
+ * inertias (NB_O, NB_S, NB_I) are taken instead of computed again from tv */
 size_t model_rtree_minv_work(const mbl_rtree_num *r);
-int model_rtree_minv(const mbl_rtree_num *r, const double *tv, double *Minv, double *mwork);
+int model_rtree_minv(const mbl_rtree_num *r, const double *tv, const double *N, double *Minv, double *mwork);
 /* rtree_minv.c: mass_only, qlo and qhi from the model's Jacobian pattern before the term's entries
  * are added (model_rtree_num_pattern); 0 or MBL_ENOMEM */
 struct mbl_model;
