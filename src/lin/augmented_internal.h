@@ -70,7 +70,7 @@ struct mbl_lin_work {
     mbla_dlu *mlu;
     /* the unconstrained tree's dense path (relin_dense.c): chosen at the first point; the
      * Jacobian entries (desrc) and their offsets (dedst: the first ndm into M in dbuf, n x n, then
-     * up to ndk into K-hat, up to ndc into C-hat and up to nde, negated, into F, each n x n or n x nr) */
+     * up to ndk into K-hat, up to ndc into C-hat and up to nde, negated, into F in dbuf after M) */
     int dense, nde, ndm, ndk, ndc;
     int *desrc, *dedst, *diwork;
     int *dcptr, *dcrow; /* the right-hand sides' pattern, by column */

@@ -64,8 +64,9 @@ int aug_dense_prepare(mbl_lin_work *w, mbl_status *st)
     int nz = mv->jac.nz;
     w->desrc = mbl_alloc_array((size_t)nz + 1, sizeof *w->desrc);
     w->dedst = mbl_alloc_array((size_t)nz + 1, sizeof *w->dedst);
-    /* M, d, T (2 nrhs columns: the right-hand sides gathered for dgemm and their responses) */
-    w->dbuf = mbl_calloc((size_t)n * (size_t)(n + 2 * w->nrhs + 1) + 1, sizeof *w->dbuf);
+    /* M, F (its entries outside the pattern stay zero: copied whole into the result), d, T (2 nrhs
+     * columns: the right-hand sides gathered for dgemm and their responses) */
+    w->dbuf = mbl_calloc((size_t)n * (size_t)(n + nr + 2 * w->nrhs + 1) + 1, sizeof *w->dbuf);
     w->diwork = mbl_alloc_array((size_t)(n > w->nrhs ? n : w->nrhs) + 1, sizeof *w->diwork);
     if (!w->desrc || !w->dedst || !w->dbuf || !w->diwork) return mbl_error(st, MBL_ENOMEM, "out of memory");
     size_t nn = (size_t)n * n;
@@ -304,22 +305,22 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     const model_view *mv = &w->ev.mv;
     int n = mv->n, nr = mv->nr, nx = 2 * n, nrhs = w->nrhs;
     size_t nn = (size_t)n * n;
-    double *Mb = w->dbuf, *d = w->dbuf + nn, *work = d + n;
+    double *Mb = w->dbuf, *Fb = Mb + nn, *d = Fb + (size_t)n * nr, *work = d + n;
     const double *jac = w->ev.jac;
     const int *src = w->desrc, *dst = w->dedst;
     if ((size_t)w->ndm < nn) memset(Mb, 0, nn * sizeof *Mb); /* the inverse of the last point is there */
     for (int e = 0; e < w->ndm; e++) Mb[dst[e]] = jac[src[e]];
     if (!mass_symmetric(Mb, n, d)) return 1;
-    /* M-hat, and K-hat, C-hat, F gathered from the Jacobian in place (the right-hand sides are read
-     * from them, rcol); the maps */
+    /* M-hat, F (from its own buffer), and K-hat, C-hat gathered from the Jacobian in place (the
+     * right-hand sides are read from them, rcol); the maps */
     memcpy(lin->M, Mb, nn * sizeof *Mb);
-    /* the entries outside the pattern: K-hat's and C-hat's -0, F's +0 (R_q = R_v = R_r = +0 there) */
+    for (int e = w->ndc; e < w->nde; e++) Fb[dst[e]] = -jac[src[e]];
+    memcpy(lin->F, Fb, (size_t)n * (size_t)nr * sizeof *Fb);
+    /* K-hat's and C-hat's entries outside the pattern: -0 (R_q = R_v = +0 there) */
     if ((size_t)(w->ndk - w->ndm) < nn) fill(nn, lin->K, -0.0);
     if ((size_t)(w->ndc - w->ndk) < nn) fill(nn, lin->Cd, -0.0);
-    if ((size_t)(w->nde - w->ndc) < (size_t)n * nr) memset(lin->F, 0, (size_t)n * (size_t)nr * sizeof *lin->F);
     for (int e = w->ndm; e < w->ndk; e++) lin->K[dst[e]] = jac[src[e]];
     for (int e = w->ndk; e < w->ndc; e++) lin->Cd[dst[e]] = jac[src[e]];
-    for (int e = w->ndc; e < w->nde; e++) lin->F[dst[e]] = -jac[src[e]];
     memset(lin->q_S, 0, nn * sizeof *lin->q_S);
     memset(lin->v_W, 0, nn * sizeof *lin->v_W);
     for (int j = 0; j < n; j++) lin->q_S[j + (size_t)j * n] = 1.0, lin->v_W[j + (size_t)j * n] = 1.0;
