@@ -70,7 +70,8 @@ struct mbl_lin_work {
     mbla_dlu *mlu;
     /* the unconstrained tree's dense path (relin_dense.c): chosen at the first point; the
      * Jacobian entries (desrc) and their offsets (dedst: the first ndm into M in dbuf, n x n, then
-     * up to ndk into K-hat, up to ndc into C-hat and up to nde, negated, into F in dbuf after M) */
+     * up to ndk into K-hat, up to ndc into C-hat and up to nde, negated, into F: F in dbuf after M,
+     * K-hat and C-hat in the result or, when their pattern does not fill them, in dbuf after F) */
     int dense, nde, ndm, ndk, ndc;
     int *desrc, *dedst, *diwork;
     int *dcptr, *dcrow; /* the right-hand sides' pattern, by column */

@@ -44,6 +44,14 @@
  * entry, the others together by dgemm */
 #define RELIN_DENSE_SPARSE_COL 0.125
 
+/* a = x (n entries) */
+static inline void fill(size_t n, double *a, double x)
+{
+    size_t e = 0;
+    for (; e + 1 < n; e += 2) a[e] = x, a[e + 1] = x;
+    if (e < n) a[e] = x;
+}
+
 int aug_dense_prepare(mbl_lin_work *w, mbl_status *st)
 {
     const model_view *mv = &w->ev.mv;
@@ -64,9 +72,10 @@ int aug_dense_prepare(mbl_lin_work *w, mbl_status *st)
     int nz = mv->jac.nz;
     w->desrc = mbl_alloc_array((size_t)nz + 1, sizeof *w->desrc);
     w->dedst = mbl_alloc_array((size_t)nz + 1, sizeof *w->dedst);
-    /* M, F (its entries outside the pattern stay zero: copied whole into the result), d, T (2 nrhs
-     * columns: the right-hand sides gathered for dgemm and their responses) */
-    w->dbuf = mbl_calloc((size_t)n * (size_t)(n + nr + 2 * w->nrhs + 1) + 1, sizeof *w->dbuf);
+    /* M, then F, K-hat and C-hat for a pattern that does not fill them (the entries outside it stay
+     * F's +0, K-hat's and C-hat's -0 as -R_q, -R_v of R's +0: copied whole into the result), d, T (2
+     * nrhs columns: the right-hand sides gathered for dgemm and their responses) */
+    w->dbuf = mbl_calloc((size_t)n * (size_t)(3 * n + nr + 2 * w->nrhs + 1) + 1, sizeof *w->dbuf);
     w->diwork = mbl_alloc_array((size_t)(n > w->nrhs ? n : w->nrhs) + 1, sizeof *w->diwork);
     if (!w->desrc || !w->dedst || !w->dbuf || !w->diwork) return mbl_error(st, MBL_ENOMEM, "out of memory");
     size_t nn = (size_t)n * n;
@@ -83,6 +92,7 @@ int aug_dense_prepare(mbl_lin_work *w, mbl_status *st)
         }
         *ends[pass] = e;
     }
+    fill(2 * nn, w->dbuf + nn + (size_t)n * nr, -0.0);
     /* the right-hand sides' pattern by column, rows increasing */
     unsigned char *mask = mbl_calloc((size_t)n * (size_t)w->nrhs + 1, 1);
     w->dcptr = mbl_alloc_array((size_t)w->nrhs + 1, sizeof *w->dcptr);
@@ -151,14 +161,6 @@ static inline void negcopy(size_t n, double *restrict a, const double *restrict 
     size_t e = 0;
     for (; e + 1 < n; e += 2) a[e] = -b[e], a[e + 1] = -b[e + 1];
     if (e < n) a[e] = -b[e];
-}
-
-/* a = x (n entries) */
-static inline void fill(size_t n, double *a, double x)
-{
-    size_t e = 0;
-    for (; e + 1 < n; e += 2) a[e] = x, a[e + 1] = x;
-    if (e < n) a[e] = x;
 }
 
 /* ||S||_1 of the n x n matrix S in M (as mbla_norm1: each column's sum of magnitudes in increasing
@@ -305,22 +307,23 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     const model_view *mv = &w->ev.mv;
     int n = mv->n, nr = mv->nr, nx = 2 * n, nrhs = w->nrhs;
     size_t nn = (size_t)n * n;
-    double *Mb = w->dbuf, *Fb = Mb + nn, *d = Fb + (size_t)n * nr, *work = d + n;
+    double *Mb = w->dbuf, *Fb = Mb + nn, *Kb = Fb + (size_t)n * nr, *Cb = Kb + nn, *d = Cb + nn, *work = d + n;
     const double *jac = w->ev.jac;
     const int *src = w->desrc, *dst = w->dedst;
     if ((size_t)w->ndm < nn) memset(Mb, 0, nn * sizeof *Mb); /* the inverse of the last point is there */
     for (int e = 0; e < w->ndm; e++) Mb[dst[e]] = jac[src[e]];
     if (!mass_symmetric(Mb, n, d)) return 1;
-    /* M-hat, F (from its own buffer), and K-hat, C-hat gathered from the Jacobian in place (the
-     * right-hand sides are read from them, rcol); the maps */
+    /* M-hat, F (from its own buffer), and K-hat, C-hat: gathered from the Jacobian in place when
+     * their pattern fills them, else through their buffers (the right-hand sides are read from the
+     * result, rcol); the maps */
     memcpy(lin->M, Mb, nn * sizeof *Mb);
     for (int e = w->ndc; e < w->nde; e++) Fb[dst[e]] = -jac[src[e]];
     memcpy(lin->F, Fb, (size_t)n * (size_t)nr * sizeof *Fb);
-    /* K-hat's and C-hat's entries outside the pattern: -0 (R_q = R_v = +0 there) */
-    if ((size_t)(w->ndk - w->ndm) < nn) fill(nn, lin->K, -0.0);
-    if ((size_t)(w->ndc - w->ndk) < nn) fill(nn, lin->Cd, -0.0);
-    for (int e = w->ndm; e < w->ndk; e++) lin->K[dst[e]] = jac[src[e]];
-    for (int e = w->ndk; e < w->ndc; e++) lin->Cd[dst[e]] = jac[src[e]];
+    double *K = (size_t)(w->ndk - w->ndm) < nn ? Kb : lin->K, *Cd = (size_t)(w->ndc - w->ndk) < nn ? Cb : lin->Cd;
+    for (int e = w->ndm; e < w->ndk; e++) K[dst[e]] = jac[src[e]];
+    for (int e = w->ndk; e < w->ndc; e++) Cd[dst[e]] = jac[src[e]];
+    if (K != lin->K) memcpy(lin->K, K, nn * sizeof *K);
+    if (Cd != lin->Cd) memcpy(lin->Cd, Cd, nn * sizeof *Cd);
     memset(lin->q_S, 0, nn * sizeof *lin->q_S);
     memset(lin->v_W, 0, nn * sizeof *lin->v_W);
     for (int j = 0; j < n; j++) lin->q_S[j + (size_t)j * n] = 1.0, lin->v_W[j + (size_t)j * n] = 1.0;
