@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "core/vec3.h"
+#include "expr/tape_subset.h"
 #include "model/model_internal.h"
 #include "model/terms/rtree_num.h"
 #include "model/terms/vec3_nodes.h"
@@ -332,6 +333,7 @@ void model_rtree_num_free(mbl_rtree_num *r)
     mbl_free(r->tree.b);
     mbl_free(r->qidx), mbl_free(r->vs), mbl_free(r->as);
     mblx_tape_free(r->in);
+    mblx__subtape_free(r->intx);
     mblx_tape_free(r->iny);
     mbl_free(r->tn);
     mbl_free(r->pi), mbl_free(r->pj), mbl_free(r->pos), mbl_free(r->qzero);
@@ -877,16 +879,33 @@ int model_rtree_num_bind_outputs(mbl_model *md, mbl_rtree_num *r, mbl_status *st
     if (!r->iny) return st && st->code ? st->code : MBL_ENOMEM;
     r->ny = ny;
     r->iny_work = mblx_tape_work_size(r->iny);
+    /* the texts alone, for the evaluations without outputs (a sweep's skip_outputs, M^-1 at a point
+     * that brings its Jacobian): iny's own instructions, so the texts are the same bit for bit as
+     * with the outputs (a tape of the texts compiled alone, r->in, may round them differently);
+     * NULL (every instruction needed, or out of memory): iny whole */
+    uint32_t *sel = mbl_alloc_array(r->nin, sizeof *sel);
+    if (sel) {
+        for (size_t k = 0; k < r->nin; k++) sel[k] = (uint32_t)k;
+        r->intx = mblx__subtape_new(r->iny, r->nin, sel);
+        mbl_free(sel);
+    }
     return 0;
+}
+
+int model_rtree_num_texts_y(const mbl_rtree_num *r, const double *syms, double *y, double *work, mbl_status *st)
+{
+    const mblx_tape *t = y || !r->intx ? r->iny : mblx__subtape_tape(r->intx);
+    int rc = mblx_tape_eval(t, syms, work, work + r->nin + r->ny, st);
+    if (!rc && y) memcpy(y, work + r->nin, r->ny * sizeof *y);
+    return rc;
 }
 
 int model_rtree_num_jac_y(const mbl_rtree_num *r, const double *syms, double *jac, double *y, double *work,
                           mbl_status *st)
 {
     double *tv = work, *N = work + r->nin + r->ny + r->iny_work;
-    int rc = mblx_tape_eval(r->iny, syms, tv, tv + r->nin + r->ny, st);
+    int rc = model_rtree_num_texts_y(r, syms, y, work, st);
     if (rc) return rc;
-    if (y) memcpy(y, tv + r->nin, r->ny * sizeof *y);
     model_rtree_nrnea_tv(r, syms, tv, N, 1);
     model_rtree_jac_entries(r, N, jac);
     return 0;

@@ -274,8 +274,7 @@ int model_rtree_num_minv(const mbl_rtree_num *r, const double *syms, double *jac
     int rc;
     if (r->iny) { /* the texts from the outputs' shared tape, as model_rtree_num_jac_y reads them */
         N = work + r->nin + r->ny + r->iny_work;
-        rc = mblx_tape_eval(r->iny, syms, tv, tv + r->nin + r->ny, st);
-        if (!rc && y) memcpy(y, tv + r->nin, r->ny * sizeof *y);
+        rc = model_rtree_num_texts_y(r, syms, y, work, st);
     } else {
         N = work + r->nin + r->in_work;
         rc = mblx_tape_eval(r->in, syms, tv, tv + r->nin, st);
