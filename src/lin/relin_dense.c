@@ -310,7 +310,9 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     double *Mb = w->dbuf, *Fb = Mb + nn, *Kb = Fb + (size_t)n * nr, *Cb = Kb + nn, *d = Cb + nn, *work = d + n;
     const double *jac = w->ev.jac;
     const int *src = w->desrc, *dst = w->dedst;
-    if ((size_t)w->ndm < nn) memset(Mb, 0, nn * sizeof *Mb); /* the inverse of the last point is there */
+    /* M's entries outside its pattern: zero since the workspace was made, unless the Cholesky path
+     * left the last point's inverse there (the tree's own M^-1 path scales M in place, 0 stays 0) */
+    if ((size_t)w->ndm < nn && !w->dminv) memset(Mb, 0, nn * sizeof *Mb);
     for (int e = 0; e < w->ndm; e++) Mb[dst[e]] = jac[src[e]];
     if (!mass_symmetric(Mb, n, d)) return 1;
     /* M-hat, F (from its own buffer), and K-hat, C-hat: gathered from the Jacobian in place when
