@@ -69,9 +69,10 @@ struct mbl_lin_work {
     int small_vw;                    /* v_W^T B by a loop, not dgemm (relin.c: small models) */
     mbla_dlu *mlu;
     /* the unconstrained tree's dense path (relin_dense.c): chosen at the first point; the
-     * Jacobian entries (desrc) and their offsets in dbuf (dedst: the first ndm into M, n x n, the
-     * others, negated, into the right-hand sides, n x nrhs) */
-    int dense, nde, ndm;
+     * Jacobian entries (desrc) and their offsets (dedst: the first ndm into M in dbuf, n x n, then
+     * up to ndk into K-hat, up to ndc into C-hat and up to nde, negated, into F: F in dbuf after M,
+     * K-hat and C-hat in the result or, when their pattern does not fill them, in dbuf after F) */
+    int dense, nde, ndm, ndk, ndc;
     int *desrc, *dedst, *diwork;
     int *dcptr, *dcrow; /* the right-hand sides' pattern, by column */
     double *dbuf;

@@ -44,6 +44,14 @@
  * entry, the others together by dgemm */
 #define RELIN_DENSE_SPARSE_COL 0.125
 
+/* a = x (n entries) */
+static inline void fill(size_t n, double *a, double x)
+{
+    size_t e = 0;
+    for (; e + 1 < n; e += 2) a[e] = x, a[e + 1] = x;
+    if (e < n) a[e] = x;
+}
+
 int aug_dense_prepare(mbl_lin_work *w, mbl_status *st)
 {
     const model_view *mv = &w->ev.mv;
@@ -59,35 +67,32 @@ int aug_dense_prepare(mbl_lin_work *w, mbl_status *st)
             v->index != i)
             return 0;
     }
-    /* the Jacobian's entries: M's first (+), then the right-hand sides' (-), offsets into dbuf */
+    /* the Jacobian's entries: M's first, then K-hat's, C-hat's (R_q, R_v) and F's (-R_r), each
+     * entry's offset in its matrix */
     int nz = mv->jac.nz;
     w->desrc = mbl_alloc_array((size_t)nz + 1, sizeof *w->desrc);
     w->dedst = mbl_alloc_array((size_t)nz + 1, sizeof *w->dedst);
-    /* M, R, d, X, T (2 nrhs columns); R's entries outside the pattern stay zero */
-    w->dbuf = mbl_calloc((size_t)n * (size_t)(n + 4 * w->nrhs + 1) + 1, sizeof *w->dbuf);
+    /* M, then F, K-hat and C-hat for a pattern that does not fill them (the entries outside it stay
+     * F's +0, K-hat's and C-hat's -0 as -R_q, -R_v of R's +0: copied whole into the result), d, T (2
+     * nrhs columns: the right-hand sides gathered for dgemm and their responses) */
+    w->dbuf = mbl_calloc((size_t)n * (size_t)(3 * n + nr + 2 * w->nrhs + 1) + 1, sizeof *w->dbuf);
     w->diwork = mbl_alloc_array((size_t)(n > w->nrhs ? n : w->nrhs) + 1, sizeof *w->diwork);
     if (!w->desrc || !w->dedst || !w->dbuf || !w->diwork) return mbl_error(st, MBL_ENOMEM, "out of memory");
     size_t nn = (size_t)n * n;
-    int e = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass) w->ndm = e;
+    int e = 0, *ends[4] = {&w->ndm, &w->ndk, &w->ndc, &w->nde};
+    for (int pass = 0; pass < 4; pass++) { /* M, then the right-hand sides' blocks q, v, r */
         for (int p = 0; p < nz; p++) {
             int r = mv->jac.row[p], c = mv->jac.col[p];
-            size_t d;
-            if (c >= ja && c < ja + n) {
-                if (pass) continue;
-                d = (size_t)r + (size_t)(c - ja) * n;
-            } else {
-                if (!pass) continue;
-                int j = c >= jv && c < jv + n ? n + c - jv : c >= jq && c < jq + n ? c - jq
-                        : c >= jr && c < jr + nr ? 2 * n + c - jr : -1;
-                if (j < 0) return 0; /* a column of another unknown: not this path */
-                d = nn + (size_t)r + (size_t)j * n;
-            }
-            w->desrc[e] = p, w->dedst[e++] = (int)d;
+            int blk = c >= ja && c < ja + n ? 0 : c >= jq && c < jq + n ? 1 : c >= jv && c < jv + n ? 2
+                      : c >= jr && c < jr + nr ? 3 : -1;
+            if (blk < 0) return 0; /* a column of another unknown: not this path */
+            if (blk != pass) continue;
+            int c0 = blk == 0 ? ja : blk == 1 ? jq : blk == 2 ? jv : jr;
+            w->desrc[e] = p, w->dedst[e++] = r + (c - c0) * n;
         }
+        *ends[pass] = e;
     }
-    w->nde = e;
+    fill(2 * nn, w->dbuf + nn + (size_t)n * nr, -0.0);
     /* the right-hand sides' pattern by column, rows increasing */
     unsigned char *mask = mbl_calloc((size_t)n * (size_t)w->nrhs + 1, 1);
     w->dcptr = mbl_alloc_array((size_t)w->nrhs + 1, sizeof *w->dcptr);
@@ -105,7 +110,8 @@ int aug_dense_prepare(mbl_lin_work *w, mbl_status *st)
         return 0;
     }
     memset(mask, 0, nn);
-    for (int t = w->ndm; t < e; t++) mask[(size_t)w->dedst[t] - nn] = 1;
+    for (int t = w->ndm; t < e; t++) /* the right-hand sides' column: q, v, then r */
+        mask[(size_t)w->dedst[t] + (t < w->ndk ? 0 : t < w->ndc ? nn : 2 * nn)] = 1;
     int np = 0;
     for (int j = 0; j < w->nrhs; j++) {
         w->dcptr[j] = np;
@@ -219,15 +225,23 @@ static inline double *xcol(const mbl_linear *lin, int nx, int j)
     return (j < nx ? lin->A + (size_t)j * nx : lin->B + (size_t)(j - nx) * nx) + nx / 2;
 }
 
-/* X = Minv R (R n x nrhs) into A and B (xcol): a column of R with few nonzeros (an input on one
+/* column j of the right-hand sides R = -[K-hat, C-hat, -F] = [R_q, R_v, R_r] (n x nrhs): the
+ * column of lin's matrix it is read from, and its sign there (-1: R's entries are its negatives) */
+static inline const double *rcol(const mbl_linear *lin, int n, int j, double *sign)
+{
+    *sign = j < 2 * n ? -1.0 : 1.0;
+    return j < n ? lin->K + (size_t)j * n : j < 2 * n ? lin->Cd + (size_t)(j - n) * n : lin->F + (size_t)(j - 2 * n) * n;
+}
+
+/* X = Minv R (R n x nrhs, rcol) into A and B (xcol): a column of R with few nonzeros (an input on one
  * joint, a joint's damping at rest) as the sum of Minv's columns it picks, the others by one dgemm
  * on the columns gathered into T (n x 2 nrhs; list: their indices) */
-static void responses(const mbl_lin_work *w, const double *Minv, const double *R, int n, int nrhs, mbl_linear *lin,
-                      double *T, int *list)
+static void responses(const mbl_lin_work *w, const double *Minv, int n, int nrhs, mbl_linear *lin, double *T, int *list)
 {
     int nd = 0;
     for (int j = 0; j < nrhs; j++) {
-        const double *r = R + (size_t)j * n;
+        double sg;
+        const double *r = rcol(lin, n, j, &sg);
         int nz = 0, p0 = w->dcptr[j], p1 = w->dcptr[j + 1];
         if (p1 - p0 > RELIN_DENSE_SPARSE_COL * n) { /* else sparse in structure */
             /* R's entries outside the pattern are zero: the whole column counted */
@@ -242,12 +256,17 @@ static void responses(const mbl_lin_work *w, const double *Minv, const double *R
         memset(x, 0, (size_t)n * sizeof *x);
         for (int p = p0; p < p1; p++) {
             int k = w->dcrow[p];
-            if (r[k] != 0.0) axpy(n, r[k], Minv + (size_t)k * n, x);
+            if (r[k] != 0.0) axpy(n, sg * r[k], Minv + (size_t)k * n, x);
         }
     }
     if (!nd) return;
     double *U = T + (size_t)n * nd;
-    for (int t = 0; t < nd; t++) memcpy(T + (size_t)t * n, R + (size_t)list[t] * n, (size_t)n * sizeof *R);
+    for (int t = 0; t < nd; t++) {
+        double sg;
+        const double *r = rcol(lin, n, list[t], &sg);
+        if (sg < 0) negcopy((size_t)n, T + (size_t)t * n, r);
+        else memcpy(T + (size_t)t * n, r, (size_t)n * sizeof *T);
+    }
     mbla_gemm('N', 'N', n, nd, n, 1.0, Minv, n, T, n, 0.0, U, n, NULL);
     for (int t = 0; t < nd; t++) memcpy(xcol(lin, 2 * n, list[t]), U + (size_t)t * n, (size_t)n * sizeof *U);
 }
@@ -288,26 +307,34 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     const model_view *mv = &w->ev.mv;
     int n = mv->n, nr = mv->nr, nx = 2 * n, nrhs = w->nrhs;
     size_t nn = (size_t)n * n;
-    double *Mb = w->dbuf, *R = w->dbuf + nn;
+    double *Mb = w->dbuf, *Fb = Mb + nn, *Kb = Fb + (size_t)n * nr, *Cb = Kb + nn, *d = Cb + nn, *work = d + n;
     const double *jac = w->ev.jac;
-    if ((size_t)w->ndm < nn) memset(Mb, 0, nn * sizeof *Mb); /* the inverse of the last point is there */
-    for (int e = 0; e < w->ndm; e++) Mb[w->dedst[e]] = jac[w->desrc[e]];
-    for (int e = w->ndm; e < w->nde; e++) Mb[w->dedst[e]] = -jac[w->desrc[e]];
-    if (!mass_symmetric(Mb, n, w->dbuf + nn + (size_t)n * nrhs)) return 1;
-    /* M-hat, C-hat, K-hat, F and the maps, before the solve overwrites them */
+    const int *src = w->desrc, *dst = w->dedst;
+    /* M's entries outside its pattern: zero since the workspace was made, unless the Cholesky path
+     * left the last point's inverse there (the tree's own M^-1 path scales M in place, 0 stays 0) */
+    if ((size_t)w->ndm < nn && !w->dminv) memset(Mb, 0, nn * sizeof *Mb);
+    for (int e = 0; e < w->ndm; e++) Mb[dst[e]] = jac[src[e]];
+    if (!mass_symmetric(Mb, n, d)) return 1;
+    /* M-hat, F (from its own buffer), and K-hat, C-hat: gathered from the Jacobian in place when
+     * their pattern fills them, else through their buffers (the right-hand sides are read from the
+     * result, rcol); the maps */
+    memcpy(lin->M, Mb, nn * sizeof *Mb);
+    for (int e = w->ndc; e < w->nde; e++) Fb[dst[e]] = -jac[src[e]];
+    memcpy(lin->F, Fb, (size_t)n * (size_t)nr * sizeof *Fb);
+    double *K = (size_t)(w->ndk - w->ndm) < nn ? Kb : lin->K, *Cd = (size_t)(w->ndc - w->ndk) < nn ? Cb : lin->Cd;
+    for (int e = w->ndm; e < w->ndk; e++) K[dst[e]] = jac[src[e]];
+    for (int e = w->ndk; e < w->ndc; e++) Cd[dst[e]] = jac[src[e]];
+    if (K != lin->K) memcpy(lin->K, K, nn * sizeof *K);
+    if (Cd != lin->Cd) memcpy(lin->Cd, Cd, nn * sizeof *Cd);
     memset(lin->q_S, 0, nn * sizeof *lin->q_S);
     memset(lin->v_W, 0, nn * sizeof *lin->v_W);
-    memcpy(lin->M, Mb, nn * sizeof *Mb);
-    negcopy(nn, lin->K, R);
-    negcopy(nn, lin->Cd, R + nn);
-    memcpy(lin->F, R + 2 * nn, (size_t)n * (size_t)nr * sizeof *R);
     for (int j = 0; j < n; j++) lin->q_S[j + (size_t)j * n] = 1.0, lin->v_W[j + (size_t)j * n] = 1.0;
     /* the same states' test as the general path; its last part (M-hat scaled to unit diagonal
      * regular) from the inverse of the matrix S = D M D scaled by powers of 2 to a diagonal in
      * [1/4, 1) (the same rounding as M's own), which also gives the responses */
     int rc = lin_check_states_mass(md, jac, w->mdiag, w->nmdiag, lin, &w->opt, st);
     if (rc) return rc;
-    double *d = w->dbuf + nn + (size_t)n * nrhs, *work = d + n, anorm = 0;
+    double anorm = 0;
     for (int i = 0; i < n; i++) { /* powers of 2 (exact): d_i^2 M_ii in [1/4, 1) */
         int e;
         frexp(sqrt(Mb[i + (size_t)i * n]), &e);
@@ -339,7 +366,7 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
         return 1; /* near the states' test's bound: the general path decides */
     double *T = work;
     for (int j = 0; j < nx + nr; j++) memset(xcol(lin, nx, j) - n, 0, (size_t)n * sizeof *T);
-    responses(w, Minv, R, n, nrhs, lin, T, w->diwork);
+    responses(w, Minv, n, nrhs, lin, T, w->diwork);
     for (int i = 0; i < n; i++) lin->A[i + (size_t)(n + i) * nx] = 1.0;
     outputs(w, lin);
     lin->cond = 1.0;

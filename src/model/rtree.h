@@ -82,13 +82,13 @@ int model_rtree_num_yjac(struct mbl_model *md, const mbl_rtree_num *r, int ny, c
 /* The outputs with the texts (model_compile, once md->yjac is made): one tape computes the
  * kinematics that both read, and model_rtree_num_jac_y evaluates the term's Jacobian entries (as
  * model_rtree_num_jac) and the outputs with their Jacobian's values into y (md->tape_y's layout;
- * NULL: evaluated, not copied; model_eval_jac_y). */
+ * NULL: not wanted, and only the texts' part of the tape evaluated; model_eval_jac_y). */
 int model_rtree_num_bind_outputs(struct mbl_model *md, mbl_rtree_num *r, mbl_status *st);
 int model_rtree_num_jac_y(const mbl_rtree_num *r, const double *syms, double *jac, double *y, double *work,
                           mbl_status *st);
 /* The inverse of the mass matrix by the tree's articulated bodies (rtree_minv.c), when
  * model_rtree_num_mass_only: M^-1 at syms into minv (n x n by columns), and when jac is not NULL the
- * term's Jacobian entries added to jac and the outputs into y (NULL: not wanted) as
+ * term's Jacobian entries added to jac and the outputs into y (NULL: not wanted, nor computed) as
  * model_rtree_num_jac_y or model_rtree_num_jac add them (the same values, bit for bit); mwork:
  * model_rtree_num_mass_work doubles. 1 when M is not positive definite there (a pivot), else 0 or
  * an error of the texts' evaluation. */

@@ -111,6 +111,9 @@ static int history_same(const mbl_linear *l, double *const *s)
            memcmp(l->C, s[2], ny * nx * sizeof *s[0]) == 0 && memcmp(l->D, s[3], ny * nu * sizeof *s[0]) == 0;
 }
 
+/* the dense path's way to M^-1 in check_model's workspaces (MBL_DENSE_TREE_AUTO: a tree's own) */
+static int g_dense_tree = MBL_DENSE_TREE_AUTO;
+
 static void check_model(const char *name, mbl_model *md, double dq, double vq, int dense, double tol)
 {
     mbl_status st;
@@ -121,7 +124,7 @@ static void check_model(const char *name, mbl_model *md, double dq, double vq, i
     mbl_lin_options_default(&off);
     off.dense_tree = MBL_DENSE_TREE_OFF;
     skip[0] = skip[1] = off;
-    skip[0].dense_tree = MBL_DENSE_TREE_AUTO;
+    skip[0].dense_tree = g_dense_tree;
     skip[0].skip_outputs = skip[1].skip_outputs = 1;
     int ok = mbl_operating_point(md, NULL, &p0, &st) == 0;
     mbl_model_info info;
@@ -142,7 +145,10 @@ static void check_model(const char *name, mbl_model *md, double dq, double vq, i
         ok = mbl_operating_point(md, &po, k ? &p2 : &p1, &st) == 0;
     }
     free(q);
-    if (ok) ok = mbl_lin_work_new(md, p0, NULL, &wd, &ld, &st) == 0 && mbl_lin_work_new(md, p0, &off, &wg, &lg, &st) == 0 &&
+    mbl_lin_options dopt;
+    mbl_lin_options_default(&dopt);
+    dopt.dense_tree = g_dense_tree;
+    if (ok) ok = mbl_lin_work_new(md, p0, &dopt, &wd, &ld, &st) == 0 && mbl_lin_work_new(md, p0, &off, &wg, &lg, &st) == 0 &&
                  mbl_lin_work_new(md, p0, &skip[0], &ws[0], &ls[0], &st) == 0 &&
                  mbl_lin_work_new(md, p0, &skip[1], &ws[1], &ls[1], &st) == 0;
     if (!ok) fprintf(stderr, "%s: %s\n", name, st.msg);
@@ -233,6 +239,17 @@ TEST(humanoid_tree)
     check_file("tests/lin/humanoid30.urdf", 0.15, 0.4, 1);
 }
 
+/* The Cholesky factorization of M in place of the tree's own M^-1 (MBL_DENSE_TREE_CHOLESKY): it
+ * leaves M^-1 in M's buffer, whose entries outside M's pattern (the humanoid's branches) must be
+ * zero again at the next point; the first point again bit for bit, as the others. */
+TEST(cholesky_path)
+{
+    g_dense_tree = MBL_DENSE_TREE_CHOLESKY;
+    check_file("tests/lin/humanoid30.urdf", 0.15, 0.4, 1);
+    check_chain(7);
+    g_dense_tree = MBL_DENSE_TREE_AUTO;
+}
+
 /* The general path where the mass matrix is not one: chosen at the first point (dense), answered
  * by the general path at points where dR/dvdot is not symmetric, or not positive definite. */
 TEST(fallback)
@@ -295,6 +312,7 @@ int main(void)
 {
     RUN(urdf_chains);
     RUN(humanoid_tree);
+    RUN(cholesky_path);
     RUN(fallback);
     RUN(near_singular_mass);
     RUN(not_chosen);

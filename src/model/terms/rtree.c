@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "core/vec3.h"
+#include "expr/tape_subset.h"
 #include "model/model_internal.h"
 #include "model/terms/rtree_num.h"
 #include "model/terms/vec3_nodes.h"
@@ -332,6 +333,7 @@ void model_rtree_num_free(mbl_rtree_num *r)
     mbl_free(r->tree.b);
     mbl_free(r->qidx), mbl_free(r->vs), mbl_free(r->as);
     mblx_tape_free(r->in);
+    mblx__subtape_free(r->intx);
     mblx_tape_free(r->iny);
     mbl_free(r->tn);
     mbl_free(r->pi), mbl_free(r->pj), mbl_free(r->pos), mbl_free(r->qzero);
@@ -570,33 +572,36 @@ static inline double ndot(const double *a, const double *b)
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
 }
 
-/* the spatial inertia, stored by columns (I6[i + 6 j] = I_ij) */
+/* the spatial inertia, stored by columns (I6[i + 6 j] = I_ij): the rotated inertia A J A^T (rows
+ * x_i of A J, J symmetric), the centre of mass c about o, m c, and
+ *   I6 = [A J A^T - (m c) c^T + m |c|^2 1, m [c]x; (m [c]x)^T, m 1]
+ * entry by entry, each the same products and sums in the same order as a loop over i, j would make
+ * (the upper left block's (i, j) reads (A J A^T)_ij of the upper triangle and (m c)_i c_j) */
 void model_rtree_inertia(const double *t, const double *o, double *I6)
 {
     const double *A = t + MBL_RTREE_A, *r = t + MBL_RTREE_R, *cm = t + MBL_RTREE_CM, *Jv = t + MBL_RTREE_I;
-    double m = t[MBL_RTREE_M];
-    double J[9] = {Jv[0], Jv[3], Jv[4], Jv[3], Jv[1], Jv[5], Jv[4], Jv[5], Jv[2]};
-    double AJ[9], Ib[9], cw[3], mc[3];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) AJ[3 * i + j] = A[3 * i] * J[j] + A[3 * i + 1] * J[3 + j] + A[3 * i + 2] * J[6 + j];
-    for (int i = 0; i < 3; i++)
-        for (int j = i; j < 3; j++)
-            Ib[3 * i + j] = Ib[3 * j + i] =
-                AJ[3 * i] * A[3 * j] + AJ[3 * i + 1] * A[3 * j + 1] + AJ[3 * i + 2] * A[3 * j + 2];
-    for (int i = 0; i < 3; i++) {
-        cw[i] = (o ? r[i] - o[i] : r[i]) + (A[3 * i] * cm[0] + A[3 * i + 1] * cm[1] + A[3 * i + 2] * cm[2]);
-        mc[i] = m * cw[i];
-    }
-    double c2 = vec3_dot(mc, cw);
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            double e = Ib[3 * i + j] - mc[i] * cw[j];
-            I6[i + 6 * j] = i == j ? e + c2 : e;
-            I6[i + 3 + 6 * (j + 3)] = i == j ? m : 0.0;
-        }
-    double sk[9] = {0, -mc[2], mc[1], mc[2], 0, -mc[0], -mc[1], mc[0], 0};
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) I6[i + 6 * (j + 3)] = sk[3 * i + j], I6[j + 3 + 6 * i] = sk[3 * i + j];
+    const double *a0 = A, *a1 = A + 3, *a2 = A + 6;
+    const double m = t[MBL_RTREE_M];
+    const double J[9] = {Jv[0], Jv[3], Jv[4], Jv[3], Jv[1], Jv[5], Jv[4], Jv[5], Jv[2]}; /* rows = columns */
+    const double x0[3] = {vec3_dot(a0, J), vec3_dot(a0, J + 3), vec3_dot(a0, J + 6)};
+    const double x1[3] = {vec3_dot(a1, J), vec3_dot(a1, J + 3), vec3_dot(a1, J + 6)};
+    const double x2[3] = {vec3_dot(a2, J), vec3_dot(a2, J + 3), vec3_dot(a2, J + 6)};
+    const double b00 = vec3_dot(x0, a0), b01 = vec3_dot(x0, a1), b02 = vec3_dot(x0, a2);
+    const double b11 = vec3_dot(x1, a1), b12 = vec3_dot(x1, a2), b22 = vec3_dot(x2, a2);
+    const double cw[3] = {(o ? r[0] - o[0] : r[0]) + vec3_dot(a0, cm), (o ? r[1] - o[1] : r[1]) + vec3_dot(a1, cm),
+                          (o ? r[2] - o[2] : r[2]) + vec3_dot(a2, cm)};
+    const double mc[3] = {m * cw[0], m * cw[1], m * cw[2]};
+    const double c2 = vec3_dot(mc, cw);
+    double *c0 = I6, *c1 = I6 + 6, *c2p = I6 + 12, *c3 = I6 + 18, *c4 = I6 + 24, *c5 = I6 + 30;
+    c0[0] = (b00 - mc[0] * cw[0]) + c2, c0[1] = b01 - mc[1] * cw[0], c0[2] = b02 - mc[2] * cw[0];
+    c0[3] = 0.0, c0[4] = -mc[2], c0[5] = mc[1];
+    c1[0] = b01 - mc[0] * cw[1], c1[1] = (b11 - mc[1] * cw[1]) + c2, c1[2] = b12 - mc[2] * cw[1];
+    c1[3] = mc[2], c1[4] = 0.0, c1[5] = -mc[0];
+    c2p[0] = b02 - mc[0] * cw[2], c2p[1] = b12 - mc[1] * cw[2], c2p[2] = (b22 - mc[2] * cw[2]) + c2;
+    c2p[3] = -mc[1], c2p[4] = mc[0], c2p[5] = 0.0;
+    c3[0] = 0.0, c3[1] = mc[2], c3[2] = -mc[1], c3[3] = m, c3[4] = 0.0, c3[5] = 0.0;
+    c4[0] = -mc[2], c4[1] = 0.0, c4[2] = mc[0], c4[3] = 0.0, c4[4] = m, c4[5] = 0.0;
+    c5[0] = mc[1], c5[1] = -mc[0], c5[2] = 0.0, c5[3] = 0.0, c5[4] = 0.0, c5[5] = m;
 }
 
 /* o = sum over the columns k_t of I6 (stored by columns) times x_t (t < nt = 2 or 4), each entry
@@ -874,16 +879,33 @@ int model_rtree_num_bind_outputs(mbl_model *md, mbl_rtree_num *r, mbl_status *st
     if (!r->iny) return st && st->code ? st->code : MBL_ENOMEM;
     r->ny = ny;
     r->iny_work = mblx_tape_work_size(r->iny);
+    /* the texts alone, for the evaluations without outputs (a sweep's skip_outputs, M^-1 at a point
+     * that brings its Jacobian): iny's own instructions, so the texts are the same bit for bit as
+     * with the outputs (a tape of the texts compiled alone, r->in, may round them differently);
+     * NULL (every instruction needed, or out of memory): iny whole */
+    uint32_t *sel = mbl_alloc_array(r->nin, sizeof *sel);
+    if (sel) {
+        for (size_t k = 0; k < r->nin; k++) sel[k] = (uint32_t)k;
+        r->intx = mblx__subtape_new(r->iny, r->nin, sel);
+        mbl_free(sel);
+    }
     return 0;
+}
+
+int model_rtree_num_texts_y(const mbl_rtree_num *r, const double *syms, double *y, double *work, mbl_status *st)
+{
+    const mblx_tape *t = y || !r->intx ? r->iny : mblx__subtape_tape(r->intx);
+    int rc = mblx_tape_eval(t, syms, work, work + r->nin + r->ny, st);
+    if (!rc && y) memcpy(y, work + r->nin, r->ny * sizeof *y);
+    return rc;
 }
 
 int model_rtree_num_jac_y(const mbl_rtree_num *r, const double *syms, double *jac, double *y, double *work,
                           mbl_status *st)
 {
     double *tv = work, *N = work + r->nin + r->ny + r->iny_work;
-    int rc = mblx_tape_eval(r->iny, syms, tv, tv + r->nin + r->ny, st);
+    int rc = model_rtree_num_texts_y(r, syms, y, work, st);
     if (rc) return rc;
-    if (y) memcpy(y, tv + r->nin, r->ny * sizeof *y);
     model_rtree_nrnea_tv(r, syms, tv, N, 1);
     model_rtree_jac_entries(r, N, jac);
     return 0;

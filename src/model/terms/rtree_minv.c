@@ -198,14 +198,22 @@ static void body_local(int kind, const double *tb, double *O, double *S, double 
     model_rtree_inertia(tb, O, I6);
 }
 
-int model_rtree_minv(const mbl_rtree_num *r, const double *tv, double *Minv, double *mwork)
+int model_rtree_minv(const mbl_rtree_num *r, const double *tv, const double *N, double *Minv, double *mwork)
 {
     int nb = r->tree.nb, n = r->n;
     size_t sn = 6 * (size_t)n;
     double *F = mwork, *IA = F + sn * (size_t)nb, *U = IA + 36 * (size_t)nb, *D = U + 6 * (size_t)nb;
     double *O = D + nb, *S = O + 3 * (size_t)nb;
     for (int b = 0; b < nb; b++) {
-        body_local(r->tree.b[b].kind, tv + (size_t)b * NTV, O + 3 * (size_t)b, S + 6 * (size_t)b, IA + 36 * (size_t)b);
+        if (N) { /* the full pass's own: the same functions of the same texts */
+            const double *nbd = N + (size_t)b * NB_SIZE;
+            memcpy(O + 3 * (size_t)b, nbd + NB_O, 3 * sizeof *O);
+            memcpy(S + 6 * (size_t)b, nbd + NB_S, 6 * sizeof *S);
+            memcpy(IA + 36 * (size_t)b, nbd + NB_I, 36 * sizeof *IA);
+        } else {
+            body_local(r->tree.b[b].kind, tv + (size_t)b * NTV, O + 3 * (size_t)b, S + 6 * (size_t)b,
+                       IA + 36 * (size_t)b);
+        }
         int lo = r->qlo[b], hi = r->qhi[b];
         for (int i = 0; i < 6 && lo <= hi; i++) memset(F + sn * b + (size_t)i * n + lo, 0, (size_t)(hi - lo + 1) * sizeof *F);
     }
@@ -266,16 +274,16 @@ int model_rtree_num_minv(const mbl_rtree_num *r, const double *syms, double *jac
     int rc;
     if (r->iny) { /* the texts from the outputs' shared tape, as model_rtree_num_jac_y reads them */
         N = work + r->nin + r->ny + r->iny_work;
-        rc = mblx_tape_eval(r->iny, syms, tv, tv + r->nin + r->ny, st);
-        if (!rc && y) memcpy(y, tv + r->nin, r->ny * sizeof *y);
+        rc = model_rtree_num_texts_y(r, syms, y, work, st);
     } else {
         N = work + r->nin + r->in_work;
         rc = mblx_tape_eval(r->in, syms, tv, tv + r->nin, st);
     }
     if (rc) return rc;
-    if (jac) { /* the Jacobian's passes; M^-1 reads the texts alone */
-        model_rtree_nrnea_tv(r, syms, tv, N, 1);
-        model_rtree_jac_entries(r, N, jac);
-    }
-    return model_rtree_minv(r, tv, minv, mwork);
+    if (!jac) return model_rtree_minv(r, tv, NULL, minv, mwork); /* M^-1 reads the texts alone */
+    /* the Jacobian's passes; M^-1 reads their bodies' points, axes and inertias (which
+     * model_rtree_jac_entries leaves as they are) */
+    model_rtree_nrnea_tv(r, syms, tv, N, 1);
+    model_rtree_jac_entries(r, N, jac);
+    return model_rtree_minv(r, tv, N, minv, mwork);
 }

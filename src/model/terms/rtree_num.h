@@ -16,6 +16,8 @@ struct mbl_rtree_num {
     size_t nin, in_work;
     mblx_tape *iny;   /* NULL, or the texts, then the model's outputs and their Jacobian (ny values) */
     size_t ny, iny_work;
+    struct mblx__subtape *intx; /* NULL, or a view of iny computing the texts alone (bit for bit iny's,
+                                 * in iny's registers): the evaluations that want no outputs */
     mblx_id *tn, gn[3]; /* the texts as nodes (the lazy expression form) */
     int npair;        /* (i, j): j = i or an ancestor of i, both with coordinates */
     int *pi, *pj;
@@ -61,12 +63,18 @@ const double *model_rtree_point(int kind, const double *tb);
 /* X' = T^T X T: a 6 x 6 map of motions to forces about a body's point moved to a point d behind
  * it (d = the body's point less the other's), rtree.c */
 void model_rtree_shift6(const double *X, const double *d, double *out);
+/* The texts' values into work (nin of them) from the outputs' shared tape iny, and the outputs with
+ * their Jacobian's values into y (NULL: not wanted, and not computed: the view intx), iny's
+ * registers after them (rtree.c) */
+int model_rtree_num_texts_y(const mbl_rtree_num *r, const double *syms, double *y, double *work, mbl_status *st);
 /* The Jacobian's entries added to out from the bodies N of the full pass, rtree.c */
 void model_rtree_jac_entries(const mbl_rtree_num *r, double *N, double *out);
 /* rtree_minv.c: M^-1 (n x n by columns) from the texts' values tv (the articulated bodies, each
- * about its own point; mwork: model_rtree_minv_work doubles); 1 when a pivot is not positive */
+ * about its own point; mwork: model_rtree_minv_work doubles); 1 when a pivot is not positive. N:
+ * NULL, or the bodies of model_rtree_nrnea_tv's pass at the same point, whose points, axes and
+ * inertias (NB_O, NB_S, NB_I) are taken instead of computed again from tv */
 size_t model_rtree_minv_work(const mbl_rtree_num *r);
-int model_rtree_minv(const mbl_rtree_num *r, const double *tv, double *Minv, double *mwork);
+int model_rtree_minv(const mbl_rtree_num *r, const double *tv, const double *N, double *Minv, double *mwork);
 /* rtree_minv.c: mass_only, qlo and qhi from the model's Jacobian pattern before the term's entries
  * are added (model_rtree_num_pattern); 0 or MBL_ENOMEM */
 struct mbl_model;
