@@ -18,9 +18,11 @@ typedef struct opt_ctx {
     const mbl_optimize_options *o;
     int np;             /* varied parameters */
     int bound;          /* the objective by the bound formulation (x[np] = t): 1 MIN_DAMPING (maximize t,
-                           t <= zeta_i), 2 PEAK (minimize t, |H|_k / pscale <= t); 0 none */
-    int nbound;         /* its rows: one per mode (1), one per local peak (2, OPT_FRF_PEAKS) */
-    double pscale;      /* PEAK objective: its value at the start (t is the peak over it) */
+                           t <= zeta_i), 2 PEAK (minimize t, |H|_k / pscale <= t), 3 MAX_REAL (minimize
+                           t, Re lambda_i / pscale <= t); 0 none */
+    int nbound;         /* its rows: one per mode (1, 3), one per local peak (2, OPT_FRF_PEAKS) */
+    double pscale;      /* PEAK objective: its value at the start (t is the peak over it); MAX_REAL: the
+                           largest |lambda| of a nonzero mode at the start */
     int nx;             /* np + bound */
     int algorithm;      /* MBL_OPT_* used (MBL_OPT_AUTO resolved) */
     int *idx;           /* np: the parameters' indices in the model */
@@ -28,7 +30,7 @@ typedef struct opt_ctx {
     mbl_setting *sets;  /* o->nsets + np */
     int nsets;
     int shapes;         /* the goals name modes: shapes are computed and tracked by MAC */
-    int ncon;           /* scalar constraints (a MIN_DAMPING goal: one per mode) */
+    int ncon;           /* scalar constraints (a MIN_DAMPING or MAX_REAL goal: one per mode) */
     int nmode;          /* modes of every evaluation (fixed by the first; -1 before it) */
     /* the last evaluation */
     int have;
@@ -61,6 +63,9 @@ typedef struct opt_ctx {
     void *nl;           /* the nlopt_opt, to force a stop */
 } opt_ctx;
 
+/* optimize.c: the bounds of the bound formulation's t: [-1, 1] for the least damping ratio,
+ * [0, OPT_PEAK_TMAX] for the peak, unbounded for the largest real part (its rows bound it below) */
+void opt_t_bounds(const opt_ctx *c, double *lo, double *hi);
 /* optimize.c: the context of a run: the options and parameters checked, its arrays made, x0 (nx)
  * the scaled start (its t, x0[np], left to the caller); and its release (also after a failed
  * init). 0 or an error code with st set. */
@@ -77,12 +82,20 @@ int opt_constraint_count(const opt_ctx *c);
 int opt_kkt_residual(const opt_ctx *c, double act_tol, double *res, mbl_status *st);
 /* opt_kkt.c: a max-min optimum at a double eigenvalue, and its check by probing (documented
  * there): two eigenvalues closer than OPT_COALESCE_REL of their size coincide; probes
- * OPT_PROBE_STEP (scaled) away must not raise the least damping ratio by OPT_PROBE_GAIN of it */
+ * OPT_PROBE_STEP (scaled) away must not raise the least damping ratio (lower the largest real
+ * part) by OPT_PROBE_GAIN of it */
 #define OPT_COALESCE_REL 1e-2
 #define OPT_PROBE_STEP 1e-5
 #define OPT_PROBE_GAIN 1e-8
 int opt_coalesced(const opt_ctx *c, int *i, int *j);
 int opt_probe(opt_ctx *c, const double *x, int *better, mbl_status *st);
+/* opt_kkt.c: the largest real part's optimum at a double eigenvalue approached by Newton steps on
+ * the pair's discriminant (documented there): at most OPT_POLISH_STEPS steps, none longer than
+ * OPT_POLISH_MAX (scaled), to the pair apart by OPT_POLISH_SEP of its |lambda| */
+#define OPT_POLISH_STEPS 8
+#define OPT_POLISH_MAX 1e-2
+#define OPT_POLISH_SEP 1e-4
+int opt_polish(opt_ctx *c, double *x, int *steps, mbl_status *st);
 /* opt_frf.c: the local peaks of a frequency response over a band and their gradients in p
  * (documented there): the band's grid points, the peaks' refinement to OPT_FRF_WTOL of their
  * frequency, the OPT_FRF_PEAKS largest kept (val, wpk: OPT_FRF_PEAKS; grad: OPT_FRF_PEAKS x np) */

@@ -1,5 +1,5 @@
 """Model.optimize (include/mblin/optimize.h; docs/optimize.md): the tuned mass damper's
-equal-damping optimum against its closed form (tests/opt/test_optimize.c derives it), the H-infinity
+equal-damping optimum and least spectral abscissa against their closed form (tests/opt/test_optimize.c derives it), the H-infinity
 optimum against the CLI's, a constraint and a model given as a string, and the errors."""
 import math
 import re
@@ -22,6 +22,20 @@ def test_max_min_damping_closed_form():
     assert abs(r["value"] - math.sqrt(mu) / 2) < 1e-5 * math.sqrt(mu) / 2
     assert min(r["damping_ratio"]) == pytest.approx(r["value"], rel=1e-12)
     assert len(r["history"]) == r["evaluations"] and r["eigenvalues"].shape == (4,)
+
+
+def test_min_max_real_closed_form():
+    """the least spectral abscissa: the double pair (s^2 + 2 a s + w^2)^2 (tests/opt/test_optimize.c)"""
+    mu = 0.05
+    a = math.sqrt(mu / (1 + mu)) / 2
+    r = mblin.load(TMD).optimize({"k2": (0.02, 0.08), "c2": (0.001, 0.05, 0.04)}, "min:max-real")
+    assert r["algorithm"] == "mma" and r["coalesced"] is not None and r["newton_steps"] >= 0
+    assert r["parameters"]["k2"] == pytest.approx(mu / (1 + mu) ** 2, rel=1e-7)
+    assert r["parameters"]["c2"] == pytest.approx(4 * a * mu / (1 + mu), rel=1e-6)
+    assert r["value"] == pytest.approx(-a, rel=1e-7)
+    assert max(r["eigenvalues"].real) == pytest.approx(r["value"], rel=1e-12)
+    with pytest.raises(mblin.ArgumentError, match="can only be minimized"):
+        mblin.load(TMD).optimize({"k2": (0.02, 0.08)}, "max:max-real")
 
 
 def test_hinf_matches_cli(cli):
