@@ -50,8 +50,8 @@ static void help(void *ud)
            "included) as gradients; modes are tracked from design to design (docs/optimize.md)\n\n"
            "goals: Q is freq:I (Hz), damping:I, real:I (1/s; mode I as `mblin linearize` lists it at the start),\n"
            "min-damping (the least damping ratio of all modes), max-real (the largest real part of all modes,\n"
-           "1/s), change (sum of ((p - p0) / p0)^2 over the varied parameters) or peak:IN:COORD:F1:F2 (the\n"
-           "largest |H| from input IN to coordinate COORD's displacement over F1..F2 Hz) or\n"
+           "1/s), change (sum of ((p - p0) / p0)^2 over the varied parameters) or peak:IN:OUT:F1:F2 (the\n"
+           "largest |H| from input IN to OUT over F1..F2 Hz: a coordinate's displacement or an output) or\n"
            "critical:I:SPEED:ORDER:NEAR (the value of parameter SPEED where mode I's damped frequency meets\n"
            "ORDER * SPEED, searched from NEAR) or order:I:SPEED:N (mode I's frequency minus N * SPEED / 2 pi,\n"
            "Hz: its distance from the order line; SPEED in rad/s, varied or not; order:I:SPEED:N!=-D:D keeps\n"
@@ -86,7 +86,7 @@ static void help(void *ud)
     cli_option_line(stdout, "--help", "this text", col);
 }
 
-/* peak:INPUT:COORD:F1:F2 (q after "peak:") into g, the names into names */
+/* peak:INPUT:OUT:F1:F2 (q after "peak:") into g, the names into names */
 static int peak(char *q, mbl_opt_goal *g, char (*names)[128])
 {
     char *f[4] = {q, NULL, NULL, NULL}, why[200];
@@ -177,7 +177,7 @@ static int goal(const char *v, int objective, mbl_opt_goal *g, char (*names)[128
     if (!op) return cli_usage("optimize", objective ? "--objective expects max:Q, min:Q or Q=TARGET, got '%s'"
                                                     : "--constraint expects Q>=A, Q<=A or Q!=A:B, got '%s'", v);
     if (quantity(v, (size_t)(op - v), g, names)) return cli_usage("optimize", "unknown quantity in '%s' (freq:I, damping:I, real:I, min-damping, max-real, change, "
-                                        "peak:IN:COORD:F1:F2, critical:I:SPEED:ORDER:NEAR, order:I:SPEED:N, expr:EXPRESSION)", v);
+                                        "peak:IN:OUT:F1:F2, critical:I:SPEED:ORDER:NEAR, order:I:SPEED:N, expr:EXPRESSION)", v);
     const char *rhs = op + (objective ? 1 : 2);
     if (objective) {
         g->sense = MBL_OPT_TARGET;

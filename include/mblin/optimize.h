@@ -44,11 +44,12 @@ enum {
     MBL_OPT_CHANGE = 4,      /* the design's change from the model's values: sum over the varied
                                 parameters of ((p - p0) / p0)^2 (|p0| below 1e-300: (p - p0)^2) */
     MBL_OPT_PEAK = 5,        /* the largest |H(i w)| over the band band[0]..band[1] Hz, H from the
-                                model's input `input` to the displacement of coordinate `output`
-                                (H-infinity over the band); an objective to minimize or a constraint
-                                <= a. At an equilibrium of a model
-                                without non-holonomic constraints, user ODE states, implicit
-                                variables or generalized speeds */
+                                model's input `input` to the displacement of coordinate `output`, or
+                                to the output `output` of the file's outputs (a coordinate's name
+                                first) (H-infinity over the band); an objective to minimize or a
+                                constraint <= a. At an equilibrium of a model without non-holonomic
+                                constraints, user ODE states, implicit variables or generalized
+                                speeds (an output: nor a structured term) */
     MBL_OPT_CRITICAL = 6,    /* a critical speed: the value of the parameter `speed` (not varied)
                                 where mode `mode` (numbered at speed = `near`) has its damped
                                 frequency |Im lambda| (rad/s) on the line order * speed
@@ -59,7 +60,8 @@ enum {
                                 decay rate, <= 0 for a stable mode */
     MBL_OPT_EXPR = 8,        /* an expression of the model's parameters (`expr`, docs/expressions.md):
                                 a mass m1 + m2, a cost; its derivatives symbolic. A parameter the
-                                file computes from a varied one is refused (name its sources) */
+                                file computes from a varied one: its derivatives through the file's
+                                chain of parameters (mbl_dae_deriv_param_chain) */
     MBL_OPT_ORDER = 9,       /* the tracked mode's distance from an order line: its frequency minus
                                 order * speed / (2 pi) (Hz), `speed` a parameter in rad/s that may be
                                 varied itself (a running speed moved off a resonance); OUTSIDE -d:d
@@ -89,7 +91,7 @@ typedef struct mbl_opt_goal {
     int mode;    /* FREQ, DAMPING, REAL: mode I (1-based) at the starting design, as `mblin linearize`
                     lists it (an oscillatory mode: its +imaginary eigenvalue is meant either way) */
     double a, b; /* the target or bound(s) (Hz for frequencies) */
-    const char *input, *output; /* MBL_OPT_PEAK: the input and the coordinate */
+    const char *input, *output; /* MBL_OPT_PEAK: the input and the coordinate or output */
     double band[2];             /* MBL_OPT_PEAK: the band (Hz), 0 < band[0] < band[1] */
     const char *speed;          /* MBL_OPT_CRITICAL: the speed parameter, the order, where to start;
                                    MBL_OPT_ORDER: the speed parameter and the order */

@@ -103,7 +103,7 @@ def _goal_quantity(q, text):
     except ValueError:
         pass
     raise ArgumentError("optimize: unknown quantity in %r (freq:I, damping:I, real:I, min-damping, max-real, change, "
-                        "peak:IN:COORD:F1:F2, critical:I:SPEED:ORDER:NEAR, order:I:SPEED:N, expr:EXPRESSION)" % text,
+                        "peak:IN:OUT:F1:F2, critical:I:SPEED:ORDER:NEAR, order:I:SPEED:N, expr:EXPRESSION)" % text,
                         ArgumentError.code)
 
 
@@ -567,7 +567,7 @@ class Model:
         Args:
             vary: ``{name: (lo, hi)}`` or ``{name: (lo, hi, start)}`` (start: default the model's value).
             objective: ``"max:Q"``, ``"min:Q"`` or ``"Q=TARGET"``; Q ``freq:I``, ``damping:I``, ``real:I``,
-                ``min-damping``, ``max-real``, ``change``, ``peak:IN:COORD:F1:F2``, ``critical:I:SPEED:ORDER:NEAR``, ``order:I:SPEED:N`` or
+                ``min-damping``, ``max-real``, ``change``, ``peak:IN:OUT:F1:F2``, ``critical:I:SPEED:ORDER:NEAR``, ``order:I:SPEED:N`` or
                 ``expr:EXPRESSION``, as on the command line.
             constraints: ``"Q>=A"``, ``"Q<=A"`` or ``"Q!=A:B"`` strings.
             algorithm: ``"slsqp"``, ``"mma"``, ``"ccsaq"``, ``"cobyla"`` (None: SLSQP, MMA for

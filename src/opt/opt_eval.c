@@ -35,7 +35,12 @@ static int compute_point(opt_ctx *c, const double *p, mbl_sensitivity **out, mbl
     int rc = mbl_model_copy(c->model, c->sets, c->nsets, &md, st);
     if (!rc && (rc = mbl_operating_point(md, &c->o->opoint, &pt, st)))
         mbl_error_prefix(st, "the operating point was lost");
-    if (!rc) rc = mbl_dae_deriv_new(md, &dd, st);
+    int yout = 0; /* a peak to an output of the file's outputs: their derivatives too */
+    for (int g = 0; !rc && g <= c->o->nconstraints; g++) {
+        const mbl_opt_goal *gl = g ? &c->o->constraints[g - 1] : &c->o->objective;
+        yout |= gl->kind == MBL_OPT_PEAK && opt_frf_output(md, gl) >= 0;
+    }
+    if (!rc) rc = yout ? mbl_dae_deriv_new_outputs(md, &dd, st) : mbl_dae_deriv_new(md, &dd, st);
     if (!rc) rc = mbl_sensitivity_compute(dd, pt, c->idx, c->np, &so, out, st);
     for (int w = 0; !rc && w < c->np; w++)
         if (!(*out)->point_defined[w])
@@ -47,6 +52,7 @@ static int compute_point(opt_ctx *c, const double *p, mbl_sensitivity **out, mbl
         const mbl_opt_goal *gl = g ? &c->o->constraints[g - 1] : &c->o->objective;
         size_t o = (size_t)g * OPT_FRF_PEAKS;
         if (gl->kind == MBL_OPT_CRITICAL) rc = opt_critical(c, gl, &c->crit_near[g], c->pk_val + o, c->pk_grad + o * c->np, st);
+        if (!rc && c->ex[g]) rc = opt_expr_point(c, c->ex[g], md, dd, pt, st); /* its derived parameters */
         if (gl->kind != MBL_OPT_PEAK) continue;
         rc = opt_frf_peaks(c, md, dd, pt, *out, gl, c->pk_val + o, c->pk_grad + o * c->np, c->pk_hz + o, st);
         for (int k = 0; k < OPT_FRF_PEAKS; k++) c->pk_hz[o + k] /= 2 * 3.14159265358979323846;
@@ -424,6 +430,7 @@ int opt_eval(opt_ctx *c, const double *x, mbl_status *st)
     }
     mbl_sensitivity_free(c->S);
     c->S = S;
+    for (int g = 0; g <= c->o->nconstraints; g++) opt_expr_commit(c->ex[g]);
     memcpy(c->p, pp, (size_t)c->np * sizeof *pp);
     memcpy(c->x, x, (size_t)c->nx * sizeof *x);
     c->have = 1;

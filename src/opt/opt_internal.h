@@ -4,6 +4,7 @@
 #ifndef MBLIN_OPT_OPT_INTERNAL_H
 #define MBLIN_OPT_OPT_INTERNAL_H
 
+#include "mblin/dae.h"
 #include "mblin/optimize.h"
 
 /* A parameter counts as at a bound within AT_BOUND_TOL of its range. */
@@ -104,6 +105,9 @@ int opt_polish(opt_ctx *c, double *x, int *steps, mbl_status *st);
 #define OPT_FRF_PEAKS 8
 /* the PEAK objective's t (the peak over its start value) lies in 0..OPT_PEAK_TMAX */
 #define OPT_PEAK_TMAX 1e6
+/* opt_frf.c: the output of the file's outputs a peak goal names (its index), or -1 (a coordinate of
+ * that name, or none) */
+int opt_frf_output(const mbl_model *md, const mbl_opt_goal *g);
 int opt_frf_peaks(const opt_ctx *c, const mbl_model *md, const mbl_dae_deriv *dd, const mbl_point *pt,
                  const mbl_sensitivity *S, const mbl_opt_goal *g, double *val, double *grad, double *wpk,
                  mbl_status *st);
@@ -111,10 +115,16 @@ int opt_frf_peaks(const opt_ctx *c, const mbl_model *md, const mbl_dae_deriv *dd
  * (documented there); *near: where its search starts, then the speed found */
 int opt_critical(opt_ctx *c, const mbl_opt_goal *g, double *near, double *val, double *grad, mbl_status *st);
 /* opt_expr.c: an expression goal made (parsed, its derivatives formed, its parameters checked:
- * none computed from a varied one), evaluated at the design p (np) with its gradient in p, freed */
+ * those computed from a varied one marked derived), evaluated at the design p (np) with its gradient in p, freed */
 int opt_expr_new(const opt_ctx *c, const char *text, opt_expr **out, mbl_status *st);
 int opt_expr_eval(const opt_ctx *c, opt_expr *x, const double *p, double *val, double *grad, mbl_status *st);
 void opt_expr_free(opt_expr *x);
+/* opt_expr.c: an expression's derived symbols (computed by the file from a varied parameter) at the
+ * design of model md: their values and derivatives through the chain of parameters, staged until
+ * opt_expr_commit (the design's evaluation succeeded); nothing without derived symbols */
+int opt_expr_point(const opt_ctx *c, opt_expr *x, const mbl_model *md, const mbl_dae_deriv *dd, const mbl_point *pt,
+                   mbl_status *st);
+void opt_expr_commit(opt_expr *x);
 /* opt_eval.c: the validity of one goal (kind, sense, values; its mode against nmode) */
 int opt_goal_check(const mbl_opt_goal *g, int objective, int nmode, mbl_status *st);
 

@@ -38,6 +38,37 @@ def test_min_max_real_closed_form():
         mblin.load(TMD).optimize({"k2": (0.02, 0.08)}, "max:max-real")
 
 
+def test_peak_to_an_output():
+    """an oscillator's mobility |v / F| peaks at 1 / c (tests/opt/test_optimize.c, peak_output)"""
+    text = """model: dae
+parameters: {m: 1, k: 1, c: 0.2}
+coordinates: {x: 0}
+kinetic_energy: "0.5*m*der(x)^2"
+potential_energy: "0.5*k*x^2"
+dissipation: "0.5*c*der(x)^2"
+forces: {x: F}
+inputs: {F: 0}
+outputs: {v: der(x)}
+linearize: {at: equilibrium}
+"""
+    r = mblin.loads(text).optimize({"c": (0.05, 2)}, "min:change", ["peak:F:v:0.05:0.5<=2"])
+    assert r["parameters"]["c"] == pytest.approx(0.5, rel=1e-6)
+
+
+def test_expression_through_the_chain_of_parameters():
+    """J = (2 m)^2 computed by the file: J/8 + 1/m = m^2/2 + 1/m least at m = 1"""
+    text = """model: dae
+parameters: {m: 0.5, k: 1, c: 0.2, mass: "2*m", J: "mass^2"}
+coordinates: {x: 0}
+kinetic_energy: "0.5*m*der(x)^2"
+potential_energy: "0.5*k*x^2 - x"
+dissipation: "0.5*c*der(x)^2"
+linearize: {at: equilibrium}
+"""
+    r = mblin.loads(text).optimize({"m": (0.2, 5)}, "min:expr:J/8 + 1/m")
+    assert r["parameters"]["m"] == pytest.approx(1, rel=1e-6) and r["value"] == pytest.approx(1.5, rel=1e-12)
+
+
 def test_hinf_matches_cli(cli):
     goal = "min:peak:F:x1:0.1:0.25"
     r = mblin.load(TMD).optimize({"k2": (0.02, 0.08), "c2": (0.001, 0.05)}, goal)
