@@ -8,7 +8,7 @@
  *
  * GOAL: an objective max:Q, min:Q or Q=TARGET, a constraint Q>=A, Q<=A or Q!=A:B (outside the band
  * [A, B]), Q one of freq:I (Hz), damping:I (mode I as `mblin linearize` lists it at the start),
- * min-damping (the least over the modes) and change (the design's relative change from the
+ * min-damping (the least over the modes), max-real (the largest real part over the modes) and change (the design's relative change from the
  * model's values). Progress lines and the final design with its modes on stdout; exit status 0 on
  * success, 1 when the optimization fails (infeasible, a lost point or mode: one line), 2 for a
  * usage error. */
@@ -49,20 +49,20 @@ static void help(void *ud)
            "constraints on the modes, by NLopt with the exact eigen-sensitivities (the operating point's shift\n"
            "included) as gradients; modes are tracked from design to design (docs/optimize.md)\n\n"
            "goals: Q is freq:I (Hz), damping:I, real:I (1/s; mode I as `mblin linearize` lists it at the start),\n"
-           "min-damping (the least damping ratio of all modes), change (sum of ((p - p0) / p0)^2 over the\n"
-           "varied parameters) or peak:IN:COORD:F1:F2 (the largest |H| from input IN to coordinate COORD's\n"
-           "displacement over F1..F2 Hz) or critical:I:SPEED:ORDER:NEAR (the value of parameter SPEED where\n"
-           "mode I's damped frequency meets ORDER * SPEED, searched from NEAR) or order:I:SPEED:N (mode I's\n"
-           "frequency minus N * SPEED / 2 pi, Hz: its distance from the order line; SPEED in rad/s, varied or\n"
-           "not; order:I:SPEED:N!=-D:D keeps it D Hz off the line) or expr:EXPRESSION (of the parameters: a\n"
-           "mass m1 + m2, a cost)\n\n"
+           "min-damping (the least damping ratio of all modes), max-real (the largest real part of all modes,\n"
+           "1/s), change (sum of ((p - p0) / p0)^2 over the varied parameters) or peak:IN:OUT:F1:F2 (the\n"
+           "largest |H| from input IN to OUT over F1..F2 Hz: a coordinate's displacement or an output) or\n"
+           "critical:I:SPEED:ORDER:NEAR (the value of parameter SPEED where mode I's damped frequency meets\n"
+           "ORDER * SPEED, searched from NEAR) or order:I:SPEED:N (mode I's frequency minus N * SPEED / 2 pi,\n"
+           "Hz: its distance from the order line; SPEED in rad/s, varied or not; order:I:SPEED:N!=-D:D keeps\n"
+           "it D Hz off the line) or expr:EXPRESSION (of the parameters: a mass m1 + m2, a cost)\n\n"
            "options:\n");
     static const char *const lines[][2] = {
         {"--vary NAME:LO:HI[:S]", "the varied parameters, comma-separated: bounds LO < HI and the start S (default: "
                                   "the model's value)"},
-        {"--objective GOAL", "max:Q, min:Q or Q=TARGET (max:min-damping by the bound formulation)"},
+        {"--objective GOAL", "max:Q, min:Q or Q=TARGET (max:min-damping, min:max-real by the bound formulation)"},
         {"--constraint GOAL", "Q>=A, Q<=A or Q!=A:B (outside the band A..B; repeatable)"},
-        {"--algorithm NAME", "slsqp, mma, ccsaq, or cobyla (derivative-free); default slsqp, mma for max:min-damping"},
+        {"--algorithm NAME", "slsqp, mma, ccsaq, or cobyla (derivative-free); default slsqp, mma for max:min-damping and min:max-real"},
         {"--max-eval N", "evaluations of the design at most (default 200)"},
         {"--xtol T", "stop when a step moves every parameter by less than T of its range (1e-7)"},
         {"--ftol T", "... or the objective by less than T of it (default 1e-10)"},
@@ -86,7 +86,7 @@ static void help(void *ud)
     cli_option_line(stdout, "--help", "this text", col);
 }
 
-/* peak:INPUT:COORD:F1:F2 (q after "peak:") into g, the names into names */
+/* peak:INPUT:OUT:F1:F2 (q after "peak:") into g, the names into names */
 static int peak(char *q, mbl_opt_goal *g, char (*names)[128])
 {
     char *f[4] = {q, NULL, NULL, NULL}, why[200];
@@ -153,6 +153,7 @@ static int quantity(const char *s, size_t len, mbl_opt_goal *g, char (*names)[12
         return 0;
     }
     if (!strcmp(q, "min-damping")) return g->kind = MBL_OPT_MIN_DAMPING, 0;
+    if (!strcmp(q, "max-real")) return g->kind = MBL_OPT_MAX_REAL, 0;
     if (!strcmp(q, "change")) return g->kind = MBL_OPT_CHANGE, 0;
     const char *num = !strncmp(q, "freq:", 5) ? q + 5 : !strncmp(q, "damping:", 8) ? q + 8 : !strncmp(q, "real:", 5) ? q + 5 : NULL;
     double m;
@@ -175,8 +176,8 @@ static int goal(const char *v, int objective, mbl_opt_goal *g, char (*names)[128
     else if (!(op = strstr(v, ">=")) && !(op = strstr(v, "<="))) op = strstr(v, "!=");
     if (!op) return cli_usage("optimize", objective ? "--objective expects max:Q, min:Q or Q=TARGET, got '%s'"
                                                     : "--constraint expects Q>=A, Q<=A or Q!=A:B, got '%s'", v);
-    if (quantity(v, (size_t)(op - v), g, names)) return cli_usage("optimize", "unknown quantity in '%s' (freq:I, damping:I, real:I, min-damping, change, peak:IN:COORD:F1:F2, "
-                                        "critical:I:SPEED:ORDER:NEAR, order:I:SPEED:N, expr:EXPRESSION)", v);
+    if (quantity(v, (size_t)(op - v), g, names)) return cli_usage("optimize", "unknown quantity in '%s' (freq:I, damping:I, real:I, min-damping, max-real, change, "
+                                        "peak:IN:OUT:F1:F2, critical:I:SPEED:ORDER:NEAR, order:I:SPEED:N, expr:EXPRESSION)", v);
     const char *rhs = op + (objective ? 1 : 2);
     if (objective) {
         g->sense = MBL_OPT_TARGET;
@@ -268,7 +269,8 @@ static int option(void *ud, const char *a, const char *v)
         c->o.min_mac = x;
     } else {
         double *t = !strcmp(a, "--xtol") ? &c->o.xtol_rel : !strcmp(a, "--ftol") ? &c->o.ftol_rel
-                                                             : !strcmp(a, "--ctol") ? &c->o.ctol : &c->o.feas_tol;
+                                                             : !strcmp(a, "--ctol") ? &c->o.ctol
+                                                             : !strcmp(a, "--kkt-tol") ? &c->o.kkt_tol : &c->o.feas_tol;
         *t = x;
     }
     return -1;
@@ -300,7 +302,7 @@ static const char *goal_name(const mbl_opt_goal *g, char *buf, size_t len)
 {
     const char *q = g->kind == MBL_OPT_FREQ ? "frequency [Hz] of mode" : g->kind == MBL_OPT_DAMPING ? "damping ratio of mode"
                   : g->kind == MBL_OPT_REAL ? "real part [1/s] of mode" : g->kind == MBL_OPT_MIN_DAMPING ? "least damping ratio"
-                                                                        : "relative change of the design";
+                  : g->kind == MBL_OPT_MAX_REAL ? "largest real part [1/s]" : "relative change of the design";
     if (g->kind == MBL_OPT_FREQ || g->kind == MBL_OPT_DAMPING || g->kind == MBL_OPT_REAL)
         snprintf(buf, len, "%s %d", q, g->mode);
     else if (g->kind == MBL_OPT_PEAK)
@@ -342,11 +344,18 @@ static void print_result(const cli *c, const cli_args *a, const mbl_opt_result *
                    k == MBL_OPT_FREQ ? m->freq_hz : k == MBL_OPT_REAL ? m->re : m->damping_ratio);
             if (r->tracked[i] + 1 != c->con[i].mode) printf(" (mode %d here)", r->tracked[i] + 1);
         }
+        double mx = -INFINITY; /* the largest real part: its value over the nonzero modes */
+        for (int k = 0; c->con[i].kind == MBL_OPT_MAX_REAL && k < r->S->nmode; k++)
+            if (r->S->modes[k].kind != MBL_MODE_ZERO) mx = fmax(mx, r->S->modes[k].re);
+        if (c->con[i].kind == MBL_OPT_MAX_REAL) printf(": largest real part [1/s] %.10g", mx);
         printf("\n");
     }
     printf("  largest constraint violation (scaled): %.3g; first-order optimality residual %.3g%s\n", r->violation, r->kkt,
            r->crossings ? "; a tracked mode changed its place in the list (followed by its shape)" : "");
-    if (r->coalesced[0])
+    if (r->coalesced[0] && r->newton_steps)
+        printf("  at a double eigenvalue (modes %d and %d): reached by %d Newton steps on the pair, checked by probing\n",
+               r->coalesced[0], r->coalesced[1], r->newton_steps);
+    else if (r->coalesced[0])
         printf("  at a double eigenvalue (modes %d and %d): checked by probing, the first-order condition does not apply\n",
                r->coalesced[0], r->coalesced[1]);
     printf("\nModes of the final design\n");
@@ -418,7 +427,7 @@ static void print_json(const cli *c, const cli_args *a, const mbl_opt_result *r)
     printf(", \"coalesced\": ");
     if (r->coalesced[0]) printf("[%d, %d]", r->coalesced[0], r->coalesced[1]);
     else printf("null");
-    printf(", \"crossings\": %d,\n \"history\": ", r->crossings);
+    printf(", \"newton_steps\": %d, \"crossings\": %d,\n \"history\": ", r->newton_steps, r->crossings);
     json_numbers(r->history, r->nhistory);
     printf(",\n \"history_violation\": ");
     json_numbers(r->history_violation, r->nhistory);
@@ -555,7 +564,8 @@ int cli_cmd_optimize(int argc, char **argv)
     if (a.json) c.quiet = 1; /* one JSON object on stdout */
     if (!c.quiet) {
         char b[128];
-        int alg = c.o.algorithm != MBL_OPT_AUTO ? c.o.algorithm : c.objective.kind == MBL_OPT_MIN_DAMPING ? MBL_OPT_MMA : MBL_OPT_SLSQP;
+        int mx = c.objective.kind == MBL_OPT_MIN_DAMPING || c.objective.kind == MBL_OPT_MAX_REAL;
+        int alg = c.o.algorithm != MBL_OPT_AUTO ? c.o.algorithm : mx ? MBL_OPT_MMA : MBL_OPT_SLSQP;
         printf("Optimizing %s: %s the %s by %s\n", a.model, sense_name(c.objective.sense), goal_name(&c.objective, b, sizeof b),
                mbl_opt_algorithm_name(alg));
         printf("   eval            value      objective  violation  bounds  design\n");

@@ -85,6 +85,22 @@ MBL_API int mbl_dae_deriv_jac_dir(const mbl_dae_deriv *d, const mbl_point *pt, c
 MBL_API int mbl_dae_deriv_states(const mbl_dae_deriv *d, const mbl_point *pt, const double *dx, int param, double *Sq,
                          double *dSq, mbl_status *st);
 
+/* The parameters' total derivatives with respect to parameters cols[0..ncols-1]: T (np x ncols,
+ * column-major) T[i + np c] = dp_i / dp_cols[c], through the file's chain of parameters computed
+ * from earlier ones (1 for cols[c] itself, 0 for the independent ones and those a setting
+ * overrides), at the values of the point's model: the same total derivatives the sensitivities use. */
+MBL_API int mbl_dae_deriv_param_chain(const mbl_dae_deriv *d, const mbl_point *pt, int ncols, const int *cols, double *T,
+                                      mbl_status *st);
+/* The same with the outputs' derivatives too (for mbl_dae_deriv_outputs: a frequency response's
+ * peak to an output as an optimization goal, src/opt). Refused (MBL_EARG) for a model with a
+ * structured term (a tree's or flexible bodies' rows: their outputs are evaluated numerically). */
+MBL_API int mbl_dae_deriv_new_outputs(const mbl_model *model, mbl_dae_deriv **out, mbl_status *st);
+/* The outputs' Jacobian at a point, Yx (ny x nunk, column-major: dy/dx over the unknowns above),
+ * and (dYx and dx given) its total derivative along (dx, param) as mbl_dae_deriv_jac_dir's (the
+ * outputs' second derivatives). Needs an object of mbl_dae_deriv_new_outputs when ny > 0. */
+MBL_API int mbl_dae_deriv_outputs(const mbl_dae_deriv *d, const mbl_point *pt, const double *dx, int param, double *Yx,
+                                  double *dYx, mbl_status *st);
+
 /* ---- the residual of the canonical DAE for integrators --------------------------------------
  * x is the public unknown layout above ([vdot lambda mu v q Xdot Z X r], nunk values,
  * mbl_dae_layout.col0), F the residual rows (row0), J the values of dF/dx on the pattern

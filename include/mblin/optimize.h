@@ -44,11 +44,12 @@ enum {
     MBL_OPT_CHANGE = 4,      /* the design's change from the model's values: sum over the varied
                                 parameters of ((p - p0) / p0)^2 (|p0| below 1e-300: (p - p0)^2) */
     MBL_OPT_PEAK = 5,        /* the largest |H(i w)| over the band band[0]..band[1] Hz, H from the
-                                model's input `input` to the displacement of coordinate `output`
-                                (H-infinity over the band); an objective to minimize or a constraint
-                                <= a. At an equilibrium of a model
-                                without non-holonomic constraints, user ODE states, implicit
-                                variables or generalized speeds */
+                                model's input `input` to the displacement of coordinate `output`, or
+                                to the output `output` of the file's outputs (a coordinate's name
+                                first) (H-infinity over the band); an objective to minimize or a
+                                constraint <= a. At an equilibrium of a model without non-holonomic
+                                constraints, user ODE states, implicit variables or generalized
+                                speeds (an output: nor a structured term) */
     MBL_OPT_CRITICAL = 6,    /* a critical speed: the value of the parameter `speed` (not varied)
                                 where mode `mode` (numbered at speed = `near`) has its damped
                                 frequency |Im lambda| (rad/s) on the line order * speed
@@ -59,12 +60,19 @@ enum {
                                 decay rate, <= 0 for a stable mode */
     MBL_OPT_EXPR = 8,        /* an expression of the model's parameters (`expr`, docs/expressions.md):
                                 a mass m1 + m2, a cost; its derivatives symbolic. A parameter the
-                                file computes from a varied one is refused (name its sources) */
-    MBL_OPT_ORDER = 9        /* the tracked mode's distance from an order line: its frequency minus
+                                file computes from a varied one: its derivatives through the file's
+                                chain of parameters (mbl_dae_deriv_param_chain) */
+    MBL_OPT_ORDER = 9,       /* the tracked mode's distance from an order line: its frequency minus
                                 order * speed / (2 pi) (Hz), `speed` a parameter in rad/s that may be
                                 varied itself (a running speed moved off a resonance); OUTSIDE -d:d
                                 keeps the mode d Hz off the line. Its derivative is the frequency's
                                 minus order / (2 pi) times the speed's (symbolic, as EXPR's) */
+    MBL_OPT_MAX_REAL = 10    /* the largest real part Re lambda over the modes (1/s; zero modes left
+                                out): the spectral abscissa, minus the least decay rate. As an
+                                objective minimized by the bound formulation: an extra variable t,
+                                minimize t subject to Re lambda_i / rho <= t for every mode i (rho
+                                the largest |lambda| at the start); as a constraint <= a, every
+                                mode's real part <= a */
 };
 /* What is asked of it: objectives minimize, maximize or reach a target a (minimize
  * ((x - a) / a)^2); constraints keep it >= a, <= a, or outside the band [a, b] (a < b). */
@@ -83,7 +91,7 @@ typedef struct mbl_opt_goal {
     int mode;    /* FREQ, DAMPING, REAL: mode I (1-based) at the starting design, as `mblin linearize`
                     lists it (an oscillatory mode: its +imaginary eigenvalue is meant either way) */
     double a, b; /* the target or bound(s) (Hz for frequencies) */
-    const char *input, *output; /* MBL_OPT_PEAK: the input and the coordinate */
+    const char *input, *output; /* MBL_OPT_PEAK: the input and the coordinate or output */
     double band[2];             /* MBL_OPT_PEAK: the band (Hz), 0 < band[0] < band[1] */
     const char *speed;          /* MBL_OPT_CRITICAL: the speed parameter, the order, where to start;
                                    MBL_OPT_ORDER: the speed parameter and the order */
@@ -92,15 +100,16 @@ typedef struct mbl_opt_goal {
 } mbl_opt_goal;
 
 /* The scaled value of a constraint, g <= 0 when it holds: (a - f) / a for f >= a, (f - a) / a for
- * f <= a (frequencies, peaks, critical speeds), a - q and q - a for damping ratios, real parts and
- * changes, 1 - ((f - c) / h)^2 outside a band of centre c and half-width h. The "violation"
+ * f <= a (frequencies, peaks, critical speeds), a - q and q - a for damping ratios, real parts (one
+ * row per mode for MAX_REAL) and changes, 1 - ((f - c) / h)^2 outside a band of centre c and half-width h. The "violation"
  * reported is max(g, 0) over the constraints. */
 
 /* The optimizers (NLopt's, docs/optimize.md) */
 enum {
-    MBL_OPT_AUTO = -1,  /* (default) SLSQP, or MMA for the least damping ratio's maximum: its
-                           optimum is often a double eigenvalue, where the damping ratios are not
-                           differentiable and SLSQP's quasi-Newton model stalls short of it */
+    MBL_OPT_AUTO = -1,  /* (default) SLSQP, or MMA for the least damping ratio's maximum and the
+                           largest real part's minimum: their optimum is often a double eigenvalue,
+                           where the damping ratios and real parts are not differentiable and
+                           SLSQP's quasi-Newton model stalls short of it */
     MBL_OPT_SLSQP = 0,  /* sequential quadratic programming */
     MBL_OPT_MMA = 1,    /* method of moving asymptotes (Svanberg) */
     MBL_OPT_CCSAQ = 2,  /* conservative convex separable approximations, quadratic */
@@ -125,7 +134,8 @@ typedef int (*mbl_opt_progress)(void *ud, const mbl_opt_step *step);
 typedef struct mbl_optimize_options {
     const mbl_opt_param *params;    /* nparams varied parameters */
     int nparams;
-    mbl_opt_goal objective;         /* sense MINIMIZE, MAXIMIZE or TARGET (MIN_DAMPING: MAXIMIZE) */
+    mbl_opt_goal objective;         /* sense MINIMIZE, MAXIMIZE or TARGET (MIN_DAMPING: MAXIMIZE,
+                                       MAX_REAL: MINIMIZE) */
     const mbl_opt_goal *constraints;/* nconstraints, sense GE, LE or OUTSIDE */
     int nconstraints;
     int algorithm;                  /* MBL_OPT_AUTO (default), MBL_OPT_SLSQP ... */
@@ -161,11 +171,15 @@ typedef struct mbl_opt_result {
     double objective;       /* the function minimized at p */
     double violation;       /* the largest scaled constraint violation at p (<= feas_tol) */
     double kkt;             /* the first-order optimality residual at p (<= kkt_tol unless coalesced) */
-    int coalesced[2];       /* the least damping ratio maximized at a double eigenvalue: its modes
-                               (1-based; 0, 0 otherwise). The damping ratios have no derivative
-                               there and the first-order condition does not apply: the design was
-                               checked instead by probing each parameter 1e-5 of its range either
-                               way (no feasible probe damps better) */
+    int coalesced[2];       /* the least damping ratio maximized (the largest real part minimized)
+                               at a double eigenvalue: its modes (1-based; 0, 0 otherwise). The
+                               damping ratios and real parts have no derivative there and the
+                               first-order condition does not apply: the design was checked
+                               instead by probing each parameter 1e-5 of its range either way (no
+                               feasible probe damps better, or decays faster) */
+    int newton_steps;       /* the largest real part at a double eigenvalue: the Newton steps on the
+                               pair's discriminant that moved the optimizer's design onto it (not
+                               counted in evaluations; docs/optimize.md) */
     int evaluations;
     int algorithm;          /* the one used (MBL_OPT_AUTO resolved) */
     int stop;               /* NLopt's result code (docs/optimize.md) */

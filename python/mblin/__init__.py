@@ -78,7 +78,7 @@ def _value(what, k, v):
     return x
 
 
-_GOAL_Q = {"min-damping": 3, "change": 4}
+_GOAL_Q = {"min-damping": 3, "change": 4, "max-real": 10}
 _GOAL_RE = _re.compile(r"^(freq|damping|real):([1-9][0-9]*)$")
 _GOAL_KIND = {"freq": 1, "damping": 2, "real": 7}
 
@@ -102,8 +102,8 @@ def _goal_quantity(q, text):
             return 9, int(f[1]), None, None, 0.0, 0.0, f[2], float(f[3]), 0.0, None
     except ValueError:
         pass
-    raise ArgumentError("optimize: unknown quantity in %r (freq:I, damping:I, real:I, min-damping, change, "
-                        "peak:IN:COORD:F1:F2, critical:I:SPEED:ORDER:NEAR, order:I:SPEED:N, expr:EXPRESSION)" % text,
+    raise ArgumentError("optimize: unknown quantity in %r (freq:I, damping:I, real:I, min-damping, max-real, change, "
+                        "peak:IN:OUT:F1:F2, critical:I:SPEED:ORDER:NEAR, order:I:SPEED:N, expr:EXPRESSION)" % text,
                         ArgumentError.code)
 
 
@@ -567,11 +567,11 @@ class Model:
         Args:
             vary: ``{name: (lo, hi)}`` or ``{name: (lo, hi, start)}`` (start: default the model's value).
             objective: ``"max:Q"``, ``"min:Q"`` or ``"Q=TARGET"``; Q ``freq:I``, ``damping:I``, ``real:I``,
-                ``min-damping``, ``change``, ``peak:IN:COORD:F1:F2``, ``critical:I:SPEED:ORDER:NEAR``, ``order:I:SPEED:N`` or
+                ``min-damping``, ``max-real``, ``change``, ``peak:IN:OUT:F1:F2``, ``critical:I:SPEED:ORDER:NEAR``, ``order:I:SPEED:N`` or
                 ``expr:EXPRESSION``, as on the command line.
             constraints: ``"Q>=A"``, ``"Q<=A"`` or ``"Q!=A:B"`` strings.
             algorithm: ``"slsqp"``, ``"mma"``, ``"ccsaq"``, ``"cobyla"`` (None: SLSQP, MMA for
-                ``max:min-damping``). max_eval, xtol, ftol, ctol, feas_tol, kkt_tol, min_mac: as the
+                ``max:min-damping`` and ``min:max-real``). max_eval, xtol, ftol, ctol, feas_tol, kkt_tol, min_mac: as the
                 CLI's options (None: the defaults). at, set: the operating point's kind, overrides.
 
         Returns:
@@ -579,7 +579,7 @@ class Model:
             ``violation``, ``kkt``, ``peak_hz``, ``evaluations``, ``algorithm``, ``stop``,
             ``stop_reason``, ``history``, ``history_violation``, ``at_bound``, ``eigenvalues``,
             ``freq_hz``, ``damping_ratio`` (the final design's modes), ``mode`` and
-            ``constraint_modes`` (the tracked modes' numbers now), ``coalesced``, ``crossings``.
+            ``constraint_modes`` (the tracked modes' numbers now), ``coalesced``, ``newton_steps``, ``crossings``.
 
         Raises:
             ArgumentError (a bad goal, parameter or bound), ModelError (infeasible, a mode or the

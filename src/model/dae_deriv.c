@@ -36,6 +36,11 @@ struct mbl_dae_deriv {
      * more: CSC over usjac entries and nunk + np columns, its own tape (none without user states) */
     mblx_sparse Hus;
     mblx_tape *tape_us;
+    /* mbl_dae_deriv_new_outputs: the outputs' Jacobian Yj (ny x nunk) and Hy, its entries
+     * differentiated once more (CSC over Yj's entries and nunk + np columns), in one tape -> [Yj
+     * values; Hy values] (none otherwise) */
+    mblx_sparse Yj, Hy;
+    mblx_tape *tape_y;
     int param_only;   /* mbl_dae_deriv_new_param: H and Xp empty (no second derivatives) */
 };
 
@@ -49,6 +54,9 @@ void mbl_dae_deriv_free(mbl_dae_deriv *d)
     mblx_tape_free(d->tape);
     mblx_sparse_free(&d->Hus);
     mblx_tape_free(d->tape_us);
+    mblx_sparse_free(&d->Yj);
+    mblx_sparse_free(&d->Hy);
+    mblx_tape_free(d->tape_y);
     mbl_free(d);
 }
 
@@ -96,6 +104,61 @@ static int deriv_new(const mbl_model *md, int param_only, mbl_dae_deriv **out, m
 int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
 {
     return deriv_new(md, 0, out, st);
+}
+
+/* the outputs' Jacobian and its derivatives (mbl_dae_deriv_new_outputs), syms: the unknowns' and
+ * parameters' symbols (nunk + np) */
+static int outputs_new(mbl_dae_deriv *d, const mblx_id *syms, mbl_status *st)
+{
+    const mbl_model *md = d->md;
+    mblx_graph *g = md->g;
+    size_t nunk = (size_t)d->nunk, nsy = nunk + (size_t)d->np;
+    model_graph_lock(md, 1);
+    int rc = mblx_jacobian(g, (size_t)md->ny, md->y, nunk, syms, &d->Yj);
+    if (!rc) rc = mblx_jacobian(g, (size_t)d->Yj.colptr[nunk], d->Yj.node, nsy, syms, &d->Hy);
+    if (rc) {
+        mblx_graph_status(g, st);
+        model_graph_lock(md, 0);
+        return rc;
+    }
+    size_t ny = (size_t)d->Yj.colptr[nunk], nh = (size_t)d->Hy.colptr[nsy];
+    mblx_id *outs = mbl_alloc_array(ny + nh + 1, sizeof *outs);
+    if (outs) {
+        if (ny) memcpy(outs, d->Yj.node, ny * sizeof *outs);
+        if (nh) memcpy(outs + ny, d->Hy.node, nh * sizeof *outs);
+        d->tape_y = mblx_compile(g, ny + nh, outs, st);
+    }
+    model_graph_lock(md, 0);
+    mbl_free(outs);
+    if (!outs) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!d->tape_y) return st ? st->code : MBL_ENOMEM;
+    if (mblx_tape_nsymbols(d->tape_y) > (size_t)md->nsym)
+        return mbl_error(st, MBL_EARG, "mbl_dae_deriv_new_outputs: the derivatives read symbols the model does not have");
+    return 0;
+}
+
+int mbl_dae_deriv_new_outputs(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
+{
+    for (int t = 0; md && t < MODEL_NTERMS; t++)
+        if (model_terms[t]->present(md))
+            return mbl_error(st, MBL_EARG, "%s: the outputs' derivatives of a model with a structured term (a tree's "
+                                           "or flexible bodies' rows) are not formed", md->file);
+    int rc = deriv_new(md, 0, out, st);
+    if (rc || !md->ny) return rc;
+    size_t nsy = (size_t)md->nunk + (size_t)md->np;
+    mblx_id *syms = mbl_alloc_array(nsy + 1, sizeof *syms);
+    if (!syms) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    model_graph_lock(md, 1);
+    for (int c = 0; !rc && c < md->nunk; c++) syms[c] = mblx_symbol_node(md->g, (size_t)md->sym_of_unknown[c]);
+    model_graph_lock(md, 0);
+    for (int j = 0; !rc && j < md->np; j++) syms[md->nunk + j] = md->p[j];
+    if (!rc) rc = outputs_new(*out, syms, st);
+    mbl_free(syms);
+    if (rc) {
+        mbl_dae_deriv_free(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 int mbl_dae_deriv_new_param(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
@@ -229,6 +292,20 @@ static void param_column(const mbl_dae_deriv *d, const double *vals, int j, doub
         if (Tc[k] == 0.0) continue;
         for (int e = d->Pp.colptr[k]; e < d->Pp.colptr[k + 1]; e++)
             if (d->Pp.rowidx[e] > k) Tc[d->Pp.rowidx[e]] += pv[e] * Tc[k];
+    }
+}
+
+/* dj (ne) = the derivative of ne entries along (dx, param): sum over the columns c of H (CSC over the
+ * entries and nunk + np columns, values hv) of hv times dx[c] (an unknown) or T[c - nunk] (a
+ * parameter's total derivative, param >= 0) */
+static void contract(const mblx_sparse *H, const double *hv, int nunk, int np, const double *dx, int param,
+                     const double *T, int ne, double *dj)
+{
+    memset(dj, 0, (size_t)ne * sizeof *dj);
+    for (int c = 0; c < nunk + np; c++) {
+        double w = c < nunk ? dx[c] : param >= 0 ? T[c - nunk] : 0.0;
+        if (w == 0.0) continue;
+        for (int e = H->colptr[c]; e < H->colptr[c + 1]; e++) dj[H->rowidx[e]] += hv[e] * w;
     }
 }
 
@@ -451,12 +528,7 @@ int mbl_dae_deriv_jac_dir(const mbl_dae_deriv *d, const mbl_point *pt, const dou
     }
     rc = eval_all(d, &(part_tape){d->tape, NULL, 0}, pt, vals, param >= 0 ? T : NULL, param, NULL, st);
     if (rc) goto done;
-    memset(dJ, 0, (size_t)md->jac.nz * sizeof *dJ);
-    for (int c = 0; c < nunk + np; c++) {
-        double w = c < nunk ? dx[c] : param >= 0 ? T[c - nunk] : 0.0;
-        if (w == 0.0) continue;
-        for (int e = d->H.colptr[c]; e < d->H.colptr[c + 1]; e++) dJ[d->H.rowidx[e]] += vals[e] * w;
-    }
+    contract(&d->H, vals, nunk, np, dx, param, T, md->jac.nz, dJ);
 done:
     mbl_free(vals);
     mbl_free(T);
@@ -513,17 +585,72 @@ int mbl_dae_deriv_states(const mbl_dae_deriv *d, const mbl_point *pt, const doub
     /* T: param's total derivatives */
     rc = eval_all(d, &(part_tape){d->tape, NULL, 0}, pt, vals, param >= 0 ? T : NULL, param, NULL, st);
     if (rc) goto done;
-    memset(dj, 0, (size_t)md->usjac.nz * sizeof *dj);
-    for (int c = 0; c < nunk + np; c++) {
-        double w = c < nunk ? dx[c] : param >= 0 ? T[c - nunk] : 0.0;
-        if (w == 0.0) continue;
-        for (int e = d->Hus.colptr[c]; e < d->Hus.colptr[c + 1]; e++) dj[d->Hus.rowidx[e]] += hv[e] * w;
-    }
+    contract(&d->Hus, hv, nunk, np, dx, param, T, md->usjac.nz, dj);
     for (int e = 0; e < md->usjac.nz; e++) {
         int r = md->usjac.row[e], c = md->usjac.col[e] - cq;
         if (r < rows && c >= 0 && c < n) dSq[r + (size_t)c * rows] += dj[e];
     }
 done:
     mbl_free(syms), mbl_free(work), mbl_free(us), mbl_free(hv), mbl_free(dj), mbl_free(vals), mbl_free(T);
+    return rc;
+}
+
+int mbl_dae_deriv_outputs(const mbl_dae_deriv *d, const mbl_point *pt, const double *dx, int param, double *Yx,
+                          double *dYx, mbl_status *st)
+{
+    if (!d || !pt || !Yx) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_outputs: NULL argument");
+    const mbl_model *md = d->md;
+    int ny = md->ny, np = d->np, nunk = d->nunk, rc = 0;
+    if (param < -1 || param >= np) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_outputs: no parameter %d", param);
+    if (ny && !d->tape_y)
+        return mbl_error(st, MBL_EARG, "mbl_dae_deriv_outputs: derivatives not made by mbl_dae_deriv_new_outputs");
+    memset(Yx, 0, (size_t)ny * (size_t)nunk * sizeof *Yx);
+    if (dYx) memset(dYx, 0, (size_t)ny * (size_t)nunk * sizeof *dYx);
+    if (!ny) return 0;
+    int nyj = d->Yj.colptr[nunk];
+    size_t ws = md->work_size, nv = (size_t)nyj + (size_t)d->Hy.colptr[nunk + np];
+    if (mblx_tape_work_size(d->tape_y) > ws) ws = mblx_tape_work_size(d->tape_y);
+    double *syms = mbl_alloc_array((size_t)md->nsym + 1, sizeof *syms), *work = mbl_alloc_array(ws + 1, sizeof *work);
+    double *yv = mbl_alloc_array(nv + (size_t)nyj + 1, sizeof *yv), *dj = yv ? yv + nv : NULL;
+    double *vals = NULL, *T = NULL;
+    if (!syms || !work || !yv) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    model_fill_syms_pt(md, pt, syms);
+    if ((rc = mblx_tape_eval(d->tape_y, syms, yv, work, st))) {
+        rc = model_eval_error(md, syms, "in the derivatives of the outputs", st);
+        goto done;
+    }
+    for (int c = 0; c < nunk; c++)
+        for (int e = d->Yj.colptr[c]; e < d->Yj.colptr[c + 1]; e++) Yx[d->Yj.rowidx[e] + (size_t)c * ny] = yv[e];
+    if (!dYx || !dx) goto done;
+    vals = mbl_alloc_array(d->nout + 1, sizeof *vals);
+    T = mbl_alloc_array((size_t)np + 1, sizeof *T);
+    if (!vals || !T) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    /* T: param's total derivatives */
+    if ((rc = eval_all(d, &(part_tape){d->tape, NULL, 0}, pt, vals, param >= 0 ? T : NULL, param, NULL, st))) goto done;
+    contract(&d->Hy, yv + nyj, nunk, np, dx, param, T, nyj, dj);
+    for (int c = 0; c < nunk; c++)
+        for (int e = d->Yj.colptr[c]; e < d->Yj.colptr[c + 1]; e++) dYx[d->Yj.rowidx[e] + (size_t)c * ny] = dj[e];
+done:
+    mbl_free(syms), mbl_free(work), mbl_free(yv), mbl_free(vals), mbl_free(T);
+    return rc;
+}
+
+int mbl_dae_deriv_param_chain(const mbl_dae_deriv *d, const mbl_point *pt, int ncols, const int *cols, double *T,
+                              mbl_status *st)
+{
+    if (!d || !pt || (ncols > 0 && (!cols || !T))) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_param_chain: NULL argument");
+    for (int c = 0; c < ncols; c++)
+        if (cols[c] < 0 || cols[c] >= d->np) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_param_chain: no parameter %d", cols[c]);
+    double *vals = mbl_alloc_array(d->nout + 1, sizeof *vals);
+    if (!vals) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    int rc = eval_all(d, &(part_tape){d->tape, NULL, 0}, pt, vals, NULL, -1, NULL, st);
+    for (int c = 0; !rc && c < ncols; c++) param_column(d, vals, cols[c], T + (size_t)d->np * c);
+    mbl_free(vals);
     return rc;
 }

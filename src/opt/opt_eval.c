@@ -35,7 +35,12 @@ static int compute_point(opt_ctx *c, const double *p, mbl_sensitivity **out, mbl
     int rc = mbl_model_copy(c->model, c->sets, c->nsets, &md, st);
     if (!rc && (rc = mbl_operating_point(md, &c->o->opoint, &pt, st)))
         mbl_error_prefix(st, "the operating point was lost");
-    if (!rc) rc = mbl_dae_deriv_new(md, &dd, st);
+    int yout = 0; /* a peak to an output of the file's outputs: their derivatives too */
+    for (int g = 0; !rc && g <= c->o->nconstraints; g++) {
+        const mbl_opt_goal *gl = g ? &c->o->constraints[g - 1] : &c->o->objective;
+        yout |= gl->kind == MBL_OPT_PEAK && opt_frf_output(md, gl) >= 0;
+    }
+    if (!rc) rc = yout ? mbl_dae_deriv_new_outputs(md, &dd, st) : mbl_dae_deriv_new(md, &dd, st);
     if (!rc) rc = mbl_sensitivity_compute(dd, pt, c->idx, c->np, &so, out, st);
     for (int w = 0; !rc && w < c->np; w++)
         if (!(*out)->point_defined[w])
@@ -47,6 +52,7 @@ static int compute_point(opt_ctx *c, const double *p, mbl_sensitivity **out, mbl
         const mbl_opt_goal *gl = g ? &c->o->constraints[g - 1] : &c->o->objective;
         size_t o = (size_t)g * OPT_FRF_PEAKS;
         if (gl->kind == MBL_OPT_CRITICAL) rc = opt_critical(c, gl, &c->crit_near[g], c->pk_val + o, c->pk_grad + o * c->np, st);
+        if (!rc && c->ex[g]) rc = opt_expr_point(c, c->ex[g], md, dd, pt, st); /* its derived parameters */
         if (gl->kind != MBL_OPT_PEAK) continue;
         rc = opt_frf_peaks(c, md, dd, pt, *out, gl, c->pk_val + o, c->pk_grad + o * c->np, c->pk_hz + o, st);
         for (int k = 0; k < OPT_FRF_PEAKS; k++) c->pk_hz[o + k] /= 2 * 3.14159265358979323846;
@@ -136,7 +142,7 @@ int opt_goal_check(const mbl_opt_goal *g, int objective, int nmode, mbl_status *
 {
     const char *what = objective ? "the objective" : "a constraint";
     int named = g->kind == MBL_OPT_FREQ || g->kind == MBL_OPT_DAMPING || g->kind == MBL_OPT_REAL || g->kind == MBL_OPT_ORDER;
-    if (g->kind < MBL_OPT_FREQ || g->kind > MBL_OPT_ORDER) return mbl_error(st, MBL_EARG, "%s: unknown kind %d", what, g->kind);
+    if (g->kind < MBL_OPT_FREQ || g->kind > MBL_OPT_MAX_REAL) return mbl_error(st, MBL_EARG, "%s: unknown kind %d", what, g->kind);
     if (objective ? (g->sense < MBL_OPT_MINIMIZE || g->sense > MBL_OPT_TARGET)
                   : (g->sense < MBL_OPT_GE || g->sense > MBL_OPT_OUTSIDE))
         return mbl_error(st, MBL_EARG, "%s: sense %d is not one of an %s", what, g->sense,
@@ -144,6 +150,9 @@ int opt_goal_check(const mbl_opt_goal *g, int objective, int nmode, mbl_status *
     if (g->kind == MBL_OPT_MIN_DAMPING && g->sense != (objective ? MBL_OPT_MAXIMIZE : MBL_OPT_GE))
         return mbl_error(st, MBL_EARG, "%s: the least damping ratio can only be %s", what,
                          objective ? "maximized" : "bounded from below (>=)");
+    if (g->kind == MBL_OPT_MAX_REAL && g->sense != (objective ? MBL_OPT_MINIMIZE : MBL_OPT_LE))
+        return mbl_error(st, MBL_EARG, "%s: the largest real part can only be %s", what,
+                         objective ? "minimized" : "bounded from above (<=)");
     if (g->kind == MBL_OPT_PEAK && g->sense != (objective ? MBL_OPT_MINIMIZE : MBL_OPT_LE))
         return mbl_error(st, MBL_EARG, "%s: a frequency-response peak can only be %s", what,
                          objective ? "minimized" : "bounded from above (<=)");
@@ -175,7 +184,10 @@ int opt_goal_check(const mbl_opt_goal *g, int objective, int nmode, mbl_status *
 int opt_constraint_count(const opt_ctx *c)
 {
     int n = 0;
-    for (int i = 0; i < c->o->nconstraints; i++) n += c->o->constraints[i].kind == MBL_OPT_MIN_DAMPING ? c->nmode : 1;
+    for (int i = 0; i < c->o->nconstraints; i++) {
+        int k = c->o->constraints[i].kind;
+        n += k == MBL_OPT_MIN_DAMPING || k == MBL_OPT_MAX_REAL ? c->nmode : 1;
+    }
     for (int i = 0; i < c->o->nconstraints; i++) n += c->o->constraints[i].kind == MBL_OPT_PEAK ? OPT_FRF_PEAKS - 1 : 0;
     return n + c->nbound;
 }
@@ -254,16 +266,17 @@ static int quantity(const opt_ctx *c, const mbl_opt_goal *g, int gi, double *q, 
     return rc;
 }
 
-/* The least-damping slots: one per mode, value zeta and its derivative (np), or *use = 0 for a
- * zero mode and the second member of a conjugate pair (not counted). */
-static int damping_slot(const opt_ctx *c, int k, int *use, double *z, double *dz, mbl_status *st)
+/* The least-damping and largest-real-part slots: one per mode, value zeta (which = MBL_OPT_DAMPING)
+ * or Re lambda (MBL_OPT_REAL) and its derivative (np), or *use = 0 for a zero mode and the second
+ * member of a conjugate pair (not counted). */
+static int mode_slot(const opt_ctx *c, int k, int which, int *use, double *z, double *dz, mbl_status *st)
 {
     const mbl_sens_mode *m = &c->S->modes[c->branch[k]];
     *use = m->kind != MBL_MODE_ZERO && m->im >= 0;
     if (!*use) return 0;
     char who[32];
     snprintf(who, sizeof who, "mode %d", c->branch[k] + 1);
-    return mode_value(c, m, MBL_OPT_DAMPING, who, z, dz, st);
+    return mode_value(c, m, which, who, z, dz, st);
 }
 
 /* g(q) <= 0 of a constraint and dg/dq */
@@ -299,19 +312,21 @@ static int goals(opt_ctx *c, mbl_status *st)
     }
     for (int i = 0; !rc && i < c->o->nconstraints; i++) {
         const mbl_opt_goal *g = &c->o->constraints[i];
-        for (int k = 0; g->kind == MBL_OPT_MIN_DAMPING && k < c->nmode && !rc; k++, r++) {
+        int per_mode = g->kind == MBL_OPT_MIN_DAMPING || g->kind == MBL_OPT_MAX_REAL;
+        double sg = g->kind == MBL_OPT_MIN_DAMPING ? -1 : 1; /* zeta_k >= a, Re lambda_k <= a */
+        for (int k = 0; per_mode && k < c->nmode && !rc; k++, r++) {
             int use;
             double *row = c->cgrad + (size_t)r * nx;
-            if ((rc = damping_slot(c, k, &use, &q, d, st))) break;
-            c->cval[r] = use ? g->a - q : -1;
-            for (int j = 0; use && j < np; j++) row[j] = -d[j] * (c->hi[j] - c->lo[j]);
+            if ((rc = mode_slot(c, k, sg < 0 ? MBL_OPT_DAMPING : MBL_OPT_REAL, &use, &q, d, st))) break;
+            c->cval[r] = use ? sg * (q - g->a) : -1;
+            for (int j = 0; use && j < np; j++) row[j] = sg * d[j] * (c->hi[j] - c->lo[j]);
         }
         for (int k = 0; g->kind == MBL_OPT_PEAK && k < OPT_FRF_PEAKS; k++, r++) { /* each local peak <= a */
             size_t o = (size_t)(i + 1) * OPT_FRF_PEAKS + k;
             c->cval[r] = (c->pk_val[o] - g->a) / g->a;
             for (int j = 0; j < np; j++) c->cgrad[(size_t)r * nx + j] = c->pk_grad[o * np + j] / g->a * (c->hi[j] - c->lo[j]);
         }
-        if (rc || g->kind == MBL_OPT_MIN_DAMPING || g->kind == MBL_OPT_PEAK || (rc = quantity(c, g, i + 1, &q, d, st)))
+        if (rc || per_mode || g->kind == MBL_OPT_PEAK || (rc = quantity(c, g, i + 1, &q, d, st)))
             continue;
         double slope;
         constraint_of(g, q, &c->cval[r], &slope);
@@ -328,11 +343,20 @@ static int goals(opt_ctx *c, mbl_status *st)
     for (int k = 0; !rc && c->bound == 1 && k < c->nmode; k++, r++) { /* t - zeta_k <= 0 */
         int use;
         double *row = c->cgrad + (size_t)r * nx;
-        if ((rc = damping_slot(c, k, &use, &q, d, st))) break;
+        if ((rc = mode_slot(c, k, MBL_OPT_DAMPING, &use, &q, d, st))) break;
         c->cval[r] = use ? c->x[np] - q : c->x[np] - 2;
         if (use) c->value = fmin(c->value, q);
         for (int j = 0; use && j < np; j++) row[j] = -d[j] * (c->hi[j] - c->lo[j]);
         row[np] = 1;
+    }
+    for (int k = 0; !rc && c->bound == 3 && k < c->nmode; k++, r++) { /* Re lambda_k / pscale - t <= 0 */
+        int use;
+        double *row = c->cgrad + (size_t)r * nx;
+        if ((rc = mode_slot(c, k, MBL_OPT_REAL, &use, &q, d, st))) break;
+        c->cval[r] = use ? q / c->pscale - c->x[np] : -1; /* a zero mode, a pair's second: a row never active */
+        if (use) c->value = fmax(c->value, q);
+        for (int j = 0; use && j < np; j++) row[j] = d[j] / c->pscale * (c->hi[j] - c->lo[j]);
+        row[np] = use ? -1 : 0;
     }
     /* the violation of the design's constraints (the bound formulation's rows are the optimizer's) */
     int nreal = c->ncon - c->nbound;
@@ -349,10 +373,15 @@ static int first_point(opt_ctx *c, const mbl_sensitivity *S, mbl_status *st)
     int rc = opt_goal_check(&c->o->objective, 1, c->nmode, st);
     for (int i = 0; !rc && i < c->o->nconstraints; i++) rc = opt_goal_check(&c->o->constraints[i], 0, c->nmode, st);
     if (rc) return rc;
-    c->nbound = c->bound == 1 ? c->nmode : c->bound == 2 ? OPT_FRF_PEAKS : 0;
+    c->nbound = c->bound == 1 || c->bound == 3 ? c->nmode : c->bound == 2 ? OPT_FRF_PEAKS : 0;
     c->ncon = opt_constraint_count(c);
-    c->pscale = 1;
+    c->pscale = c->bound == 3 ? 0 : 1;
     for (int k = 0; c->bound == 2 && k < OPT_FRF_PEAKS; k++) c->pscale = k ? fmax(c->pscale, c->pk_val[k]) : c->pk_val[k];
+    for (int k = 0; c->bound == 3 && k < c->nmode; k++) /* t: the real parts over the start's largest |lambda| */
+        if (S->modes[k].kind != MBL_MODE_ZERO) c->pscale = fmax(c->pscale, hypot(S->modes[k].re, S->modes[k].im));
+    if (!(c->pscale > 0))
+        return mbl_error(st, MBL_EARG, "the objective: the largest real part needs a nonzero mode (every mode is a zero "
+                                       "eigenvalue at the start)");
     c->branch = mbl_alloc_array((size_t)c->nmode + 1, sizeof *c->branch);
     c->cval = mbl_alloc_array((size_t)c->ncon + 1, sizeof *c->cval);
     c->cgrad = mbl_alloc_array((size_t)c->ncon * c->nx + 1, sizeof *c->cgrad);
@@ -401,6 +430,7 @@ int opt_eval(opt_ctx *c, const double *x, mbl_status *st)
     }
     mbl_sensitivity_free(c->S);
     c->S = S;
+    for (int g = 0; g <= c->o->nconstraints; g++) opt_expr_commit(c->ex[g]);
     memcpy(c->p, pp, (size_t)c->np * sizeof *pp);
     memcpy(c->x, x, (size_t)c->nx * sizeof *x);
     c->have = 1;

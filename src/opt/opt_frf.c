@@ -1,6 +1,7 @@
 /* The frequency-response peak as a goal (docs/optimize.md, "Frequency-response peak"): the largest
- * |H(i w)| over a band, H from one input of the model to the displacement of one coordinate, and
- * its exact derivative with respect to the parameters.
+ * |H(i w)| over a band, H from one input of the model to the displacement of one coordinate or to
+ * one output of the file's outputs (its row of the outputs' Jacobian, out_row), and its exact
+ * derivative with respect to the parameters.
  *
  * At an equilibrium of a model without non-holonomic constraints, user ODE states or implicit
  * variables, the residual's Jacobian J (mbl_dae_deriv_eval) gives the linearized equations
@@ -57,7 +58,41 @@ typedef struct frf {
     const double *P0, *P1, *P2, *b;
     double complex *A, *x;
     lapack_int *ipiv;
+    int n;
+    const double *yc; /* an output's row (out_row) or NULL: the coordinate out */
 } frf;
+
+/* An output y of the file's outputs: its row of the outputs' Jacobian by blocks, yc = [y_q (n);
+ * y_v (n); y_vdot (n); y_lambda (m); y_r] (y_r: the input's column, the feedthrough), from Yx (ny x
+ * nunk) row yo. At an equilibrium v = s q and vdot = s^2 q, so Y(s) = c(s)^T X + y_r with c(s) =
+ * [y_q + s y_v + s^2 y_vdot; y_lambda]. */
+static void out_row(const mbl_dae_layout *L, const double *Yx, int ny, int yo, int rin, double *yc)
+{
+    int n = L->n, m = L->m;
+    for (int i = 0; i < n; i++) {
+        yc[i] = Yx[yo + (size_t)(L->col0[MBL_DAE_Q] + i) * ny];
+        yc[n + i] = Yx[yo + (size_t)(L->col0[MBL_DAE_V] + i) * ny];
+        yc[2 * n + i] = Yx[yo + (size_t)(L->col0[MBL_DAE_VDOT] + i) * ny];
+    }
+    for (int j = 0; j < m; j++) yc[3 * n + j] = Yx[yo + (size_t)(L->col0[MBL_DAE_LAMBDA] + j) * ny];
+    yc[3 * n + m] = Yx[yo + (size_t)(L->col0[MBL_DAE_R] + rin) * ny];
+}
+
+/* c(i w)^T v for an output's row yc (out_row; its feedthrough left out) */
+static double complex out_dot(const frf *f, const double *yc, const double complex *v, double w)
+{
+    int n = f->n;
+    double complex s = 0;
+    for (int i = 0; i < n; i++) s += (yc[i] + I * w * yc[n + i] - w * w * yc[2 * n + i]) * v[i];
+    for (int j = n; j < f->N; j++) s += yc[2 * n + j] * v[j];
+    return s;
+}
+
+/* H(i w) at the solution X in f */
+static double complex frf_value(const frf *f, double w)
+{
+    return f->yc ? out_dot(f, f->yc, f->x, w) + f->yc[3 * f->n + f->N - f->n] : f->x[f->out];
+}
 
 /* |H(i w)|, the factorization of P(i w) and X left in f */
 static int frf_at(frf *f, double w, double *mag, mbl_status *st)
@@ -70,7 +105,7 @@ static int frf_at(frf *f, double w, double *mag, mbl_status *st)
     if (info < 0) return mbl_error(st, MBL_ELIB, "zgesv: argument %d", (int)-info);
     if (info > 0) return mbl_error(st, MBL_ESINGULAR, "the response is unbounded at %.10g Hz (an undamped mode there)",
                                    w / TWO_PI);
-    *mag = cabs(f->x[f->out]);
+    *mag = cabs(frf_value(f, w));
     return 0;
 }
 
@@ -140,20 +175,21 @@ int opt_frf_peaks(const opt_ctx *c, const mbl_model *md, const mbl_dae_deriv *dd
     mbl_dae_deriv_layout(dd, &L);
     mbl_model_info info;
     mbl_model_get_info(md, &info);
-    int rin = -1, out = -1, rc = 0;
+    int rin = -1, out = -1, yo = opt_frf_output(md, g), rc = 0;
     for (int i = 0; g->input && i < info.ninput; i++)
         if (!strcmp(mbl_model_input_name(md, i), g->input)) rin = i;
     for (int i = 0; g->output && i < info.ncoord; i++)
         if (!strcmp(mbl_model_coord_name(md, i), g->output)) out = i;
-    if (rin < 0 || out < 0)
-        return mbl_error(st, MBL_EARG, "the peak goal: the model has no %s '%s'", rin < 0 ? "input" : "coordinate",
-                         rin < 0 ? (g->input ? g->input : "") : (g->output ? g->output : ""));
+    if (rin < 0 || (out < 0 && yo < 0))
+        return mbl_error(st, MBL_EARG, "the peak goal: the model has no %s '%s'",
+                         rin < 0 ? "input" : "coordinate or output", rin < 0 ? (g->input ? g->input : "") : (g->output ? g->output : ""));
     if (L.k || info.node_states || info.nimplicit || info.nspeeds || pt->at != MBL_AT_EQUILIBRIUM)
         return mbl_error(st, MBL_EARG, "the peak goal needs an equilibrium of a model without non-holonomic constraints, "
                                        "user ODE states, implicit variables or generalized speeds (not yet: docs/optimize.md)");
-    int N = L.n + L.m, nunk = L.nunk, np = c->np;
-    size_t NN = (size_t)N * N, per = 3 * NN + (size_t)N;
-    double *J = mbl_alloc_array((size_t)L.jnz * 2 + 3 * NN + (size_t)N + per * np + (size_t)nunk + 1, sizeof *J);
+    int N = L.n + L.m, nunk = L.nunk, np = c->np, ny = yo >= 0 ? info.noutput : 0, nyc = 3 * L.n + L.m + 1;
+    size_t NN = (size_t)N * N, per = 3 * NN + (size_t)N, nY = (size_t)ny * nunk;
+    double *J = mbl_alloc_array((size_t)L.jnz * 2 + 3 * NN + (size_t)N + per * np + (size_t)nunk + 2 * nY +
+                                    (size_t)nyc * (np + 1) + 1, sizeof *J);
     double complex *A = mbl_alloc_array(NN + 2 * (size_t)N + 1, sizeof *A);
     lapack_int *ipiv = mbl_alloc_array((size_t)N + 1, sizeof *ipiv);
     if (!J || !A || !ipiv) {
@@ -161,10 +197,13 @@ int opt_frf_peaks(const opt_ctx *c, const mbl_model *md, const mbl_dae_deriv *dd
         goto done;
     }
     double *dJ = J + L.jnz, *P0 = dJ + L.jnz, *P1 = P0 + NN, *P2 = P1 + NN, *b = P2 + NN, *dP = b + N, *dx = dP + per * np;
+    double *Yx = dx + nunk, *dYx = Yx + nY, *yc = dYx + nY; /* an output's row, then its derivative per parameter */
     double complex *x = A + NN, *y = x + N;
-    frf f = {N, out, P0, P1, P2, b, A, x, ipiv};
+    frf f = {N, out, P0, P1, P2, b, A, x, ipiv, L.n, yo >= 0 ? yc : NULL};
     if ((rc = mbl_dae_deriv_eval(dd, pt, J, NULL, NULL, st))) goto done;
     fill(&L, J, rin, P0, P1, P2, b);
+    if (yo >= 0 && !(rc = mbl_dae_deriv_outputs(dd, pt, NULL, -1, Yx, NULL, st))) out_row(&L, Yx, ny, yo, rin, yc);
+    if (rc) goto done;
     if ((rc = frf_peaks(&f, S, TWO_PI * g->band[0], TWO_PI * g->band[1], wpk, val, st))) goto done;
     for (int i = 0; i < OPT_FRF_PEAKS; i++)
         if (!(val[i] > 0)) {
@@ -178,11 +217,13 @@ int opt_frf_peaks(const opt_ctx *c, const mbl_model *md, const mbl_dae_deriv *dd
         for (int i = 0; i < L.m; i++) dx[L.col0[MBL_DAE_LAMBDA] + i] = S->dlambda[i + (size_t)k * L.m];
         if ((rc = mbl_dae_deriv_jac_dir(dd, pt, dx, c->idx[k], dJ, st))) goto done;
         fill(&L, dJ, rin, D, D + NN, D + 2 * NN, D + 3 * NN);
+        if (yo >= 0 && (rc = mbl_dae_deriv_outputs(dd, pt, dx, c->idx[k], Yx, dYx, st))) goto done;
+        if (yo >= 0) out_row(&L, dYx, ny, yo, rin, yc + (size_t)nyc * (k + 1)); /* the output's row's derivative */
     }
     for (int r = 0; r < OPT_FRF_PEAKS; r++) {
         double w = wpk[r], mag;
         if ((rc = frf_at(&f, w, &mag, st))) goto done; /* the factorization and X at this peak */
-        double complex H = x[out];
+        double complex H = frf_value(&f, w);
         for (int k = 0; k < np; k++) {
             const double *D0 = dP + per * k, *D1 = D0 + NN, *D2 = D1 + NN, *db = D2 + NN;
             for (int i = 0; i < N; i++) { /* y = db - dP(i w) X */
@@ -199,7 +240,12 @@ int opt_frf_peaks(const opt_ctx *c, const mbl_model *md, const mbl_dae_deriv *dd
                 rc = mbl_error(st, MBL_ELIB, "zgetrs: argument %d", (int)-info);
                 goto done;
             }
-            grad[(size_t)r * np + k] = creal(conj(H) * y[out]) / mag;
+            double complex dH = y[out >= 0 ? out : 0]; /* a coordinate's; an output's: dc^T X + dy_r + c^T dX */
+            if (yo >= 0) {
+                const double *dyc = yc + (size_t)nyc * (k + 1);
+                dH = out_dot(&f, dyc, x, w) + dyc[nyc - 1] + out_dot(&f, yc, y, w);
+            }
+            grad[(size_t)r * np + k] = creal(conj(H) * dH) / mag;
         }
     }
 done:
@@ -207,4 +253,15 @@ done:
     mbl_free(A);
     mbl_free(ipiv);
     return rc;
+}
+
+int opt_frf_output(const mbl_model *md, const mbl_opt_goal *g)
+{
+    mbl_model_info info;
+    mbl_model_get_info(md, &info);
+    for (int i = 0; g->output && i < info.ncoord; i++)
+        if (!strcmp(mbl_model_coord_name(md, i), g->output)) return -1; /* a coordinate's name first */
+    for (int i = 0; g->output && i < info.noutput; i++)
+        if (!strcmp(mbl_model_output_name(md, i), g->output)) return i;
+    return -1;
 }

@@ -10,6 +10,7 @@
  * 1974, ch. 23), its residual relative to the larger of ||grad f|| there and at the start (at an
  * unconstrained optimum grad f itself is rounding). mbl_optimize refuses a final design whose
  * residual exceeds kkt_tol. */
+#include <complex.h>
 #include <math.h>
 #include <string.h>
 
@@ -94,7 +95,8 @@ int opt_kkt_residual(const opt_ctx *c, double act_tol, double *res, mbl_status *
             m++;
         }
     for (int j = 0; j < nx && m < mmax; j++) {
-        double lo = j < c->np ? 0 : c->bound == 1 ? -1 : 0, hi = j < c->np || c->bound == 1 ? 1 : OPT_PEAK_TMAX;
+        double lo = 0, hi = 1;
+        if (j >= c->np) opt_t_bounds(c, &lo, &hi);
         int side = c->x[j] <= lo + act_tol ? -1 : c->x[j] >= hi - act_tol ? 1 : 0;
         if (!side) continue;
         memset(A + (size_t)m * nx, 0, (size_t)nx * sizeof *A);
@@ -118,13 +120,13 @@ done:
     return rc;
 }
 
-/* Two modes of the active least-damping rows (the bound formulation's) that nearly coincide: the
- * max-min optimum at a double eigenvalue (a tuned mass damper's equal-damping optimum), where the
- * damping ratios are not differentiable and the first-order condition does not apply. *i, *j: the
- * modes (1-based). */
+/* Two modes of the active least-damping or largest-real-part rows (the bound formulation's) that
+ * nearly coincide: the max-min optimum at a double eigenvalue (a tuned mass damper's equal-damping
+ * optimum, and its least spectral abscissa), where the damping ratios and real parts are not
+ * differentiable and the first-order condition does not apply. *i, *j: the modes (1-based). */
 int opt_coalesced(const opt_ctx *c, int *i, int *j)
 {
-    if (c->bound != 1) return 0;
+    if (c->bound != 1 && c->bound != 3) return 0;
     int r0 = c->ncon - c->nmode;
     for (int a = 0; a < c->nmode; a++)
         for (int b = 0; b < c->nmode; b++) {
@@ -140,11 +142,11 @@ int opt_coalesced(const opt_ctx *c, int *i, int *j)
 }
 
 /* The design x probed at x +- OPT_PROBE_STEP along each parameter (within the bounds): *better = 1
- * when a feasible probe has a larger least damping ratio than x by more than OPT_PROBE_GAIN of it.
- * c is evaluated at x again afterwards (its modes tracked back). */
+ * when a feasible probe has a larger least damping ratio (a smaller largest real part) than x by
+ * more than OPT_PROBE_GAIN of it. c is evaluated at x again afterwards (its modes tracked back). */
 int opt_probe(opt_ctx *c, const double *x, int *better, mbl_status *st)
 {
-    double xp[64 + 2], v0 = c->value;
+    double xp[64 + 2], v0 = c->value, dir = c->bound == 3 ? -1 : 1;
     int rc = 0;
     *better = 0;
     if (c->nx > 64) return 0;
@@ -154,8 +156,53 @@ int opt_probe(opt_ctx *c, const double *x, int *better, mbl_status *st)
             xp[j] = fmin(1, fmax(0, x[j] + sg * OPT_PROBE_STEP));
             if (xp[j] == x[j]) continue;
             rc = opt_eval(c, xp, st);
-            if (!rc && c->violation <= c->o->feas_tol && c->value > v0 + OPT_PROBE_GAIN * fabs(v0)) *better = 1;
+            if (!rc && c->violation <= c->o->feas_tol && dir * (c->value - v0) > OPT_PROBE_GAIN * fabs(v0)) *better = 1;
         }
     int rc2 = opt_eval(c, x, st);
     return rc ? rc : rc2;
+}
+
+/* The largest real part minimized where two pairs coalesce (the tuned mass damper's least
+ * spectral abscissa, a double pair): the optimizers approach that point along the valley where the
+ * two real parts are equal, where the real parts are not differentiable, and stop short of it
+ * (MMA 5e-7 of the value away, SLSQP 4e-4). The pair's discriminant D = (lambda_a - lambda_b)^2 is
+ * analytic in p where the eigenvalues are not (dD = 2 (lambda_a - lambda_b)(dlambda_a -
+ * dlambda_b)), so Newton steps on D = -(OPT_POLISH_SEP |lambda|)^2 (the valley, the pair just apart:
+ * its derivatives stay defined) move the design to the coalescence: the minimum-norm step of the
+ * two real equations in the scaled parameters. A step is kept when its design is feasible and has
+ * a smaller largest real part; at most OPT_POLISH_STEPS, none longer than OPT_POLISH_MAX (scaled).
+ * x (nx) is updated, c left evaluated at it; *steps: the steps kept. */
+int opt_polish(opt_ctx *c, double *x, int *steps, mbl_status *st)
+{
+    int np = c->np, ia, ib, rc = 0;
+    *steps = 0;
+    double xn[64 + 2], A[2 * 64], b[64 + 2];
+    if (c->bound != 3 || c->nx > 64) return 0;
+    for (int it = 0; it < OPT_POLISH_STEPS && opt_coalesced(c, &ia, &ib); it++) {
+        const mbl_sens_mode *ma = &c->S->modes[ia - 1], *mb = &c->S->modes[ib - 1];
+        if (!ma->defined || !mb->defined) break;
+        double complex dl = (ma->re - mb->re) + I * (ma->im - mb->im), D = dl * dl;
+        double sep = OPT_POLISH_SEP * hypot(ma->re, ma->im);
+        for (int w = 0; w < np; w++) {
+            double complex dD = 2 * dl * ((ma->dre[w] - mb->dre[w]) + I * (ma->dim[w] - mb->dim[w])) * (c->hi[w] - c->lo[w]);
+            A[2 * w] = creal(dD), A[2 * w + 1] = cimag(dD);
+        }
+        memset(b, 0, sizeof b);
+        b[0] = -sep * sep - creal(D), b[1] = -cimag(D);
+        if ((rc = mbla_lstsq(2, np, 1, A, 2, b, np > 2 ? np : 2, -1.0, NULL, st))) return rc;
+        double len = 0;
+        for (int w = 0; w < np; w++) len += b[w] * b[w];
+        if (!(sqrt(len) <= OPT_POLISH_MAX)) break;
+        memcpy(xn, x, (size_t)c->nx * sizeof *x);
+        for (int w = 0; w < np; w++) xn[w] = fmin(1, fmax(0, x[w] + b[w]));
+        double v0 = c->value;
+        mbl_status s2;
+        mbl_status_clear(&s2);
+        if (opt_eval(c, xn, &s2) || c->violation > c->o->feas_tol || !(c->value < v0)) break; /* c unchanged on failure */
+        xn[np] = c->value / c->pscale; /* t at its rows */
+        memcpy(x, xn, (size_t)c->nx * sizeof *x);
+        (*steps)++;
+        if ((rc = opt_eval(c, x, st))) return rc;
+    }
+    return opt_eval(c, x, st); /* back at x when the last step was refused */
 }

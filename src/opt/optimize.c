@@ -46,6 +46,12 @@ void mbl_opt_result_free(mbl_opt_result *r)
     mbl_free(r);
 }
 
+void opt_t_bounds(const opt_ctx *c, double *lo, double *hi)
+{
+    *lo = c->bound == 1 ? -1 : c->bound == 2 ? 0 : -HUGE_VAL;
+    *hi = c->bound == 1 ? 1 : c->bound == 2 ? OPT_PEAK_TMAX : HUGE_VAL;
+}
+
 void opt_ctx_free(opt_ctx *c)
 {
     mbl_free(c->idx);
@@ -80,8 +86,9 @@ int opt_ctx_init(opt_ctx *c, const mbl_model *model, const mbl_optimize_options 
     int rc = opt_goal_check(&o->objective, 1, -1, st);
     for (int i = 0; !rc && i < o->nconstraints; i++) rc = opt_goal_check(&o->constraints[i], 0, -1, st);
     if (rc) return rc;
-    c->bound = o->objective.kind == MBL_OPT_MIN_DAMPING ? 1 : o->objective.kind == MBL_OPT_PEAK ? 2 : 0;
-    c->algorithm = o->algorithm != MBL_OPT_AUTO ? o->algorithm : c->bound == 1 ? MBL_OPT_MMA : MBL_OPT_SLSQP;
+    int ok = o->objective.kind;
+    c->bound = ok == MBL_OPT_MIN_DAMPING ? 1 : ok == MBL_OPT_PEAK ? 2 : ok == MBL_OPT_MAX_REAL ? 3 : 0;
+    c->algorithm = o->algorithm != MBL_OPT_AUTO ? o->algorithm : c->bound == 1 || c->bound == 3 ? MBL_OPT_MMA : MBL_OPT_SLSQP;
     c->nx = c->np + (c->bound != 0);
     c->shapes = o->objective.kind == MBL_OPT_FREQ || o->objective.kind == MBL_OPT_DAMPING || o->objective.kind == MBL_OPT_REAL;
     for (int i = 0; i < o->nconstraints; i++)
@@ -156,12 +163,12 @@ static int evaluate(opt_ctx *c, const double *x)
         c->evals++;
         int nact = 0;
         for (int j = 0; j < c->np; j++) nact += c->at_bound[j] != 0;
-        double merit = c->bound == 1 ? -c->value : c->bound == 2 ? c->value : c->f;
+        double merit = c->bound == 1 ? -c->value : c->bound ? c->value : c->f;
         if (c->violation <= c->o->feas_tol && (!c->has_best || merit < c->best_merit)) {
             memcpy(c->best_x, x, (size_t)c->nx * sizeof *x);
             c->best_merit = merit, c->has_best = 1;
         }
-        mbl_opt_step s = {c->evals, c->np, c->p, c->value, c->bound == 1 ? -c->value : c->bound == 2 ? c->value / c->pscale : c->f, c->violation, nact, c->at_bound, c->note};
+        mbl_opt_step s = {c->evals, c->np, c->p, c->value, c->bound == 1 ? -c->value : c->bound ? c->value / c->pscale : c->f, c->violation, nact, c->at_bound, c->note};
         if (c->o->progress && c->o->progress(c->o->progress_ud, &s))
             rc = mbl_error(&c->err, MBL_ECANCELLED, "cancelled after %d evaluations", c->evals);
     }
@@ -216,7 +223,7 @@ static void worst_constraint(const opt_ctx *c, char *buf, size_t len)
     double worst = -INFINITY;
     for (int i = 0; i < c->o->nconstraints; i++) {
         int kind = c->o->constraints[i].kind;
-        int rows = kind == MBL_OPT_MIN_DAMPING ? c->nmode : kind == MBL_OPT_PEAK ? OPT_FRF_PEAKS : 1;
+        int rows = kind == MBL_OPT_MIN_DAMPING || kind == MBL_OPT_MAX_REAL ? c->nmode : kind == MBL_OPT_PEAK ? OPT_FRF_PEAKS : 1;
         for (int k = 0; k < rows; k++, r++)
             if (c->cval[r] > worst) worst = c->cval[r], wi = i;
     }
@@ -271,7 +278,7 @@ int mbl_optimize(const mbl_model *model, const mbl_optimize_options *opt, mbl_op
     int rc = opt_ctx_init(&c, model, opt, x, st);
     if (!rc && c.bound) x[c.np] = 0;
     if (!rc && evaluate(&c, x)) rc = mbl_error(st, c.err.code, "%s", c.err.msg);
-    if (!rc && c.bound) { /* t starts at the least damping ratio, or the peak (1) */
+    if (!rc && c.bound) { /* t starts at the least damping ratio, the peak (1) or the largest real part */
         x[c.np] = c.bound == 1 ? c.value : c.value / c.pscale;
         if (evaluate(&c, x)) rc = mbl_error(st, c.err.code, "%s", c.err.msg);
     }
@@ -290,8 +297,10 @@ int mbl_optimize(const mbl_model *model, const mbl_optimize_options *opt, mbl_op
         double tol[1] = {opt->ctol}, *ct = c.ncon <= 1 ? tol : mbl_alloc_array((size_t)c.ncon, sizeof *ct);
         double *u = l == lb ? ub : l + c.nx;
         if (!l || !ct) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        for (int j = 0; !rc && j < c.nx; j++)
-            l[j] = j < c.np || c.bound == 2 ? 0 : -1, u[j] = j < c.np || c.bound == 1 ? 1 : OPT_PEAK_TMAX;
+        for (int j = 0; !rc && j < c.nx; j++) {
+            l[j] = 0, u[j] = 1;
+            if (j >= c.np) opt_t_bounds(&c, &l[j], &u[j]);
+        }
         for (int k = 0; !rc && k < c.ncon; k++) ct[k] = opt->ctol;
         c.nl = nl;
         if (!rc && (nlopt_set_lower_bounds(nl, l) < 0 || nlopt_set_upper_bounds(nl, u) < 0 ||
@@ -324,20 +333,23 @@ int mbl_optimize(const mbl_model *model, const mbl_optimize_options *opt, mbl_op
     }
     double kkt = 0;
     double tv = c.bound == 1 ? c.value : c.value / c.pscale;
-    if (!rc && c.bound && x[c.np] != tv) { /* t at the least damping ratio or the peak: its rows active */
+    if (!rc && c.bound && x[c.np] != tv) { /* t at the least damping ratio, peak, largest real part: its rows active */
         x[c.np] = tv;
         if (evaluate(&c, x)) rc = mbl_error(st, c.err.code, "%s", c.err.msg);
     }
     if (!rc) rc = opt_kkt_residual(&c, OPT_KKT_ACTIVE, &kkt, st);
-    int ci = 0, cj = 0, better = 0;
+    int ci = 0, cj = 0, better = 0, newton = 0;
     if (!rc && !(kkt <= opt->kkt_tol) && opt_coalesced(&c, &ci, &cj)) { /* a double eigenvalue: probed */
-        rc = opt_probe(&c, x, &better, st);
+        if (c.bound == 3 && !(rc = opt_polish(&c, x, &newton, st))) { /* the largest real part: moved onto it first */
+            rc = opt_kkt_residual(&c, OPT_KKT_ACTIVE, &kkt, st);
+            if (!opt_coalesced(&c, &ci, &cj)) ci = cj = 0;
+        }
+        if (!rc && ci) rc = opt_probe(&c, x, &better, st);
         if (!rc && better)
             rc = mbl_error(st, MBL_ENOCONV,
                            "not a local optimum: the optimizer stopped (%s) after %d evaluations next to a double "
-                           "eigenvalue (modes %d and %d) where a nearby design damps better; try another start or "
-                           "algorithm",
-                           stop_text(nr), c.evals, ci, cj);
+                           "eigenvalue (modes %d and %d) where a nearby design %s; try another start or algorithm",
+                           stop_text(nr), c.evals, ci, cj, c.bound == 3 ? "decays faster" : "damps better");
     }
     if (!rc && !ci && !(kkt <= opt->kkt_tol))
         rc = mbl_error(st, MBL_ENOCONV,
@@ -345,7 +357,7 @@ int mbl_optimize(const mbl_model *model, const mbl_optimize_options *opt, mbl_op
                        "optimality residual is %.3g (kkt_tol %g); try another start or algorithm",
                        stop_text(nr), c.evals, kkt, opt->kkt_tol);
     if (!rc) rc = result_make(&c, nr, out, st);
-    if (!rc) (*out)->kkt = kkt, (*out)->coalesced[0] = ci, (*out)->coalesced[1] = cj;
+    if (!rc) (*out)->kkt = kkt, (*out)->coalesced[0] = ci, (*out)->coalesced[1] = cj, (*out)->newton_steps = newton;
     if (nl) nlopt_destroy(nl);
     if (x != x0) mbl_free(x);
     opt_ctx_free(&c);

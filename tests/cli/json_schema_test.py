@@ -59,12 +59,14 @@ RUNS = {
                 [SP, "--period", "0.5", "--json"],
                 ["tests/study/floquet/coleman3.yaml", "--param", "Omega", "--mbc", "z1,z2,z3", "--json"]],
 }
-# issue 71: mblin optimize (the least damping at a double eigenvalue; a band constraint; a peak)
+# issue 71: mblin optimize (the least damping at a double eigenvalue; a band constraint; a peak; the largest
+# real part moved onto a double eigenvalue by Newton steps)
 RUNS["optimize"] = [["tests/opt/tmd.yaml", "--vary", "k2:0.02:0.08,c2:0.001:0.05", "--objective", "max:min-damping", "--json"],
                     ["tests/study/two_mass.yaml", "--vary", "k1:400:1600,k2:150:600", "--objective", "min:change",
                      "--constraint", "freq:1!=2.5:2.9", "--json"],
                     ["tests/opt/tmd.yaml", "--vary", "k2:0.02:0.08,c2:0.001:0.05", "--objective", "min:peak:F:x1:0.1:0.25",
-                     "--json"]]
+                     "--json"],
+                    ["tests/opt/tmd.yaml", "--vary", "k2:0.02:0.08,c2:0.001:0.05", "--objective", "min:max-real", "--json"]]
 # issue 70, item 1: mblin sparsity (a refused method among them: the singular four-bar)
 RUNS["sparsity"] = [[m, "--json"] for m in (SP, "examples/fourbar_singular.yaml", "examples/flexible_pendulum_np5.yaml")]
 # Issue 65, item 19: every example's linearize --json (a new example is checked without naming it here;

@@ -18,13 +18,25 @@ hinf              the tuned mass damper (tests/opt/tmd.yaml, mu = 0.05) with the
                   (its peak higher, the fixed points' height sqrt(1 + 2 / mu) lower)
 tmd_output        the progress lines (one per evaluation: value, objective, violation, bounds) and
                   the final design with its modes; max:min-damping of the tuned mass damper
+max_real          min:max-real, the tuned mass damper's least spectral abscissa from two starts: the
+                  design against a Nelder-Mead minimum in NumPy/SciPy of max Re eig(A) (A the state
+                  matrix from M, C, K) and the closed form k2 = mu / (1 + mu)^2, c2 = 4 a mu / (1 + mu),
+                  max Re = -a, a = sqrt(mu / (1 + mu)) / 2 (tests/opt/test_optimize.c derives it); the
+                  printed value against NumPy's at the printed design (to 1e-6: 1e-10 of the printed digits move
+                  the pair, 1e-4 apart, by 5e-8); max-real<=-0.05 with the least
+                  change: NumPy's spectral abscissa there -0.05; max:max-real refused (one line)
+peak_output       the absorber's least peak of the mobility |v1 / F| (v1 = der(x1), an output of the
+                  file's outputs:) over 0.1..0.25 Hz from two starts: the reported peak against
+                  NumPy's |i w H11(i w)| at the reported design (to 1e-8), no lower peak at designs
+                  1e-3 away, and the design against a Nelder-Mead minimax of NumPy's peak (to 1e-6)
 history_svg       --svg: the objective's history, the evaluations that violate a constraint marked
 sweep_around      --sweep-around DIR: each varied parameter swept over p (1 -+ 0.1), the optimum in the
                   middle (its first frequency the band's edge), the CSV and the plots written
 interrupt         Ctrl-C (SIGINT) once the first evaluation is printed, on the flexible pendulum at
                   n_p = 30 (about a second an evaluation): exit 130, the one line "interrupted
                   (SIGINT)", no optimum reported, the --svg file not left behind
-errors            usage errors (exit 2) and an infeasible problem (exit 1, one line)
+errors            usage errors (exit 2), an infeasible problem (exit 1, one line) and --kkt-tol refusing
+                  the band problem's optimum (residual 1e-12) at 1e-14
 
 usage: optimize_cli_test.py MBLIN (from the repository root; needs numpy and scipy)"""
 import os
@@ -179,6 +191,87 @@ def tmd_output():
     check(abs(obj - 0.05 ** 0.5 / 2) < 1e-5 * 0.05 ** 0.5 / 2, "tmd: the least damping %r vs sqrt(mu)/2" % obj)
 
 
+def tmd_abscissa(k2, c2, mu=0.05):
+    """the largest real part of the eigenvalues of the absorber's state matrix (m1 = k1 = 1)"""
+    M, K = np.diag([1.0, mu]), np.array([[1 + k2, -k2], [-k2, k2]])
+    C = np.array([[c2, -c2], [-c2, c2]])
+    A = np.block([[np.zeros((2, 2)), np.eye(2)], [-np.linalg.solve(M, K), -np.linalg.solve(M, C)]])
+    return np.linalg.eigvals(A).real.max()
+
+
+def max_real():
+    mu = 0.05
+    a = np.sqrt(mu / (1 + mu)) / 2
+    nm = minimize(lambda x: tmd_abscissa(*x), [0.03, 0.03], method="Nelder-Mead",
+                  options=dict(xatol=1e-13, fatol=1e-15, maxiter=20000, maxfev=40000))
+    check(abs(nm.x[0] - mu / (1 + mu) ** 2) < 1e-9 and abs(nm.x[1] - 4 * a * mu / (1 + mu)) < 1e-9 and
+          abs(nm.fun + a) < 1e-9, "max-real: Nelder-Mead %r, %r vs the closed form" % (nm.x, nm.fun))
+    for vary in ("k2:0.02:0.08,c2:0.001:0.05", "k2:0.02:0.08:0.07,c2:0.001:0.05:0.002"):
+        p = run(["tests/opt/tmd.yaml", "--vary", vary, "--objective", "min:max-real", "--quiet"])
+        check(p.returncode == 0 and "double eigenvalue" in p.stdout, "max-real %s: exit %d %s" % (vary, p.returncode, p.stderr))
+        if p.returncode:
+            continue
+        v, obj = parse(p.stdout)
+        check(abs(v["k2"] - nm.x[0]) < 1e-7 * nm.x[0] and abs(v["c2"] - nm.x[1]) < 1e-6 * nm.x[1] and
+              abs(obj - nm.fun) < 1e-7 * a, "max-real %s: %r, %.12g vs Nelder-Mead %r, %.12g" % (vary, v, obj, nm.x, nm.fun))
+        # the pair 1e-4 apart is sensitive: the printed digits (1e-10) move it by about 5e-8
+        check(abs(obj - tmd_abscissa(v["k2"], v["c2"])) < 1e-6 * a, "max-real %s: the value %.12g vs NumPy's %.12g" %
+              (vary, obj, tmd_abscissa(v["k2"], v["c2"])))
+    p = run(["tests/opt/tmd.yaml", "--vary", "k2:0.02:0.08,c2:0.001:0.05", "--objective", "min:change", "--constraint",
+             "max-real<=-0.05", "--quiet"])
+    check(p.returncode == 0, "max-real<=-0.05: exit %d %s" % (p.returncode, p.stderr))
+    if not p.returncode:
+        v, _ = parse(p.stdout)
+        sa = tmd_abscissa(v["k2"], v["c2"])
+        check(abs(sa + 0.05) < 1e-8 and re.search(r"largest real part \[1/s\] -0\.0(49999|5000)", p.stdout),
+              "max-real<=-0.05: NumPy's spectral abscissa %.12g at %r" % (sa, v))
+    p = run(["tests/opt/tmd.yaml", "--vary", "k2:0.02:0.08", "--objective", "max:max-real"])
+    check(p.returncode == 2 and "can only be minimized" in p.stderr and len(p.stderr.strip().splitlines()) == 1,
+          "max:max-real: exit %d %r" % (p.returncode, p.stderr))
+
+
+def mobility_peak(k2, c2, mu=0.05, band=(0.1, 0.25)):
+    """the largest |v1 / F| = |i w H11(i w)| of the absorber over the band (Hz): a grid, the best
+    points refined"""
+    def mag(w):
+        s = 1j * w
+        z11, z12, z22 = s * s + c2 * s + 1 + k2, -(c2 * s + k2), mu * s * s + c2 * s + k2
+        return np.abs(s * z22 / (z11 * z22 - z12 * z12))
+    w = np.linspace(2 * np.pi * band[0], 2 * np.pi * band[1], 4001)
+    m = mag(w)
+    best = m.max()
+    for i in np.argsort(m)[-6:]:
+        lo, hi = w[max(i - 1, 0)], w[min(i + 1, len(w) - 1)]
+        r = minimize_scalar(lambda x: -mag(x), bounds=(lo, hi), method="bounded", options=dict(xatol=1e-13))
+        best = max(best, -r.fun)
+    return best
+
+
+def peak_output():
+    with open("tests/opt/tmd.yaml") as fh:
+        text = fh.read()
+    with tempfile.TemporaryDirectory() as d:
+        model = os.path.join(d, "tmd_v.yaml")
+        with open(model, "w") as fh:
+            fh.write(text + "outputs: {v1: der(x1)}\n")
+        nm = minimize(lambda x: mobility_peak(*x), [0.045, 0.015], method="Nelder-Mead",
+                      options=dict(xatol=1e-10, fatol=1e-12, maxiter=4000))
+        for vary in ("k2:0.02:0.08,c2:0.001:0.05", "k2:0.02:0.08:0.05,c2:0.001:0.05:0.02"):
+            p = run([model, "--vary", vary, "--objective", "min:peak:F:v1:0.1:0.25", "--quiet"])
+            check(p.returncode == 0, "peak to v1 %s: exit %d %s" % (vary, p.returncode, p.stderr))
+            if p.returncode:
+                continue
+            v, obj = parse(p.stdout)
+            k2, c2 = v["k2"], v["c2"]
+            ref = mobility_peak(k2, c2)
+            check(abs(obj - ref) < 1e-8 * ref, "peak to v1 %s: %.12g vs NumPy's %.12g" % (vary, obj, ref))
+            near = min(mobility_peak(k2 * (1 + a), c2 * (1 + b)) for a in (-1e-3, 0, 1e-3) for b in (-1e-3, 0, 1e-3)
+                       if a or b)
+            check(near > ref, "peak to v1 %s: a design 1e-3 away peaks lower (%.12g < %.12g)" % (vary, near, ref))
+            check(abs(k2 - nm.x[0]) < 1e-6 * nm.x[0] and abs(c2 - nm.x[1]) < 1e-6 * nm.x[1],
+                  "peak to v1 %s: %r vs Nelder-Mead %r" % (vary, (k2, c2), nm.x))
+
+
 def history_svg():
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "h.svg")
@@ -231,6 +324,12 @@ def errors():
     p = run([TWO_MASS, "--vary", "k1:400:1600", "--objective", "min:change", "--constraint", "freq:1>=5", "--quiet"])
     check(p.returncode == 1 and "infeasible" in p.stderr and len(p.stderr.strip().splitlines()) == 1 and
           "Optimum" not in p.stdout, "infeasible: exit %d, %r" % (p.returncode, p.stderr))
+    # --kkt-tol is the optimality tolerance (it set feas_tol before): the band problem's residual
+    # (about 1e-12) is above 1e-14
+    p = run([TWO_MASS, "--vary", "k1:400:1600,k2:150:600", "--objective", "min:change", "--constraint", "freq:1!=2.5:2.9",
+             "--quiet", "--kkt-tol", "1e-14"])
+    check(p.returncode == 1 and "not a local optimum" in p.stderr and "kkt_tol 1e-14" in p.stderr,
+          "--kkt-tol 1e-14: exit %d, %r" % (p.returncode, p.stderr))
 
 
 def interrupt():
@@ -257,6 +356,8 @@ def interrupt():
 band_brute_force()
 hinf()
 tmd_output()
+max_real()
+peak_output()
 history_svg()
 sweep_around()
 interrupt()

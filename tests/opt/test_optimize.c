@@ -14,10 +14,24 @@
  *                         k2* = mu / (1 + mu)^2, c2* = 2 mu zeta_a* / (1 + mu).
  *                       Beyond the double pair the pairs split in damping: the optimum is that
  *                       double eigenvalue (result.coalesced).
+ *   tmd_max_real        the same absorber's least spectral abscissa (min:max-real, the largest real
+ *                       part over the modes), from four starts by MMA and three other algorithms.
+ *                       Closed form: with a = sqrt(mu / (1 + mu)) / 2 and w^2 = 1 / (1 + mu) the
+ *                       design k2 = mu / (1 + mu)^2 (f^2 = w^2), c2 = 4 a mu / (1 + mu) (2 zeta_a f
+ *                       (1 + mu) = 4 a) makes the characteristic polynomial above
+ *                         (s^2 + 2 a s + w^2)^2 = s^4 + 4 a s^3 + (4 a^2 + 2 w^2) s^2 + 4 a w^2 s + w^4
+ *                       (the s^2 term: f^2 (1 + mu) + 1 = 1 / (1 + mu) + 1 = 4 a^2 + 2 w^2; the s^1
+ *                       term: 2 zeta_a f = 4 a / (1 + mu)): a double pair with real part -a, the
+ *                       equal-damping design again. That it is the least spectral abscissa was
+ *                       checked with NumPy/SciPy (numpy.poly of the state matrix equals the product
+ *                       to 1e-15; Nelder-Mead on max Re eig(A) from five starts reaches k2, c2 to
+ *                       5e-12 and -a to 3e-11). A constraint max-real <= -0.2 on two damped
+ *                       oscillators (Re = -c_i / 2): c1 = c2 = 0.4 with the least change
  *   gradients_fd        the objective's and every constraint's gradient that the optimizer is given
  *                       (exact sensitivities, scaled) against central differences of their values
  *                       (a target frequency, a band, a damping bound, the least damping, the bound
- *                       formulation's t, a real part, the local peaks of a frequency response: the H-infinity
+ *                       formulation's t, a real part, the largest real part (objective and
+ *                       constraint), the local peaks of a frequency response: the H-infinity
  *                       objective's rows and a peak's bound), on the tuned mass damper and (the
  *                       peaks) on one whose operating point moves with the parameters
  *   crossing            two uncoupled oscillators (k1 = 1, k2 = 4, unit masses): mode 1 (x1) sent
@@ -33,8 +47,14 @@
  *                       change of k, from two starts, against the closed form (k = 3.125, 6.125); the
  *                       critical speed's gradient in k and It against central differences
  *   real_part           an oscillator's real part -c/2 bounded by -0.2 with the least change of c: c = 0.4
- *   expression          the cost 2 k + 1 least with an oscillator's frequency >= 0.5 Hz: k = pi^2; a
- *                       parameter computed from a varied one refused, an unknown name refused
+ *   expression          the cost 2 k + 1 least with an oscillator's frequency >= 0.5 Hz: k = pi^2; an
+ *                       unknown name refused
+ *   expression_chain    an expression of parameters the file computes from a varied one (J = (2 m)^2):
+ *                       m^2 / 2 + 1 / m least at m = 1 from two starts; gradients by central differences
+ *   peak_output         the frequency-response peak to an output of the file's outputs: an oscillator's
+ *                       velocity |v / F| peaks at 1 / c at the undamped frequency (closed form below):
+ *                       the peak <= 2 with the least change of c gives c = 0.5; gradients_fd checks a
+ *                       velocity with a feedthrough, an acceleration and a measure moving with the point
  *   errors              a mode that stops oscillating (a damping ratio driven to 1), a lost
  *                       operating point (k -> 0 with a constant force), an infeasible constraint,
  *                       bad arguments: each a one-line error, no result */
@@ -83,6 +103,18 @@ static int optimize(const mbl_model *md, const mbl_opt_param *par, int np, mbl_o
     mbl_status_clear(st);
     *r = NULL;
     return mbl_optimize(md, &o, r, st);
+}
+
+/* the least change of the design under one constraint: the design want (np) to tol */
+static void least_change(const mbl_model *md, const mbl_opt_param *par, int np, const mbl_opt_goal *con, const double *want,
+                         double tol)
+{
+    mbl_opt_result *r;
+    mbl_status st;
+    int rc = optimize(md, par, np, (mbl_opt_goal){.kind = MBL_OPT_CHANGE, .sense = MBL_OPT_MINIMIZE}, con, 1, 0, &r, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    for (int j = 0; !rc && j < np; j++) CHECK_REL(r->p[j], want[j], tol);
+    mbl_opt_result_free(r);
 }
 
 TEST(tmd_pole_placement)
@@ -200,9 +232,24 @@ TEST(gradients_fd)
     mbl_opt_goal real = {.kind = MBL_OPT_REAL, .sense = MBL_OPT_MINIMIZE, .mode = 3};
     mbl_opt_goal realle[1] = {{.kind = MBL_OPT_REAL, .sense = MBL_OPT_LE, .mode = 1, .a = -0.05}};
     fd_case(md, TMD_PAR, &real, realle, 1);
+    mbl_opt_goal maxreal = {.kind = MBL_OPT_MAX_REAL, .sense = MBL_OPT_MINIMIZE};
+    mbl_opt_goal maxrealle[1] = {{.kind = MBL_OPT_MAX_REAL, .sense = MBL_OPT_LE, .a = -0.01}};
+    fd_case(md, TMD_PAR, &maxreal, maxrealle, 1);
     mbl_model *nl = load(NL);
     const mbl_opt_param hard[2] = {{"k3", 0.1, 2, NAN}, {"P", 0.1, 1, NAN}}; /* they move the point */
     if (nl) fd_case(nl, hard, &peak, peakle, 1);
+    mbl_model_free(nl);
+    /* peaks to outputs of the file's outputs: a velocity with a feedthrough, an acceleration, and a
+     * measure whose Jacobian moves with the point (x1^2) and with a parameter (k3 x2) */
+    char text[sizeof NL + 200];
+    snprintf(text, sizeof text, "%soutputs: {vf: \"der(x1) + 0.1*F\", a2: \"der(der(x2))\", y: \"x1^2 + k3*x2\"}\n", NL);
+    nl = load(text);
+    mbl_opt_goal pv = {.kind = MBL_OPT_PEAK, .sense = MBL_OPT_MINIMIZE, .input = "F", .output = "vf", .band = {0.1, 0.25}};
+    mbl_opt_goal pyle[2] = {{.kind = MBL_OPT_PEAK, .sense = MBL_OPT_LE, .a = 9, .input = "F", .output = "y", .band = {0.12, 0.3}},
+                            {.kind = MBL_OPT_PEAK, .sense = MBL_OPT_LE, .a = 9, .input = "F", .output = "a2", .band = {0.1, 0.3}}};
+    if (nl) fd_case(nl, hard, &pv, pyle, 2);
+    const mbl_opt_param tune[2] = {{"k2", 0.02, 0.08, NAN}, {"c2", 0.001, 0.05, NAN}};
+    if (nl) fd_case(nl, tune, &pv, pyle, 2);
     mbl_model_free(nl);
     mbl_opt_goal maxfreq = {.kind = MBL_OPT_FREQ, .sense = MBL_OPT_MAXIMIZE, .mode = 1, .a = 0, .b = 0};
     mbl_opt_goal band[1] = {{.kind = MBL_OPT_FREQ, .sense = MBL_OPT_LE, .mode = 3, .a = 0.2, .b = 0}};
@@ -380,26 +427,21 @@ TEST(real_part)
     if (!md) return;
     mbl_opt_param par[1] = {{"c", 0.1, 1.5, NAN}};
     mbl_opt_goal con[1] = {{.kind = MBL_OPT_REAL, .sense = MBL_OPT_LE, .mode = 1, .a = -0.2}};
-    mbl_opt_result *r;
-    mbl_status st;
-    int rc = optimize(md, par, 1, (mbl_opt_goal){.kind = MBL_OPT_CHANGE, .sense = MBL_OPT_MINIMIZE}, con, 1, 0, &r, &st);
-    CHECK_MSG(rc == 0, "%s", st.msg);
-    if (!rc) CHECK_REL(r->p[0], 0.4, 1e-8);
-    mbl_opt_result_free(r);
+    least_change(md, par, 1, con, (const double[]){0.4}, 1e-8);
     mbl_model_free(md);
 }
+
+/* an oscillator of mass m, damper c and the potential energy given, with the parameters and the
+ * extra lines given */
+#define OSCILLATOR(params, potential, extra)                                                                     \
+    "model: dae\nparameters: " params "\ncoordinates: {x: 0}\nkinetic_energy: \"0.5*m*der(x)^2\"\n"                   \
+    "potential_energy: \"" potential "\"\ndissipation: \"0.5*c*der(x)^2\"\n" extra "linearize: {at: equilibrium}\n"
 
 TEST(expression)
 {
     /* the cost 2 k + 1 least with the frequency >= 0.5 Hz: |s| = sqrt(k / m) for any damping, so
      * k = (2 pi 0.5)^2 = pi^2 (the run stops within feas_tol of the constraint) */
-    static const char text[] = "model: dae\n"
-                               "parameters: {m: 1, k: 1, c: 0.2, mass: \"2*m\"}\n"
-                               "coordinates: {x: 0}\n"
-                               "kinetic_energy: \"0.5*m*der(x)^2\"\n"
-                               "potential_energy: \"0.5*k*x^2 - x\"\n"
-                               "dissipation: \"0.5*c*der(x)^2\"\n"
-                               "linearize: {at: equilibrium}\n";
+    static const char text[] = OSCILLATOR("{m: 1, k: 1, c: 0.2, mass: \"2*m\"}", "0.5*k*x^2 - x", "");
     mbl_model *md = load(text);
     if (!md) return;
     mbl_opt_param par[1] = {{"k", 0.5, 20, NAN}};
@@ -415,17 +457,126 @@ TEST(expression)
     }
     mbl_opt_result_free(r);
     mbl_model_free(md);
-    /* 'mass' is computed from m: refused when m varies (its derivative would be missed) */
-    mbl_opt_param pm[2] = {{"m", 0.5, 2, NAN}, {"k", 0.5, 20, NAN}};
-    mbl_opt_goal mass = {.kind = MBL_OPT_EXPR, .sense = MBL_OPT_MINIMIZE, .expr = "mass + k"};
-    expect_error(text, pm, 2, mass, NULL, 0, MBL_EARG, "computed from the varied 'm'");
     mbl_opt_goal bad = {.kind = MBL_OPT_EXPR, .sense = MBL_OPT_MINIMIZE, .expr = "2*kk"};
     expect_error(text, par, 1, bad, NULL, 0, MBL_EPARSE, "no parameter 'kk'");
+}
+
+TEST(tmd_max_real)
+{
+    mbl_model *md = load(TMD);
+    if (!md) return;
+    double mu = 0.05, a = sqrt(mu / (1 + mu)) / 2, k2 = mu / ((1 + mu) * (1 + mu)), c2 = 4 * a * mu / (1 + mu);
+    const double starts[4][2] = {{0.04, 0.01}, {0.02, 0.001}, {0.08, 0.05}, {0.03, 0.04}};
+    /* MMA (the default) from every start; SLSQP, CCSAQ and COBYLA stop short of the double pair on
+     * the valley of equal real parts (SLSQP 4e-4 of the value from the third start, refused by the
+     * probes before the Newton steps on the pair) */
+    const int alg[7] = {MBL_OPT_AUTO, MBL_OPT_AUTO, MBL_OPT_AUTO, MBL_OPT_AUTO, MBL_OPT_SLSQP, MBL_OPT_CCSAQ, MBL_OPT_COBYLA};
+    const int from[7] = {0, 1, 2, 3, 2, 1, 3};
+    for (int s = 0; s < 7; s++) {
+        mbl_opt_param par[2] = {{"k2", 0.02, 0.08, starts[from[s]][0]}, {"c2", 0.001, 0.05, starts[from[s]][1]}};
+        mbl_optimize_options o;
+        mbl_optimize_options_default(&o);
+        o.params = par, o.nparams = 2, o.algorithm = alg[s];
+        o.objective = (mbl_opt_goal){.kind = MBL_OPT_MAX_REAL, .sense = MBL_OPT_MINIMIZE};
+        mbl_opt_result *r = NULL;
+        mbl_status st;
+        mbl_status_clear(&st);
+        int rc = mbl_optimize(md, &o, &r, &st);
+        CHECK_MSG(rc == 0, "case %d: %s", s, st.msg);
+        if (rc) continue;
+        CHECK_REL(r->p[0], k2, 1e-7);
+        CHECK_REL(r->p[1], c2, 1e-6);
+        CHECK_REL(r->value, -a, 1e-7);
+        CHECK(r->coalesced[0] > 0 && r->coalesced[1] > 0);
+        CHECK_EQ_INT(r->algorithm, alg[s] == MBL_OPT_AUTO ? MBL_OPT_MMA : alg[s]);
+        mbl_opt_result_free(r);
+    }
+    mbl_model_free(md);
+    /* every mode's real part <= -0.2 with the least change: c1 = c2 = 0.4 (from 0.1 and 0.3) */
+    static const char two[] = "model: dae\n"
+                              "parameters: {k1: 1, k2: 4, c1: 0.1, c2: 0.3}\n"
+                              "coordinates: {x1: 0, x2: 0}\n"
+                              "kinetic_energy: \"0.5*der(x1)^2 + 0.5*der(x2)^2\"\n"
+                              "potential_energy: \"0.5*k1*x1^2 + 0.5*k2*x2^2\"\n"
+                              "dissipation: \"0.5*c1*der(x1)^2 + 0.5*c2*der(x2)^2\"\n"
+                              "linearize: {at: equilibrium}\n";
+    md = load(two);
+    if (!md) return;
+    mbl_opt_param par[2] = {{"c1", 0.05, 1, NAN}, {"c2", 0.05, 1, NAN}};
+    mbl_opt_goal con[1] = {{.kind = MBL_OPT_MAX_REAL, .sense = MBL_OPT_LE, .a = -0.2}};
+    least_change(md, par, 2, con, (const double[]){0.4, 0.4}, 1e-7);
+    mbl_model_free(md);
+    /* maximized, or bounded from below: refused */
+    mbl_opt_goal mx = {.kind = MBL_OPT_MAX_REAL, .sense = MBL_OPT_MAXIMIZE};
+    expect_error(TMD, TMD_PAR, 2, mx, NULL, 0, MBL_EARG, "can only be minimized");
+    mbl_opt_goal ge[1] = {{.kind = MBL_OPT_MAX_REAL, .sense = MBL_OPT_GE, .a = -0.1}};
+    expect_error(TMD, TMD_PAR, 2, (mbl_opt_goal){.kind = MBL_OPT_CHANGE, .sense = MBL_OPT_MINIMIZE}, ge, 1, MBL_EARG,
+                 "bounded from above");
+}
+
+TEST(peak_output)
+{
+    /* m x'' + c x' + k x = F: the mobility |v / F| = w / |k - m w^2 + i c w| peaks at w = sqrt(k / m)
+     * for any damping, at 1 / c (|k - m w^2 + i c w|^2 / w^2 = (k / w - m w)^2 + c^2, least where
+     * k / w = m w). Its peak <= 2 with the least change of c from 0.2: c = 0.5 */
+    static const char text[] = OSCILLATOR("{m: 1, k: 1, c: 0.2}", "0.5*k*x^2",
+                                          "forces: {x: F}\ninputs: {F: 0}\noutputs: {v: der(x)}\n");
+    mbl_model *md = load(text);
+    if (!md) return;
+    mbl_opt_param par[1] = {{"c", 0.05, 2, NAN}};
+    mbl_opt_goal con[1] = {{.kind = MBL_OPT_PEAK, .sense = MBL_OPT_LE, .a = 2, .input = "F", .output = "v", .band = {0.05, 0.5}}};
+    least_change(md, par, 1, con, (const double[]){0.5}, 1e-6);
+    mbl_opt_result *r;
+    mbl_status st;
+    /* the peak itself as the objective (k varied: the peak stays 1 / c = 5, at sqrt(k) / (2 pi) Hz) */
+    mbl_opt_param pk[1] = {{"k", 0.5, 2, NAN}};
+    mbl_opt_goal minpk = {.kind = MBL_OPT_PEAK, .sense = MBL_OPT_MINIMIZE, .input = "F", .output = "v", .band = {0.05, 0.5}};
+    int rc = optimize(md, pk, 1, minpk, NULL, 0, 0, &r, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    if (!rc) {
+        CHECK_REL(r->value, 5, 1e-10);
+        CHECK_REL(r->peak_hz, sqrt(r->p[0]) / TWO_PI, 1e-8);
+    }
+    mbl_opt_result_free(r);
+    mbl_model_free(md);
+    minpk.output = "w";
+    expect_error(text, pk, 1, minpk, NULL, 0, MBL_EARG, "no coordinate or output 'w'");
+}
+
+/* An expression naming parameters the file computes from a varied one: mass = 2 m and J = mass^2,
+ * their derivatives through the file's chain (d J / d m = 2 mass * 2 = 8 m). J / 8 + 1 / m = m^2 / 2 +
+ * 1 / m is least where m - 1 / m^2 = 0: m = 1 (from 0.5 and from 3); with k varied beside it, the
+ * gradients of such an objective and constraint against central differences */
+TEST(expression_chain)
+{
+    static const char text[] = OSCILLATOR("{m: 0.5, k: 1, c: 0.2, mass: \"2*m\", J: \"mass^2\"}", "0.5*k*x^2 - x", "");
+    mbl_model *md = load(text);
+    if (!md) return;
+    const double starts[2] = {NAN, 3};
+    mbl_opt_goal cost = {.kind = MBL_OPT_EXPR, .sense = MBL_OPT_MINIMIZE, .expr = "J/8 + 1/m"};
+    for (int s = 0; s < 2; s++) {
+        mbl_opt_param par[1] = {{"m", 0.2, 5, starts[s]}};
+        mbl_opt_result *r;
+        mbl_status st;
+        int rc = optimize(md, par, 1, cost, NULL, 0, 0, &r, &st);
+        CHECK_MSG(rc == 0, "start %d: %s", s, st.msg);
+        if (!rc) {
+            CHECK_REL(r->p[0], 1, 1e-6);
+            CHECK_REL(r->value, 1.5, 1e-12);
+        }
+        mbl_opt_result_free(r);
+    }
+    const mbl_opt_param mk[2] = {{"m", 0.2, 5, NAN}, {"k", 0.5, 20, NAN}};
+    mbl_opt_goal obj = {.kind = MBL_OPT_EXPR, .sense = MBL_OPT_MINIMIZE, .expr = "J/8 + 1/m + k*mass"};
+    mbl_opt_goal le[1] = {{.kind = MBL_OPT_EXPR, .sense = MBL_OPT_LE, .a = 10, .expr = "sqrt(J)*k + m"}};
+    fd_case(md, mk, &obj, le, 1);
+    mbl_model_free(md);
 }
 
 int main(void)
 {
     RUN(tmd_pole_placement);
+    RUN(tmd_max_real);
     RUN(gradients_fd);
     RUN(crossing);
     RUN(errors);
@@ -433,5 +584,7 @@ int main(void)
     RUN(order_line);
     RUN(real_part);
     RUN(expression);
+    RUN(peak_output);
+    RUN(expression_chain);
     return test_summary("optimize");
 }

@@ -1,5 +1,5 @@
 """Model.optimize (include/mblin/optimize.h; docs/optimize.md): the tuned mass damper's
-equal-damping optimum against its closed form (tests/opt/test_optimize.c derives it), the H-infinity
+equal-damping optimum and least spectral abscissa against their closed form (tests/opt/test_optimize.c derives it), the H-infinity
 optimum against the CLI's, a constraint and a model given as a string, and the errors."""
 import math
 import re
@@ -22,6 +22,51 @@ def test_max_min_damping_closed_form():
     assert abs(r["value"] - math.sqrt(mu) / 2) < 1e-5 * math.sqrt(mu) / 2
     assert min(r["damping_ratio"]) == pytest.approx(r["value"], rel=1e-12)
     assert len(r["history"]) == r["evaluations"] and r["eigenvalues"].shape == (4,)
+
+
+def test_min_max_real_closed_form():
+    """the least spectral abscissa: the double pair (s^2 + 2 a s + w^2)^2 (tests/opt/test_optimize.c)"""
+    mu = 0.05
+    a = math.sqrt(mu / (1 + mu)) / 2
+    r = mblin.load(TMD).optimize({"k2": (0.02, 0.08), "c2": (0.001, 0.05, 0.04)}, "min:max-real")
+    assert r["algorithm"] == "mma" and r["coalesced"] is not None and r["newton_steps"] >= 0
+    assert r["parameters"]["k2"] == pytest.approx(mu / (1 + mu) ** 2, rel=1e-7)
+    assert r["parameters"]["c2"] == pytest.approx(4 * a * mu / (1 + mu), rel=1e-6)
+    assert r["value"] == pytest.approx(-a, rel=1e-7)
+    assert max(r["eigenvalues"].real) == pytest.approx(r["value"], rel=1e-12)
+    with pytest.raises(mblin.ArgumentError, match="can only be minimized"):
+        mblin.load(TMD).optimize({"k2": (0.02, 0.08)}, "max:max-real")
+
+
+def test_peak_to_an_output():
+    """an oscillator's mobility |v / F| peaks at 1 / c (tests/opt/test_optimize.c, peak_output)"""
+    text = """model: dae
+parameters: {m: 1, k: 1, c: 0.2}
+coordinates: {x: 0}
+kinetic_energy: "0.5*m*der(x)^2"
+potential_energy: "0.5*k*x^2"
+dissipation: "0.5*c*der(x)^2"
+forces: {x: F}
+inputs: {F: 0}
+outputs: {v: der(x)}
+linearize: {at: equilibrium}
+"""
+    r = mblin.loads(text).optimize({"c": (0.05, 2)}, "min:change", ["peak:F:v:0.05:0.5<=2"])
+    assert r["parameters"]["c"] == pytest.approx(0.5, rel=1e-6)
+
+
+def test_expression_through_the_chain_of_parameters():
+    """J = (2 m)^2 computed by the file: J/8 + 1/m = m^2/2 + 1/m least at m = 1"""
+    text = """model: dae
+parameters: {m: 0.5, k: 1, c: 0.2, mass: "2*m", J: "mass^2"}
+coordinates: {x: 0}
+kinetic_energy: "0.5*m*der(x)^2"
+potential_energy: "0.5*k*x^2 - x"
+dissipation: "0.5*c*der(x)^2"
+linearize: {at: equilibrium}
+"""
+    r = mblin.loads(text).optimize({"m": (0.2, 5)}, "min:expr:J/8 + 1/m")
+    assert r["parameters"]["m"] == pytest.approx(1, rel=1e-6) and r["value"] == pytest.approx(1.5, rel=1e-12)
 
 
 def test_hinf_matches_cli(cli):
