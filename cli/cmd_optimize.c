@@ -352,12 +352,20 @@ static void print_result(const cli *c, const cli_args *a, const mbl_opt_result *
     }
     printf("  largest constraint violation (scaled): %.3g; first-order optimality residual %.3g%s\n", r->violation, r->kkt,
            r->crossings ? "; a tracked mode changed its place in the list (followed by its shape)" : "");
-    if (r->coalesced[0] && r->newton_steps)
-        printf("  at a double eigenvalue (modes %d and %d): reached by %d Newton steps on the pair, checked by probing\n",
-               r->coalesced[0], r->coalesced[1], r->newton_steps);
+    char pair[64];
+    if (r->coalesced[0] == r->coalesced[1])
+        snprintf(pair, sizeof pair, "mode %d meets its conjugate on the real axis", r->coalesced[0]);
+    else
+        snprintf(pair, sizeof pair, "modes %d and %d", r->coalesced[0], r->coalesced[1]);
+    if (r->coalesced[0] && r->valley_steps)
+        printf("  at a double eigenvalue (%s): reached by %d Newton step%s on the pair and %d step%s along the designs that "
+               "keep it double, checked by probing\n",
+               pair, r->newton_steps, r->newton_steps == 1 ? "" : "s", r->valley_steps, r->valley_steps == 1 ? "" : "s");
+    else if (r->coalesced[0] && r->newton_steps)
+        printf("  at a double eigenvalue (%s): reached by %d Newton step%s on the pair, checked by probing\n", pair,
+               r->newton_steps, r->newton_steps == 1 ? "" : "s");
     else if (r->coalesced[0])
-        printf("  at a double eigenvalue (modes %d and %d): checked by probing, the first-order condition does not apply\n",
-               r->coalesced[0], r->coalesced[1]);
+        printf("  at a double eigenvalue (%s): checked by probing, the first-order condition does not apply\n", pair);
     printf("\nModes of the final design\n");
     printf("  mode    frequency [Hz]   damping ratio              real         imaginary\n");
     for (int k = 0; k < r->S->nmode; k++) {
@@ -427,7 +435,8 @@ static void print_json(const cli *c, const cli_args *a, const mbl_opt_result *r)
     printf(", \"coalesced\": ");
     if (r->coalesced[0]) printf("[%d, %d]", r->coalesced[0], r->coalesced[1]);
     else printf("null");
-    printf(", \"newton_steps\": %d, \"crossings\": %d,\n \"history\": ", r->newton_steps, r->crossings);
+    printf(", \"newton_steps\": %d, \"valley_steps\": %d, \"crossings\": %d,\n \"history\": ", r->newton_steps,
+           r->valley_steps, r->crossings);
     json_numbers(r->history, r->nhistory);
     printf(",\n \"history_violation\": ");
     json_numbers(r->history_violation, r->nhistory);

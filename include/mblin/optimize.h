@@ -180,6 +180,9 @@ typedef struct mbl_opt_result {
     int newton_steps;       /* the largest real part at a double eigenvalue: the Newton steps on the
                                pair's discriminant that moved the optimizer's design onto it (not
                                counted in evaluations; docs/optimize.md) */
+    int valley_steps;       /* the largest real part at a double eigenvalue: the descent steps along
+                               the designs that keep it double (its real part there is smooth; each
+                               step's evaluations not counted in evaluations; docs/optimize.md) */
     int evaluations;
     int algorithm;          /* the one used (MBL_OPT_AUTO resolved) */
     int stop;               /* NLopt's result code (docs/optimize.md) */

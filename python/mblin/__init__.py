@@ -579,7 +579,7 @@ class Model:
             ``violation``, ``kkt``, ``peak_hz``, ``evaluations``, ``algorithm``, ``stop``,
             ``stop_reason``, ``history``, ``history_violation``, ``at_bound``, ``eigenvalues``,
             ``freq_hz``, ``damping_ratio`` (the final design's modes), ``mode`` and
-            ``constraint_modes`` (the tracked modes' numbers now), ``coalesced``, ``newton_steps``, ``crossings``.
+            ``constraint_modes`` (the tracked modes' numbers now), ``coalesced``, ``newton_steps``, ``valley_steps``, ``crossings``.
 
         Raises:
             ArgumentError (a bad goal, parameter or bound), ModelError (infeasible, a mode or the

@@ -437,6 +437,7 @@ static PyObject *opt_result_dict(const mbl_optimize_options *o, const mbl_opt_re
               py_put(d, "coalesced", r->coalesced[0] ? Py_BuildValue("(ii)", r->coalesced[0], r->coalesced[1])
                                                      : Py_NewRef(Py_None)) ||
               py_put(d, "newton_steps", PyLong_FromLong(r->newton_steps)) ||
+              py_put(d, "valley_steps", PyLong_FromLong(r->valley_steps)) ||
               py_put(d, "crossings", PyLong_FromLong(r->crossings));
     }
     PyMem_Free(re);

@@ -81,11 +81,17 @@ int opt_constraint_count(const opt_ctx *c);
  * and bounds within act_tol (scaled) count as active */
 #define OPT_KKT_ACTIVE 1e-3
 int opt_kkt_residual(const opt_ctx *c, double act_tol, double *res, mbl_status *st);
+/* the same with the rows skip[k] != 0 left out and nextra further active directions (nextra x nx,
+ * each with a non-negative multiplier) first; resid (nx, or NULL): grad f + sum lambda_i grad g_i,
+ * unscaled (its negative is a first-order descent direction within the active set) */
+int opt_kkt_core(const opt_ctx *c, double act_tol, const char *skip, const double *extra, int nextra, double *res,
+                 double *resid, mbl_status *st);
 /* opt_kkt.c: a max-min optimum at a double eigenvalue, and its check by probing (documented
  * there): two eigenvalues closer than OPT_COALESCE_REL of their size coincide; probes
  * OPT_PROBE_STEP (scaled) away must not raise the least damping ratio (lower the largest real
  * part) by OPT_PROBE_GAIN of it */
 #define OPT_COALESCE_REL 1e-2
+#define OPT_COALESCE_REL_REAL 1e-1 /* the largest real part's (bound 3; opt_coalesced says why) */
 #define OPT_PROBE_STEP 1e-5
 #define OPT_PROBE_GAIN 1e-8
 int opt_coalesced(const opt_ctx *c, int *i, int *j);
@@ -97,6 +103,13 @@ int opt_probe(opt_ctx *c, const double *x, int *better, mbl_status *st);
 #define OPT_POLISH_MAX 1e-2
 #define OPT_POLISH_SEP 1e-4
 int opt_polish(opt_ctx *c, double *x, int *steps, mbl_status *st);
+/* opt_valley.c: the largest real part's optimum at a double eigenvalue checked, and approached, on
+ * the valley where the coalescing eigenvalues' real parts are equal (documented there): at most
+ * OPT_VALLEY_STEPS descent steps, none longer than OPT_VALLEY_MAX (scaled) */
+#define OPT_VALLEY_STEPS 60
+#define OPT_VALLEY_MAX 5e-2
+int opt_valley_kkt(const opt_ctx *c, int ia, int ib, int on_valley, double *res, double *dir, mbl_status *st);
+int opt_valley_descend(opt_ctx *c, double *x, int *ia, int *ib, int *steps, double *res, mbl_status *st);
 /* opt_frf.c: the local peaks of a frequency response over a band and their gradients in p
  * (documented there): the band's grid points, the peaks' refinement to OPT_FRF_WTOL of their
  * frequency, the OPT_FRF_PEAKS largest kept (val, wpk: OPT_FRF_PEAKS; grad: OPT_FRF_PEAKS x np) */

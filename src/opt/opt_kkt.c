@@ -69,7 +69,8 @@ static int nnls(int n, int m, const double *A, const double *b, double *x, doubl
     return rc;
 }
 
-int opt_kkt_residual(const opt_ctx *c, double act_tol, double *res, mbl_status *st)
+int opt_kkt_core(const opt_ctx *c, double act_tol, const char *skip, const double *extra, int nextra, double *res,
+                 double *resid, mbl_status *st)
 {
     int nx = c->nx, m = 0, rc = 0;
     double gn = 0;
@@ -78,7 +79,7 @@ int opt_kkt_residual(const opt_ctx *c, double act_tol, double *res, mbl_status *
     *res = 0;
     if (!(gn > 0)) return 0; /* a stationary objective: optimal whatever is active */
     double scale = fmax(gn, c->g0);
-    int mmax = c->ncon + nx;
+    int mmax = c->ncon + nx + nextra;
     if (mmax > 256) mmax = 256; /* at most 256 active directions are combined */
     double *A = mbl_alloc_array((size_t)nx * mmax + 1, sizeof *A);
     double *work = mbl_alloc_array((size_t)nx * mmax + nx + 3 * (size_t)mmax + (size_t)(nx > mmax ? nx : mmax) + 1,
@@ -89,8 +90,10 @@ int opt_kkt_residual(const opt_ctx *c, double act_tol, double *res, mbl_status *
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
+    for (int k = 0; k < nextra && m < mmax; k++, m++)
+        memcpy(A + (size_t)m * nx, extra + (size_t)k * nx, (size_t)nx * sizeof *A);
     for (int k = 0; k < c->ncon && m < mmax; k++)
-        if (c->cval[k] >= -act_tol) {
+        if (c->cval[k] >= -act_tol && !(skip && skip[k])) {
             for (int j = 0; j < nx; j++) A[j + (size_t)m * nx] = c->cgrad[(size_t)k * nx + j];
             m++;
         }
@@ -110,6 +113,7 @@ int opt_kkt_residual(const opt_ctx *c, double act_tol, double *res, mbl_status *
         double v = -b[j];
         for (int k = 0; k < m; k++) v += A[j + (size_t)k * nx] * lam[k];
         r2 += v * v;
+        if (resid) resid[j] = v;
     }
     *res = sqrt(r2) / scale;
 done:
@@ -120,6 +124,11 @@ done:
     return rc;
 }
 
+int opt_kkt_residual(const opt_ctx *c, double act_tol, double *res, mbl_status *st)
+{
+    return opt_kkt_core(c, act_tol, NULL, NULL, 0, res, NULL, st);
+}
+
 /* Two modes of the active least-damping or largest-real-part rows (the bound formulation's) that
  * nearly coincide: the max-min optimum at a double eigenvalue (a tuned mass damper's equal-damping
  * optimum, and its least spectral abscissa), where the damping ratios and real parts are not
@@ -127,17 +136,36 @@ done:
 int opt_coalesced(const opt_ctx *c, int *i, int *j)
 {
     if (c->bound != 1 && c->bound != 3) return 0;
+    /* the largest real part's pair is put onto its coalescence by Newton steps on an analytic
+     * function (opt_polish) and checked along its valley (opt_valley.c): it is looked for further
+     * off, since a pair leaves a double root like the square root of the parameters' distance (an
+     * oscillator's damping 1e-4 of critical parts its roots by 2 % of their size) */
+    double rel = c->bound == 3 ? OPT_COALESCE_REL_REAL : OPT_COALESCE_REL;
     int r0 = c->ncon - c->nmode;
     for (int a = 0; a < c->nmode; a++)
         for (int b = 0; b < c->nmode; b++) {
             const mbl_sens_mode *ma = &c->S->modes[c->branch[a]], *mb = &c->S->modes[c->branch[b]];
             if (a == b || ma->im < 0 || mb->im < 0 || ma->kind == MBL_MODE_ZERO || mb->kind == MBL_MODE_ZERO) continue;
-            if (c->cval[r0 + a] < -OPT_KKT_ACTIVE || c->cval[r0 + b] < -OPT_KKT_ACTIVE) continue;
-            if (hypot(ma->re - mb->re, ma->im - mb->im) <= OPT_COALESCE_REL * hypot(ma->re, ma->im)) {
+            /* both rows active; for the largest real part one of them (two real roots parted from a
+             * double one: only the right one's row is active) */
+            int act_a = c->cval[r0 + a] >= -OPT_KKT_ACTIVE, act_b = c->cval[r0 + b] >= -OPT_KKT_ACTIVE;
+            if (c->bound == 3 ? !act_a && !act_b : !act_a || !act_b) continue;
+            if (hypot(ma->re - mb->re, ma->im - mb->im) <= rel * hypot(ma->re, ma->im)) {
                 *i = c->branch[a] + 1, *j = c->branch[b] + 1;
                 return 1;
             }
         }
+    /* a pair meeting its own conjugate on the real axis (*i == *j): a double real eigenvalue, the
+     * exceptional point of one oscillator's critical damping, where its real part stops moving
+     * with the damping and one of the two real roots it splits into moves back towards zero */
+    for (int a = 0; a < c->nmode; a++) {
+        const mbl_sens_mode *ma = &c->S->modes[c->branch[a]];
+        if (ma->kind == MBL_MODE_ZERO || !(ma->im > 0) || c->cval[r0 + a] < -OPT_KKT_ACTIVE) continue;
+        if (2 * ma->im <= rel * hypot(ma->re, ma->im)) {
+            *i = *j = c->branch[a] + 1;
+            return 1;
+        }
+    }
     return 0;
 }
 
@@ -181,10 +209,12 @@ int opt_polish(opt_ctx *c, double *x, int *steps, mbl_status *st)
     for (int it = 0; it < OPT_POLISH_STEPS && opt_coalesced(c, &ia, &ib); it++) {
         const mbl_sens_mode *ma = &c->S->modes[ia - 1], *mb = &c->S->modes[ib - 1];
         if (!ma->defined || !mb->defined) break;
-        double complex dl = (ma->re - mb->re) + I * (ma->im - mb->im), D = dl * dl;
+        /* one pair and its conjugate (ia == ib): lambda_b = conj(lambda_a) */
+        double cj = ia == ib ? -1 : 1;
+        double complex dl = (ma->re - mb->re) + I * (ma->im - cj * mb->im), D = dl * dl;
         double sep = OPT_POLISH_SEP * hypot(ma->re, ma->im);
         for (int w = 0; w < np; w++) {
-            double complex dD = 2 * dl * ((ma->dre[w] - mb->dre[w]) + I * (ma->dim[w] - mb->dim[w])) * (c->hi[w] - c->lo[w]);
+            double complex dD = 2 * dl * ((ma->dre[w] - mb->dre[w]) + I * (ma->dim[w] - cj * mb->dim[w])) * (c->hi[w] - c->lo[w]);
             A[2 * w] = creal(dD), A[2 * w + 1] = cimag(dD);
         }
         memset(b, 0, sizeof b);

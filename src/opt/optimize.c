@@ -338,11 +338,28 @@ int mbl_optimize(const mbl_model *model, const mbl_optimize_options *opt, mbl_op
         if (evaluate(&c, x)) rc = mbl_error(st, c.err.code, "%s", c.err.msg);
     }
     if (!rc) rc = opt_kkt_residual(&c, OPT_KKT_ACTIVE, &kkt, st);
-    int ci = 0, cj = 0, better = 0, newton = 0;
+    int ci = 0, cj = 0, better = 0, newton = 0, valley = 0;
     if (!rc && !(kkt <= opt->kkt_tol) && opt_coalesced(&c, &ci, &cj)) { /* a double eigenvalue: probed */
         if (c.bound == 3 && !(rc = opt_polish(&c, x, &newton, st))) { /* the largest real part: moved onto it first */
             rc = opt_kkt_residual(&c, OPT_KKT_ACTIVE, &kkt, st);
             if (!opt_coalesced(&c, &ci, &cj)) ci = cj = 0;
+        }
+        double vres = 0; /* then checked, and followed, along the valley of equal real parts (opt_valley.c) */
+        if (!rc && c.bound == 3 && ci && !(kkt <= opt->kkt_tol)) {
+            rc = opt_valley_descend(&c, x, &ci, &cj, &valley, &vres, st);
+            if (!rc) rc = opt_kkt_residual(&c, OPT_KKT_ACTIVE, &kkt, st);
+            if (!rc && !(kkt <= opt->kkt_tol) && !opt_coalesced(&c, &ci, &cj)) ci = cj = 0;
+            else if (!rc && ci && !(kkt <= opt->kkt_tol) && !(rc = opt_valley_kkt(&c, ci, cj, 0, &vres, NULL, st))) {
+                if (!(vres <= opt->kkt_tol))
+                    rc = mbl_error(st, MBL_ENOCONV,
+                                   "not a local optimum: the optimizer stopped (%s) after %d evaluations next to a double "
+                                   "eigenvalue (modes %d and %d) whose real part still decreases along the designs "
+                                   "that keep it double (first-order residual %.3g there; kkt_tol %g); try another "
+                                   "start or algorithm",
+                                   stop_text(nr), c.evals, ci, cj, vres, opt->kkt_tol);
+                else
+                    kkt = vres;
+            }
         }
         if (!rc && ci) rc = opt_probe(&c, x, &better, st);
         if (!rc && better)
@@ -357,7 +374,7 @@ int mbl_optimize(const mbl_model *model, const mbl_optimize_options *opt, mbl_op
                        "optimality residual is %.3g (kkt_tol %g); try another start or algorithm",
                        stop_text(nr), c.evals, kkt, opt->kkt_tol);
     if (!rc) rc = result_make(&c, nr, out, st);
-    if (!rc) (*out)->kkt = kkt, (*out)->coalesced[0] = ci, (*out)->coalesced[1] = cj, (*out)->newton_steps = newton;
+    if (!rc) (*out)->kkt = kkt, (*out)->coalesced[0] = ci, (*out)->coalesced[1] = cj, (*out)->newton_steps = newton, (*out)->valley_steps = valley;
     if (nl) nlopt_destroy(nl);
     if (x != x0) mbl_free(x);
     opt_ctx_free(&c);

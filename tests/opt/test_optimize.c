@@ -514,6 +514,56 @@ TEST(tmd_max_real)
                  "bounded from above");
 }
 
+/* The largest real part of one oscillator x'' + c x' + k x = 0: lambda = -c/2 +- sqrt(c^2/4 - k), so
+ * max Re lambda is -c/2 below critical damping and -c/2 + sqrt(c^2/4 - k) above it; its least value
+ * over c is -sqrt(k) at c = 2 sqrt(k) (the double real root, where the pair meets its conjugate),
+ * and over c and k (k <= 9) -3 at c = 6, k = 9: the double root moves along the valley c = 2 sqrt(k)
+ * to the bound, which no probe along c or k alone sees (each is worse: found by a new user, s44) */
+TEST(critical_damping_max_real)
+{
+    static const char osc[] = "model: dae\n"
+                              "parameters: {k: 4, c: 1}\n"
+                              "coordinates: {x: 0}\n"
+                              "kinetic_energy: \"0.5*der(x)^2\"\n"
+                              "potential_energy: \"0.5*k*x^2\"\n"
+                              "dissipation: \"0.5*c*der(x)^2\"\n"
+                              "linearize: {at: equilibrium}\n";
+    mbl_model *md = load(osc);
+    if (!md) return;
+    const int alg[3] = {MBL_OPT_AUTO, MBL_OPT_SLSQP, MBL_OPT_CCSAQ};
+    for (int s = 0; s < 3; s++) {
+        mbl_opt_param par[1] = {{"c", 0.1, 10, NAN}};
+        mbl_optimize_options o;
+        mbl_optimize_options_default(&o);
+        o.params = par, o.nparams = 1, o.algorithm = alg[s];
+        o.objective = (mbl_opt_goal){.kind = MBL_OPT_MAX_REAL, .sense = MBL_OPT_MINIMIZE};
+        mbl_opt_result *r = NULL;
+        mbl_status st;
+        mbl_status_clear(&st);
+        int rc = mbl_optimize(md, &o, &r, &st);
+        CHECK_MSG(rc == 0, "algorithm %d: %s", alg[s], st.msg);
+        if (rc) continue;
+        CHECK_REL(r->p[0], 4.0, 1e-7);
+        CHECK_REL(r->value, -2.0, 1e-7);
+        CHECK(r->coalesced[0] > 0 && r->coalesced[0] == r->coalesced[1]); /* the pair and its conjugate */
+        mbl_opt_result_free(r);
+    }
+    mbl_opt_param par[2] = {{"c", 0.1, 10, NAN}, {"k", 1, 9, NAN}};
+    mbl_opt_result *r = NULL;
+    mbl_status st;
+    int rc = optimize(md, par, 2, (mbl_opt_goal){.kind = MBL_OPT_MAX_REAL, .sense = MBL_OPT_MINIMIZE}, NULL, 0, 0, &r, &st);
+    CHECK_MSG(rc == 0, "c and k: %s", st.msg);
+    if (!rc) {
+        CHECK_REL(r->p[0], 6.0, 1e-7);
+        CHECK_REL(r->p[1], 9.0, 1e-12);
+        CHECK_REL(r->value, -3.0, 1e-7);
+        CHECK(r->valley_steps > 0); /* MMA stops at the first double root it meets (c = 4.27, k = 4.57) */
+        CHECK(r->kkt <= 1e-3);
+    }
+    mbl_opt_result_free(r);
+    mbl_model_free(md);
+}
+
 TEST(peak_output)
 {
     /* m x'' + c x' + k x = F: the mobility |v / F| = w / |k - m w^2 + i c w| peaks at w = sqrt(k / m)
@@ -577,6 +627,7 @@ int main(void)
 {
     RUN(tmd_pole_placement);
     RUN(tmd_max_real);
+    RUN(critical_damping_max_real);
     RUN(gradients_fd);
     RUN(crossing);
     RUN(errors);
