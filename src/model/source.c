@@ -6,6 +6,7 @@
 #include "model/ffr.h"
 #include "model/rtree.h"
 #include "model/pmech_num.h"
+#include "model/text_blocks.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -13,6 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
+
+/* A scalar's text shorter than this (bytes, without its NUL: libyaml's smallest buffer) is kept
+ * in the document's blocks, a longer one is libyaml's (model_yaml_first_document) */
+enum { YAML_SHORT_TEXT = 16 };
 
 typedef struct reader {
     yaml_document_t *doc;
@@ -67,15 +72,15 @@ static void text_pos(const yaml_node_t *n, int *line, int *col)
         (*col)++;
 }
 
-/* The text of scalar node n for an item: taken from the document where take (the node then has
- * none: yaml_document_delete frees NULL; libyaml allocates it with malloc, as mbl_malloc does,
- * and ends it with a NUL), else copied. The lists of a model are most of its scalars: at N = 10^4
- * the four-bar's 80,023 were each copied, and the document's freed when it was deleted (30 M
- * instructions of 4,123 M). */
+/* The text of scalar node n for an item: taken from the document where take and the text is
+ * libyaml's own (a long one: model_yaml_first_document; the node then has none), else copied.
+ * The lists of a model are most of its scalars: at N = 10^4 the four-bar's 80,023 were each
+ * copied, and the document's freed when it was deleted (30 M instructions of 4,123 M). */
 static char *scalar_text(yaml_node_t *n, int take)
 {
     char *s = (char *)n->data.scalar.value;
-    if (!take || s[n->data.scalar.length] != '\0') return dup_n(scalar(n), n->data.scalar.length);
+    if (!take || n->data.scalar.length < YAML_SHORT_TEXT || s[n->data.scalar.length] != '\0')
+        return dup_n(scalar(n), n->data.scalar.length);
     n->data.scalar.value = NULL;
     return s;
 }
@@ -501,23 +506,35 @@ static int yaml_parse_error(const yaml_parser_t *parser, const char *text, size_
  * mappings is bounded as the document is built (libyaml's scanner takes time quadratic in the
  * depth: 10^5 '[' took 20 s) and aliases are refused (an alias stands for a whole copy of what
  * it names: a small file could expand into a huge walk of the readers). Reads the first
- * document; *more is set when a second one follows. Node positions are the events' marks. */
+ * document; *more is set when a second one follows. Node positions are the events' marks.
+ *
+ * The short scalars' texts and the lists' and mappings' entries are cut from blocks of the
+ * document (model_block_bytes) instead of libyaml's malloc for each (yaml_document_delete freed
+ * 228,000 blocks one by one at the N = 2000 mechanism four-bar, 45 M instructions): a short
+ * scalar's text is copied as its event comes (libyaml's copy then freed at once, when the
+ * allocator has it at hand), an open list's or mapping's entries wait on a stack of the open
+ * ones and are copied, at their count, when it closes. A longer text stays libyaml's (a reader
+ * may take it over: the dae reader's expressions and numbers). The nodes carry no tag. */
 typedef struct load_frame {
-    int node, key; /* the open list or mapping; a mapping's key waiting for its value (0: none) */
+    int node;     /* the open list or mapping */
+    size_t first; /* where its entries start on the entries' stack */
 } load_frame;
 
-/* A scalar node of doc made from the scalar event ev, taking the event's value (ev's value then
- * NULL): yaml_document_add_scalar's node without its copies of the value and of the default tag
- * and their UTF-8 checks (the reader checked the text as it decoded it; the tag is not read
- * here: NULL). The nodes' array grows as libyaml's own does, with realloc: libyaml allocates
- * with malloc and frees with free (yaml_document_delete frees the array, and each value). The
- * node's index (1-based), or 0 when out of memory. */
-static int add_scalar_taken(yaml_document_t *doc, yaml_event_t *ev)
+typedef struct composer {
+    yaml_document_t *doc;
+    struct model_text_block **blocks;
+    int *kids; /* the open lists' and mappings' entries (a mapping's: key, value, key, ...) */
+    size_t nkids, capkids;
+} composer;
+
+/* A new node of type t (1-based index), or 0 when out of memory. The nodes' array grows by
+ * doubling from its estimate. */
+static int add_node(yaml_document_t *doc, yaml_node_type_t t, const yaml_event_t *ev)
 {
     if (doc->nodes.top == doc->nodes.end) {
         size_t n = (size_t)(doc->nodes.end - doc->nodes.start), nc = n ? 2 * n : 16;
         if (nc > (size_t)INT_MAX / 2) return 0;
-        yaml_node_t *q = realloc(doc->nodes.start, nc * sizeof *q);
+        yaml_node_t *q = mbl_realloc_array(doc->nodes.start, nc, sizeof *q);
         if (!q) return 0;
         doc->nodes.start = q;
         doc->nodes.top = q + n;
@@ -525,23 +542,82 @@ static int add_scalar_taken(yaml_document_t *doc, yaml_event_t *ev)
     }
     yaml_node_t *nd = doc->nodes.top++;
     memset(nd, 0, sizeof *nd);
-    nd->type = YAML_SCALAR_NODE;
-    nd->data.scalar.value = ev->data.scalar.value;
-    nd->data.scalar.length = ev->data.scalar.length;
-    nd->data.scalar.style = ev->data.scalar.style;
-    ev->data.scalar.value = NULL;
+    nd->type = t;
+    nd->start_mark = ev->start_mark;
+    nd->end_mark = ev->end_mark;
     return (int)(doc->nodes.top - doc->nodes.start);
 }
 
-int model_yaml_first_document(yaml_parser_t *parser, yaml_document_t *doc, const char *text, size_t len,
-                              const char *file, int max_nesting, int *more, mbl_status *st)
+/* The scalar node of event ev: its text NUL-ended, in the document's blocks when shorter than
+ * YAML_SHORT_TEXT, else libyaml's own, taken from the event (ev's value then NULL: a reader may
+ * take it in turn, scalar_text); 0: out of memory */
+static int add_scalar(composer *c, yaml_event_t *ev)
 {
-    *more = 0;
-    if (!yaml_document_initialize(doc, NULL, NULL, NULL, 1, 1))
-        return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", file);
-    /* the nodes' array at about its final size at once (it grew from 16 by doubling: 5 copies for
-     * the nonlinear bicycle, 9 at N = 1000): a line holds a key and its value, a comma separates
-     * the items of a flow list or mapping; an estimate short of the count grows as before */
+    size_t len = ev->data.scalar.length;
+    unsigned char *t = ev->data.scalar.value;
+    if (len < YAML_SHORT_TEXT) {
+        t = model_block_bytes(c->blocks, len + 1);
+        if (!t) return 0;
+        memcpy(t, ev->data.scalar.value, len);
+        t[len] = '\0';
+    }
+    int node = add_node(c->doc, YAML_SCALAR_NODE, ev);
+    if (!node) return 0;
+    yaml_node_t *nd = &c->doc->nodes.start[node - 1];
+    nd->data.scalar.value = t;
+    nd->data.scalar.length = len;
+    nd->data.scalar.style = ev->data.scalar.style;
+    if (len >= YAML_SHORT_TEXT) ev->data.scalar.value = NULL;
+    return node;
+}
+
+/* A list's or mapping's entries, from the stack's first (at its start) on, into the document's
+ * blocks: node's items or pairs. 0, or -1 when out of memory. */
+static int close_node(composer *c, int node, size_t first)
+{
+    yaml_node_t *nd = &c->doc->nodes.start[node - 1];
+    size_t n = c->nkids - first;
+    c->nkids = first;
+    const int *k = c->kids + first;
+    if (nd->type == YAML_SEQUENCE_NODE) {
+        yaml_node_item_t *it = model_block_bytes(c->blocks, (n ? n : 1) * sizeof *it);
+        if (!it) return -1;
+        memcpy(it, k, n * sizeof *it);
+        nd->data.sequence.items.start = it;
+        nd->data.sequence.items.top = nd->data.sequence.items.end = it + n;
+        return 0;
+    }
+    n /= 2; /* a key waiting for its value (after an error) is left out */
+    yaml_node_pair_t *pr = model_block_bytes(c->blocks, (n ? n : 1) * sizeof *pr);
+    if (!pr) return -1;
+    for (size_t i = 0; i < n; i++) {
+        pr[i].key = k[2 * i];
+        pr[i].value = k[2 * i + 1];
+    }
+    nd->data.mapping.pairs.start = pr;
+    nd->data.mapping.pairs.top = nd->data.mapping.pairs.end = pr + n;
+    return 0;
+}
+
+/* node on the entries' stack (of the open list or mapping); 0, or -1 when out of memory */
+static int push_kid(composer *c, int node)
+{
+    if (c->nkids == c->capkids) {
+        size_t nc = c->capkids ? 2 * c->capkids : 256;
+        int *q = mbl_realloc_array(c->kids, nc, sizeof *q);
+        if (!q) return -1;
+        c->kids = q;
+        c->capkids = nc;
+    }
+    c->kids[c->nkids++] = node;
+    return 0;
+}
+
+/* the nodes' array at about its final size at once (it grew from 16 by doubling: 5 copies for
+ * the nonlinear bicycle, 9 at N = 1000): a line holds a key and its value, a comma separates
+ * the items of a flow list or mapping; an estimate short of the count grows as before */
+static void reserve_nodes(yaml_document_t *doc, const char *text, size_t len)
+{
     size_t est = 16;
     for (int sep = 0; sep < 2; sep++)
         for (const char *c = text, *end = text + len; c < end; c++) {
@@ -549,17 +625,25 @@ int model_yaml_first_document(yaml_parser_t *parser, yaml_document_t *doc, const
             if (!c) break;
             est += 2;
         }
-    if (est > (size_t)(doc->nodes.end - doc->nodes.start) && est < (size_t)INT_MAX / 2) {
-        yaml_node_t *q = realloc(doc->nodes.start, est * sizeof *q); /* libyaml's array: its allocator */
-        if (q) {
-            doc->nodes.top = q + (doc->nodes.top - doc->nodes.start);
-            doc->nodes.start = q;
-            doc->nodes.end = q + est;
-        }
-    }
+    if (est >= (size_t)INT_MAX / 2) return;
+    yaml_node_t *q = mbl_alloc_array(est, sizeof *q);
+    if (!q) return; /* grows from nothing */
+    doc->nodes.start = doc->nodes.top = q;
+    doc->nodes.end = q + est;
+}
+
+int model_yaml_first_document(yaml_parser_t *parser, yaml_document_t *doc, const char *text, size_t len,
+                              const char *file, int max_nesting, int *more, struct model_text_block **blocks,
+                              mbl_status *st)
+{
+    *more = 0;
+    memset(doc, 0, sizeof *doc);
+    doc->start_implicit = doc->end_implicit = 1;
+    reserve_nodes(doc, text, len);
     if (max_nesting < 1) max_nesting = 1;
     load_frame *stack = mbl_alloc_array((size_t)max_nesting, sizeof *stack);
     if (!stack) return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", file);
+    composer c = {doc, blocks, NULL, 0, 0};
     int depth = 0, rc = 0, in_doc = 0, done = 0;
     while (!rc && !done) {
         yaml_event_t ev;
@@ -568,7 +652,7 @@ int model_yaml_first_document(yaml_parser_t *parser, yaml_document_t *doc, const
             break;
         }
         unsigned long line = (unsigned long)ev.start_mark.line + 1, col = (unsigned long)ev.start_mark.column + 1;
-        int node = 0;
+        int node = 0, oom = 0;
         switch (ev.type) {
         case YAML_DOCUMENT_START_EVENT:
             if (in_doc) { /* the second document: not read */
@@ -588,8 +672,8 @@ int model_yaml_first_document(yaml_parser_t *parser, yaml_document_t *doc, const
                            line, col);
             break;
         case YAML_SCALAR_EVENT:
-            node = add_scalar_taken(doc, &ev);
-            if (!node) rc = mbl_error(st, MBL_ENOMEM, "out of memory reading %s", file);
+            node = add_scalar(&c, &ev);
+            oom = !node;
             break;
         case YAML_SEQUENCE_START_EVENT:
         case YAML_MAPPING_START_EVENT:
@@ -598,45 +682,44 @@ int model_yaml_first_document(yaml_parser_t *parser, yaml_document_t *doc, const
                                col, max_nesting);
                 break;
             }
-            node = ev.type == YAML_SEQUENCE_START_EVENT
-                       ? yaml_document_add_sequence(doc, ev.data.sequence_start.tag, ev.data.sequence_start.style)
-                       : yaml_document_add_mapping(doc, ev.data.mapping_start.tag, ev.data.mapping_start.style);
-            if (!node) rc = mbl_error(st, MBL_ENOMEM, "out of memory reading %s", file);
+            node = add_node(doc, ev.type == YAML_SEQUENCE_START_EVENT ? YAML_SEQUENCE_NODE : YAML_MAPPING_NODE, &ev);
+            if (node && ev.type == YAML_SEQUENCE_START_EVENT)
+                doc->nodes.start[node - 1].data.sequence.style = ev.data.sequence_start.style;
+            else if (node)
+                doc->nodes.start[node - 1].data.mapping.style = ev.data.mapping_start.style;
+            oom = !node;
             break;
         case YAML_SEQUENCE_END_EVENT:
         case YAML_MAPPING_END_EVENT:
-            if (depth > 0) doc->nodes.start[stack[--depth].node - 1].end_mark = ev.end_mark;
+            if (depth > 0) {
+                load_frame *f = &stack[--depth];
+                doc->nodes.start[f->node - 1].end_mark = ev.end_mark;
+                oom = close_node(&c, f->node, f->first) != 0;
+            }
             break;
         default: break;
         }
-        if (node) {
-            yaml_node_t *n = &doc->nodes.start[node - 1];
-            n->start_mark = ev.start_mark;
-            n->end_mark = ev.end_mark;
-            int ok = 1;
-            if (depth > 0) { /* attach to the open list or mapping (the first node is the root) */
-                load_frame *f = &stack[depth - 1];
-                yaml_node_t *parent = &doc->nodes.start[f->node - 1];
-                if (parent->type == YAML_SEQUENCE_NODE) {
-                    ok = yaml_document_append_sequence_item(doc, f->node, node);
-                } else if (!f->key) {
-                    f->key = node;
-                } else {
-                    ok = yaml_document_append_mapping_pair(doc, f->node, f->key, node);
-                    f->key = 0;
-                }
-            }
-            if (!ok) rc = mbl_error(st, MBL_ENOMEM, "out of memory reading %s", file);
-            if (!rc && (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT)) {
-                stack[depth].node = node;
-                stack[depth].key = 0;
-                depth++;
-            }
+        if (node && depth > 0) oom = push_kid(&c, node) != 0; /* an entry of the open list or mapping */
+        if (node && !oom && (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT)) {
+            stack[depth].node = node;
+            stack[depth].first = c.nkids;
+            depth++;
         }
+        if (oom) rc = mbl_error(st, MBL_ENOMEM, "out of memory reading %s", file);
         yaml_event_delete(&ev);
     }
     mbl_free(stack);
+    mbl_free(c.kids);
     return rc;
+}
+
+void model_yaml_doc_free(yaml_document_t *doc, struct model_text_block **blocks)
+{
+    for (yaml_node_t *n = doc->nodes.start; n && n < doc->nodes.top; n++)
+        if (n->type == YAML_SCALAR_NODE && n->data.scalar.length >= YAML_SHORT_TEXT) mbl_free(n->data.scalar.value);
+    mbl_free(doc->nodes.start);
+    memset(doc, 0, sizeof *doc);
+    model_blocks_free(blocks);
 }
 
 mbl_src *model_src_new(const char *file)
