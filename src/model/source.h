@@ -145,6 +145,9 @@ struct yaml_document_s;
 /* An empty source named `file` (its model name ""), NULL when out of memory. */
 mbl_src *model_src_new(const char *file);
 struct model_text_block;
+/* A scalar's text shorter than this (bytes, without its NUL: libyaml's smallest buffer) is kept
+ * in the document's blocks, a longer one is libyaml's own, which a reader may take over */
+enum { MODEL_YAML_SHORT_TEXT = 16 };
 /* The first YAML document of text (YAML or JSON; `file` names it in messages) from the parser,
  * lists and mappings nested at most max_nesting deep, aliases refused; *more is set when a
  * second document follows. 0, or a negative code with "file:line:col: what" in st. The
