@@ -184,6 +184,8 @@ int model_structured_merge(mbl_model *md, const mblx_id *Fs, const mbl_sjac *S, 
         mbl_free(fill);
     }
     for (int j = 0; j < md->nunk; j++) pos[j] = -1;
+    /* room for every entry of S at once (md->jac grew by doubling, copied each time) */
+    if (model_sjac_reserve(&md->jac, (size_t)S->nz)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     for (int i = 0; i < n && !rc; i++) {
         if (srp[i] == srp[i + 1]) continue;
         for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = ent[t];
