@@ -37,6 +37,7 @@ static int read_urdf(yaml_document_t *ydoc, const yaml_node_t *root, const char 
     if (rc) return rc;
     yaml_parser_t parser;
     yaml_document_t doc;
+    struct model_text_block *blocks = NULL;
     memset(&doc, 0, sizeof doc);
     if (!yaml_parser_initialize(&parser)) {
         mbl_free(y);
@@ -44,9 +45,9 @@ static int read_urdf(yaml_document_t *ydoc, const yaml_node_t *root, const char 
     }
     yaml_parser_set_input_string(&parser, (const unsigned char *)y, strlen(y));
     int more = 0;
-    rc = model_yaml_first_document(&parser, &doc, y, strlen(y), file, MBL_MAX_NESTING, &more, st);
+    rc = model_yaml_first_document(&parser, &doc, y, strlen(y), file, MBL_MAX_NESTING, &more, &blocks, st);
     if (!rc) rc = mech_read(&doc, yaml_document_get_root_node(&doc), file, sets, nsets, src, st);
-    yaml_document_delete(&doc);
+    model_yaml_doc_free(&doc, &blocks);
     yaml_parser_delete(&parser);
     mbl_free(y);
     return rc;
@@ -87,10 +88,34 @@ int load_src_read(const char *text, size_t len, const char *file, mbl_src **out,
  * text's commas, colons and lines (a value of a flow list, a key's, a block's line). */
 #define LOAD_YAML_VALUE_BYTES 150.0
 
+/* The bytes of text that are ',', ':' or a line's end, eight at a time: a byte equal to one has
+ * its top bit set in the word's mask (exactly: no carries between the bytes), and the masks'
+ * top bits are summed bytewise, at most 255 words before the eight sums are added up (about 4
+ * instructions a byte instead of 12: 15 -> 5.2 M at the N = 2000 mechanism four-bar's 1.35 MB). */
+static size_t count_separators(const char *text, size_t len)
+{
+    const uint64_t ones = 0x0101010101010101u, low7 = 0x7F7F7F7F7F7F7F7Fu;
+    size_t n = 0, i = 0;
+    while (len - i >= 8) {
+        uint64_t acc = 0; /* eight bytewise sums */
+        for (int k = 0; k < 255 && len - i >= 8; k++, i += 8) {
+            uint64_t w;
+            memcpy(&w, text + i, 8);
+            uint64_t a = w ^ (ones * ','), b = w ^ (ones * ':'), c = w ^ (ones * '\n');
+            /* the top bit of each byte that is not zero in a, in b and in c */
+            uint64_t other = (((a & low7) + low7) | a) & (((b & low7) + low7) | b) & (((c & low7) + low7) | c);
+            acc += (~other & ~low7) >> 7;
+        }
+        uint64_t pairs = (acc & 0x00FF00FF00FF00FFu) + ((acc >> 8) & 0x00FF00FF00FF00FFu); /* 4 sums < 511 */
+        n += (size_t)((pairs * 0x0001000100010001u) >> 48);
+    }
+    for (; i < len; i++) n += text[i] == ',' || text[i] == ':' || text[i] == '\n';
+    return n;
+}
+
 static int yaml_budget(const char *text, size_t len, const char *file, double budget, mbl_status *st)
 {
-    double values = 1;
-    for (size_t i = 0; i < len; i++) values += text[i] == ',' || text[i] == ':' || text[i] == '\n';
+    double values = 1 + (double)count_separators(text, len);
     double need = values * LOAD_YAML_VALUE_BYTES, gib = 1073741824.0;
     if (need <= budget) return 0;
     return mbl_error(st, MBL_ENOMEM, "%s: about %.0f YAML values need about %.3g GiB to read, over the memory budget of "
@@ -124,11 +149,12 @@ int load_src_read_opt(const char *text, size_t len, const char *file, const mbl_
     }
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     yaml_document_t doc;
+    struct model_text_block *blocks = NULL;
     memset(&doc, 0, sizeof doc);
     int more = 0;
-    int lrc = model_yaml_first_document(&parser, &doc, text, len, file, max_nesting, &more, st);
+    int lrc = model_yaml_first_document(&parser, &doc, text, len, file, max_nesting, &more, &blocks, st);
     if (lrc) {
-        yaml_document_delete(&doc);
+        model_yaml_doc_free(&doc, &blocks);
         yaml_parser_delete(&parser);
         model_src_free(src);
         return lrc;
@@ -136,7 +162,7 @@ int load_src_read_opt(const char *text, size_t len, const char *file, const mbl_
     int rc = read_root(&doc, yaml_document_get_root_node(&doc), sets, nsets, src, st);
     /* a second document in the stream is an error, not silently ignored */
     if (!rc && more) rc = mbl_error(st, MBL_EPARSE, "%s: more than one YAML document in the file", file);
-    yaml_document_delete(&doc);
+    model_yaml_doc_free(&doc, &blocks);
     yaml_parser_delete(&parser);
     if (rc) {
         model_src_free(src);

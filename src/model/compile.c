@@ -269,9 +269,10 @@ static void remap_terms(mbl_model *md, const int *map)
 }
 
 /* After the merge: the places the terms kept in md->sjac (their entries pushed with the node 0 at
- * formulation) as md->jac indices, and the entries no tape computes (node 0) moved to the end of
- * md->jac in order (md->jac_ntape: the tape's); md->sjac freed. */
-static int bind_terms(mbl_model *md, mbl_status *st)
+ * formulation) as md->jac indices (merged_at: those the merge gave, or NULL: looked up), and the
+ * entries no tape computes (node 0) moved to the end of md->jac in order (md->jac_ntape: the
+ * tape's); md->sjac freed. */
+static int bind_terms(mbl_model *md, const int *merged_at, mbl_status *st)
 {
     md->jac_ntape = md->jac.nz;
     int bound = 0;
@@ -283,7 +284,8 @@ static int bind_terms(mbl_model *md, mbl_status *st)
         mbl_free(map), mbl_free(perm);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
-    rc = model_jac_index(md, md->sjac.nz, md->sjac.row, md->sjac.col, map, st);
+    rc = merged_at ? 0 : model_jac_index(md, md->sjac.nz, md->sjac.row, md->sjac.col, map, st);
+    if (merged_at) memcpy(map, merged_at, (size_t)md->sjac.nz * sizeof *map);
     if (!rc) remap_terms(md, map);
     /* the entries whose node is 0 (computed by no tape) go last, in order */
     mblx_id zero = mblx_const(md->g, 0.0);
@@ -328,7 +330,12 @@ static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
     /* md->F's inlined rows a forward-mode formulation left for later, needed now after all */
     if (!rc && !fwd && model_inlined_rows(md, st)) return st ? st->code : MBL_ENOMEM;
     if (!rc && !fwd) rc = jacobian_unknowns(md, md->nF, md->F, 0, &md->jac, st);
-    if (!rc && md->Fs) rc = model_structured_merge(md, md->Fs, &md->sjac, st);
+    /* where the merge puts md->sjac's entries (the terms' places: bind_terms; the terms' patterns
+     * below only append to md->jac) */
+    int *merged_at = NULL, merged_n = md->sjac.nz;
+    if (!rc && md->Fs && md->sjac.nz && !(merged_at = mbl_alloc_array((size_t)md->sjac.nz, sizeof *merged_at)))
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc && md->Fs) rc = model_structured_merge(md, md->Fs, &md->sjac, merged_at, st);
     const model_term_ops *yterm = NULL; /* the term that makes the outputs' Jacobian, if any */
     for (int t = 0; t < MODEL_NTERMS && !rc; t++) {
         const model_term_ops *term = model_terms[t];
@@ -338,7 +345,8 @@ static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
     }
     /* the numeric entries pushed into md->sjac last (never beside a tree's pattern: relative
      * coordinates refuse flexible bodies, src/mech/beam.c) */
-    if (!rc) rc = bind_terms(md, st);
+    if (!rc) rc = bind_terms(md, md->sjac.nz == merged_n ? merged_at : NULL, st);
+    mbl_free(merged_at);
     if (!rc) rc = yterm ? yterm->outputs_jac(md, st) : jacobian_unknowns(md, md->ny, md->y, 0, &md->yjac, st);
     if (rc) return rc;
     /* user states: rows s (nus), sdot, sddot, then w (nuvs), wdot */

@@ -149,8 +149,8 @@ void model_graph_lock_cb(void *md, int on) { model_graph_lock(md, on); }
 
 /* Add the structured rows and Jacobian entries to the compiled model's: F[i] += Fs[i] for the EOM
  * rows, and the entries of S (any row) merged into md->jac (one entry per (row, column): an entry the text
- * rows already have gets the sum). */
-int model_structured_merge(mbl_model *md, const mblx_id *Fs, const mbl_sjac *S, mbl_status *st)
+ * rows already have gets the sum); at[p] (at not NULL): where S's entry p went. */
+int model_structured_merge(mbl_model *md, const mblx_id *Fs, const mbl_sjac *S, int *at, mbl_status *st)
 {
     mblx_graph *g = md->g;
     double zero;
@@ -184,6 +184,8 @@ int model_structured_merge(mbl_model *md, const mblx_id *Fs, const mbl_sjac *S, 
         mbl_free(fill);
     }
     for (int j = 0; j < md->nunk; j++) pos[j] = -1;
+    /* room for every entry of S at once (md->jac grew by doubling, copied each time) */
+    if (model_sjac_reserve(&md->jac, (size_t)S->nz)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     for (int i = 0; i < n && !rc; i++) {
         if (srp[i] == srp[i + 1]) continue;
         for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = ent[t];
@@ -195,6 +197,7 @@ int model_structured_merge(mbl_model *md, const mblx_id *Fs, const mbl_sjac *S, 
                 pos[col] = md->jac.nz;
                 if (model_sjac_push(&md->jac, i, col, S->node[p])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
             }
+            if (at) at[p] = pos[col];
         }
         for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = -1;
         for (int t = srp[i]; t < srp[i + 1]; t++) pos[S->col[sent[t]]] = -1;

@@ -7,7 +7,6 @@
 #include "model/rtree.h"
 #include "model/pmech_num.h"
 
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,15 +66,15 @@ static void text_pos(const yaml_node_t *n, int *line, int *col)
         (*col)++;
 }
 
-/* The text of scalar node n for an item: taken from the document where take (the node then has
- * none: yaml_document_delete frees NULL; libyaml allocates it with malloc, as mbl_malloc does,
- * and ends it with a NUL), else copied. The lists of a model are most of its scalars: at N = 10^4
- * the four-bar's 80,023 were each copied, and the document's freed when it was deleted (30 M
- * instructions of 4,123 M). */
+/* The text of scalar node n for an item: taken from the document where take and the text is
+ * libyaml's own (a long one: yaml_doc.c; the node then has none), else copied.
+ * The lists of a model are most of its scalars: at N = 10^4 the four-bar's 80,023 were each
+ * copied, and the document's freed when it was deleted (30 M instructions of 4,123 M). */
 static char *scalar_text(yaml_node_t *n, int take)
 {
     char *s = (char *)n->data.scalar.value;
-    if (!take || s[n->data.scalar.length] != '\0') return dup_n(scalar(n), n->data.scalar.length);
+    if (!take || n->data.scalar.length < MODEL_YAML_SHORT_TEXT || s[n->data.scalar.length] != '\0')
+        return dup_n(scalar(n), n->data.scalar.length);
     n->data.scalar.value = NULL;
     return s;
 }
@@ -435,208 +434,6 @@ static int read_root(reader *r, const yaml_node_t *root)
     if (!seen[K_COORDS] || r->src->coordinates.n == 0)
         return err_at(r, seen[K_COORDS] ? seen[K_COORDS] : root, MBL_EMODEL, "the model has no coordinates");
     return 0;
-}
-
-/* Line and column (1-based) of a byte offset of the text. */
-static void offset_pos(const char *text, size_t len, size_t off, unsigned long *line, unsigned long *col)
-{
-    *line = 1;
-    size_t start = 0;
-    for (size_t i = 0; i < off && i < len; i++)
-        if (text[i] == '\n') {
-            (*line)++;
-            start = i + 1;
-        }
-    *col = (unsigned long)(off - start) + 1;
-}
-
-/* libyaml's message, made precise where it is misleading: a reader error (bad encoding) has no
- * mark, only a byte offset; a plain key longer than libyaml's 1024-character limit for keys is
- * reported as a stray ':' or a missing ','. */
-static int yaml_parse_error(const yaml_parser_t *parser, const char *text, size_t len, const char *file,
-                            mbl_status *st)
-{
-    unsigned long line, col;
-    if (parser->error == YAML_READER_ERROR) {
-        size_t off = parser->problem_offset < len ? parser->problem_offset : len;
-        const unsigned char *u = (const unsigned char *)text;
-        if (parser->problem && strstr(parser->problem, "trailing")) { /* back to the sequence's first byte */
-            while (off > 0 && (u[off - 1] & 0xC0) == 0x80) off--;
-            if (off > 0 && u[off - 1] >= 0xC0) off--;
-        }
-        offset_pos(text, len, off, &line, &col);
-        if (off < len)
-            return mbl_error(st, MBL_EPARSE, "%s:%lu:%lu: the file is not valid UTF-8 (byte 0x%02x, %s): save it as UTF-8",
-                             file, line, col, (unsigned)u[off], parser->problem ? parser->problem : "bad byte");
-        return mbl_error(st, MBL_EPARSE, "%s:%lu:%lu: the file is not valid UTF-8 (%s)", file, line, col,
-                         parser->problem ? parser->problem : "bad byte");
-    }
-    line = (unsigned long)parser->problem_mark.line + 1;
-    col = (unsigned long)parser->problem_mark.column + 1;
-    /* a word of more than 1024 characters on the line of the error, before it */
-    size_t off = parser->problem_mark.index < len ? parser->problem_mark.index : len, ls = off;
-    while (ls > 0 && text[ls - 1] != '\n') ls--;
-    const char *pr = parser->problem ? parser->problem : "";
-    int keyish = strstr(pr, "expected ':'") || strstr(pr, "mapping values are not allowed") ||
-                 strstr(pr, "did not find expected ','") || strstr(pr, "did not find expected key");
-    for (size_t i = ls, run = 0; keyish && i < off; i++) {
-        char c = text[i];
-        run = (c == ' ' || c == '\t' || c == '{' || c == '[' || c == ',' || c == '"' || c == '\'') ? 0 : run + 1;
-        if (run > 1024) {
-            size_t w = i + 1 - run;
-            while (w > ls && !strchr(" \t{[,\"'", text[w - 1])) w--;
-            size_t we = w;
-            while (we < len && !strchr(" \t\n:,}]", text[we])) we++;
-            return mbl_error(st, MBL_EPARSE,
-                             "%s:%lu:%lu: a name of %zu characters: YAML keys are limited to 1024 characters", file,
-                             line, (unsigned long)(w - ls) + 1, we - w);
-        }
-    }
-    return mbl_error(st, MBL_EPARSE, "%s:%lu:%lu: YAML error: %s%s%s", file, line, col,
-                     parser->problem ? parser->problem : "malformed", parser->context ? " " : "",
-                     parser->context ? parser->context : "");
-}
-
-/* yaml_parser_load's work done here from the parser's events, so that the nesting of lists and
- * mappings is bounded as the document is built (libyaml's scanner takes time quadratic in the
- * depth: 10^5 '[' took 20 s) and aliases are refused (an alias stands for a whole copy of what
- * it names: a small file could expand into a huge walk of the readers). Reads the first
- * document; *more is set when a second one follows. Node positions are the events' marks. */
-typedef struct load_frame {
-    int node, key; /* the open list or mapping; a mapping's key waiting for its value (0: none) */
-} load_frame;
-
-/* A scalar node of doc made from the scalar event ev, taking the event's value (ev's value then
- * NULL): yaml_document_add_scalar's node without its copies of the value and of the default tag
- * and their UTF-8 checks (the reader checked the text as it decoded it; the tag is not read
- * here: NULL). The nodes' array grows as libyaml's own does, with realloc: libyaml allocates
- * with malloc and frees with free (yaml_document_delete frees the array, and each value). The
- * node's index (1-based), or 0 when out of memory. */
-static int add_scalar_taken(yaml_document_t *doc, yaml_event_t *ev)
-{
-    if (doc->nodes.top == doc->nodes.end) {
-        size_t n = (size_t)(doc->nodes.end - doc->nodes.start), nc = n ? 2 * n : 16;
-        if (nc > (size_t)INT_MAX / 2) return 0;
-        yaml_node_t *q = realloc(doc->nodes.start, nc * sizeof *q);
-        if (!q) return 0;
-        doc->nodes.start = q;
-        doc->nodes.top = q + n;
-        doc->nodes.end = q + nc;
-    }
-    yaml_node_t *nd = doc->nodes.top++;
-    memset(nd, 0, sizeof *nd);
-    nd->type = YAML_SCALAR_NODE;
-    nd->data.scalar.value = ev->data.scalar.value;
-    nd->data.scalar.length = ev->data.scalar.length;
-    nd->data.scalar.style = ev->data.scalar.style;
-    ev->data.scalar.value = NULL;
-    return (int)(doc->nodes.top - doc->nodes.start);
-}
-
-int model_yaml_first_document(yaml_parser_t *parser, yaml_document_t *doc, const char *text, size_t len,
-                              const char *file, int max_nesting, int *more, mbl_status *st)
-{
-    *more = 0;
-    if (!yaml_document_initialize(doc, NULL, NULL, NULL, 1, 1))
-        return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", file);
-    /* the nodes' array at about its final size at once (it grew from 16 by doubling: 5 copies for
-     * the nonlinear bicycle, 9 at N = 1000): a line holds a key and its value, a comma separates
-     * the items of a flow list or mapping; an estimate short of the count grows as before */
-    size_t est = 16;
-    for (int sep = 0; sep < 2; sep++)
-        for (const char *c = text, *end = text + len; c < end; c++) {
-            c = memchr(c, sep ? ',' : '\n', (size_t)(end - c));
-            if (!c) break;
-            est += 2;
-        }
-    if (est > (size_t)(doc->nodes.end - doc->nodes.start) && est < (size_t)INT_MAX / 2) {
-        yaml_node_t *q = realloc(doc->nodes.start, est * sizeof *q); /* libyaml's array: its allocator */
-        if (q) {
-            doc->nodes.top = q + (doc->nodes.top - doc->nodes.start);
-            doc->nodes.start = q;
-            doc->nodes.end = q + est;
-        }
-    }
-    if (max_nesting < 1) max_nesting = 1;
-    load_frame *stack = mbl_alloc_array((size_t)max_nesting, sizeof *stack);
-    if (!stack) return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", file);
-    int depth = 0, rc = 0, in_doc = 0, done = 0;
-    while (!rc && !done) {
-        yaml_event_t ev;
-        if (!yaml_parser_parse(parser, &ev)) {
-            rc = yaml_parse_error(parser, text, len, file, st);
-            break;
-        }
-        unsigned long line = (unsigned long)ev.start_mark.line + 1, col = (unsigned long)ev.start_mark.column + 1;
-        int node = 0;
-        switch (ev.type) {
-        case YAML_DOCUMENT_START_EVENT:
-            if (in_doc) { /* the second document: not read */
-                *more = 1;
-                done = 1;
-                break;
-            }
-            in_doc = 1;
-            doc->start_mark = ev.start_mark;
-            break;
-        case YAML_DOCUMENT_END_EVENT:
-            doc->end_mark = ev.end_mark;
-            break;
-        case YAML_STREAM_END_EVENT: done = 1; break;
-        case YAML_ALIAS_EVENT:
-            rc = mbl_error(st, MBL_EPARSE, "%s:%lu:%lu: YAML aliases (*name) are not supported in model files", file,
-                           line, col);
-            break;
-        case YAML_SCALAR_EVENT:
-            node = add_scalar_taken(doc, &ev);
-            if (!node) rc = mbl_error(st, MBL_ENOMEM, "out of memory reading %s", file);
-            break;
-        case YAML_SEQUENCE_START_EVENT:
-        case YAML_MAPPING_START_EVENT:
-            if (depth >= max_nesting) {
-                rc = mbl_error(st, MBL_EPARSE, "%s:%lu:%lu: lists and mappings nested deeper than %d levels", file, line,
-                               col, max_nesting);
-                break;
-            }
-            node = ev.type == YAML_SEQUENCE_START_EVENT
-                       ? yaml_document_add_sequence(doc, ev.data.sequence_start.tag, ev.data.sequence_start.style)
-                       : yaml_document_add_mapping(doc, ev.data.mapping_start.tag, ev.data.mapping_start.style);
-            if (!node) rc = mbl_error(st, MBL_ENOMEM, "out of memory reading %s", file);
-            break;
-        case YAML_SEQUENCE_END_EVENT:
-        case YAML_MAPPING_END_EVENT:
-            if (depth > 0) doc->nodes.start[stack[--depth].node - 1].end_mark = ev.end_mark;
-            break;
-        default: break;
-        }
-        if (node) {
-            yaml_node_t *n = &doc->nodes.start[node - 1];
-            n->start_mark = ev.start_mark;
-            n->end_mark = ev.end_mark;
-            int ok = 1;
-            if (depth > 0) { /* attach to the open list or mapping (the first node is the root) */
-                load_frame *f = &stack[depth - 1];
-                yaml_node_t *parent = &doc->nodes.start[f->node - 1];
-                if (parent->type == YAML_SEQUENCE_NODE) {
-                    ok = yaml_document_append_sequence_item(doc, f->node, node);
-                } else if (!f->key) {
-                    f->key = node;
-                } else {
-                    ok = yaml_document_append_mapping_pair(doc, f->node, f->key, node);
-                    f->key = 0;
-                }
-            }
-            if (!ok) rc = mbl_error(st, MBL_ENOMEM, "out of memory reading %s", file);
-            if (!rc && (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT)) {
-                stack[depth].node = node;
-                stack[depth].key = 0;
-                depth++;
-            }
-        }
-        yaml_event_delete(&ev);
-    }
-    mbl_free(stack);
-    return rc;
 }
 
 mbl_src *model_src_new(const char *file)

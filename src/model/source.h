@@ -144,11 +144,20 @@ struct yaml_parser_s;
 struct yaml_document_s;
 /* An empty source named `file` (its model name ""), NULL when out of memory. */
 mbl_src *model_src_new(const char *file);
+struct model_text_block;
+/* A scalar's text shorter than this (bytes, without its NUL: libyaml's smallest buffer) is kept
+ * in the document's blocks, a longer one is libyaml's own, which a reader may take over */
+enum { MODEL_YAML_SHORT_TEXT = 16 };
 /* The first YAML document of text (YAML or JSON; `file` names it in messages) from the parser,
  * lists and mappings nested at most max_nesting deep, aliases refused; *more is set when a
- * second document follows. 0, or a negative code with "file:line:col: what" in st. */
+ * second document follows. 0, or a negative code with "file:line:col: what" in st. The
+ * document's texts and entries are cut from *blocks (NULL at first): free the document, also
+ * after an error, with model_yaml_doc_free, never yaml_document_delete. */
 int model_yaml_first_document(struct yaml_parser_s *parser, struct yaml_document_s *doc, const char *text, size_t len,
-                              const char *file, int max_nesting, int *more, mbl_status *st);
+                              const char *file, int max_nesting, int *more, struct model_text_block **blocks,
+                              mbl_status *st);
+/* Free a document of model_yaml_first_document and its blocks */
+void model_yaml_doc_free(struct yaml_document_s *doc, struct model_text_block **blocks);
 /* Read a `model: dae` document's root (root may be NULL: an empty file) into src (from
  * model_src_new); errors as "file:line:col: what" in st. */
 int model_src_read_dae(struct yaml_document_s *doc, const struct yaml_node_s *root, mbl_src *src, mbl_status *st);

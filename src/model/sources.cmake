@@ -1,5 +1,6 @@
 list(APPEND MBLIN_SOURCES
   src/model/source.c
+  src/model/yaml_doc.c
   src/model/data.c
   src/model/model.c
   src/model/origin.c

@@ -12,24 +12,40 @@ struct model_text_block {
 
 enum { TEXT_BLOCK = 65536 - 64 }; /* bytes of a block (a text longer than this has its own) */
 
-void *model_text_bytes(mbl_model *md, size_t n)
+void *model_block_bytes(struct model_text_block **list, size_t n)
 {
     const size_t al = _Alignof(int);
-    struct model_text_block *b = md->text_blocks;
+    struct model_text_block *b = *list;
     size_t at = b ? (b->used + al - 1) / al * al : 0;
     if (!b || at > b->cap || n > b->cap - at) {
         size_t cap = n > TEXT_BLOCK ? n : TEXT_BLOCK;
-        b = mbl_malloc(sizeof *b + cap);
-        if (!b) return NULL;
-        b->next = md->text_blocks;
-        b->used = 0;
-        b->cap = cap;
-        md->text_blocks = b;
-        at = 0;
+        struct model_text_block *nb = mbl_malloc(sizeof *nb + cap);
+        if (!nb) return NULL;
+        nb->used = n;
+        nb->cap = cap;
+        if (b && cap > TEXT_BLOCK) { /* a long text's own block: the first keeps its room */
+            nb->next = b->next;
+            b->next = nb;
+        } else {
+            nb->next = b;
+            *list = nb;
+        }
+        return nb->data;
     }
     b->used = at + n;
     return b->data + at;
 }
+
+void model_blocks_free(struct model_text_block **list)
+{
+    while (*list) {
+        struct model_text_block *b = *list;
+        *list = b->next;
+        mbl_free(b);
+    }
+}
+
+void *model_text_bytes(mbl_model *md, size_t n) { return model_block_bytes(&md->text_blocks, n); }
 
 char *model_text_copy(mbl_model *md, const char *s)
 {
@@ -39,11 +55,4 @@ char *model_text_copy(mbl_model *md, const char *s)
     return p;
 }
 
-void model_free_text_blocks(mbl_model *md)
-{
-    while (md->text_blocks) {
-        struct model_text_block *b = md->text_blocks;
-        md->text_blocks = b->next;
-        mbl_free(b);
-    }
-}
+void model_free_text_blocks(mbl_model *md) { model_blocks_free(&md->text_blocks); }

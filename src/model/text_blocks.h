@@ -7,6 +7,15 @@
 #include <stddef.h>
 
 struct mbl_model;
+struct model_text_block;
+
+/* n bytes cut from the blocks of list, at an int's alignment (a new block of 64 KB is put first
+ * when the first has no room; n bytes longer than a block have their own, put second); NULL
+ * when out of memory. The blocks of a model (below) and of a YAML document (source.h). */
+void *model_block_bytes(struct model_text_block **list, size_t n);
+
+/* Free the blocks of list (*list then NULL). */
+void model_blocks_free(struct model_text_block **list);
 
 /* n bytes in md's text blocks, at an int's alignment (a record with int fields may start them);
  * NULL when out of memory. They stay until model_free_text_blocks. */

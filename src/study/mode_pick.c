@@ -297,6 +297,7 @@ static int pick_branch(const mbl_sensitivity *S, const char *path, int branch, c
     if (rc) return rc;
     yaml_parser_t parser;
     yaml_document_t doc;
+    struct model_text_block *blocks = NULL;
     memset(&doc, 0, sizeof doc);
     if (!yaml_parser_initialize(&parser)) {
         mbl_free(text);
@@ -304,12 +305,12 @@ static int pick_branch(const mbl_sensitivity *S, const char *path, int branch, c
     }
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     int more = 0;
-    rc = model_yaml_first_document(&parser, &doc, text, len, path, 8, &more, st);
+    rc = model_yaml_first_document(&parser, &doc, text, len, path, 8, &more, &blocks, st);
     int np = 0;
     double *x = NULL, *re = NULL, *im = NULL, lr = 0, li = 0, spread = 0;
     if (!rc) rc = sweep_branch(&doc, path, param, branch, &np, &x, &re, &im, st);
     if (!rc) rc = interpolate(path, param, branch, np, x, re, im, value, &lr, &li, &spread, st);
-    yaml_document_delete(&doc);
+    model_yaml_doc_free(&doc, &blocks);
     yaml_parser_delete(&parser);
     mbl_free(text), mbl_free(x);
     if (rc) return rc;

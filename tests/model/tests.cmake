@@ -18,6 +18,9 @@ mblin_add_test(test_position_text ${CMAKE_CURRENT_SOURCE_DIR}/model/test_positio
 mblin_add_test(test_text_blocks ${CMAKE_CURRENT_SOURCE_DIR}/model/test_text_blocks.c)
 # initial values written as plain numbers, taken without the general load (symbols.c number_value)
 mblin_add_test(test_number_values ${CMAKE_CURRENT_SOURCE_DIR}/model/test_number_values.c)
+# the YAML document's nodes (source.c model_yaml_first_document: texts and entries in its blocks)
+# against libyaml's yaml_parser_load, node for node; the memory budget's count of values
+mblin_add_test(test_yaml_doc ${CMAKE_CURRENT_SOURCE_DIR}/model/test_yaml_doc.c)
 
 # The flexible double pendulum of source 001 Sec. 4.2 (examples/flexible_pendulum.py): every exact
 # method against the numpy reference (tests/model/flexible_pendulum_ref.py) and Table 3. Needs

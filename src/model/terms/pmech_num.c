@@ -289,6 +289,10 @@ int model_pmech_num_new(mbl_model *md, const mbl_pmech_src *p, const int *qidx, 
     /* the pattern, node 0 (the entries go to md->jac by the merge and model_compile's bind, the remap entry) */
     cols c = cols_of(md);
     mblx_id zero = mblx_const(g, 0.0);
+    /* room for every slot at once (doubling from 64 copied the arrays 13 times at the N = 2000
+     * four-bar: its 278,026 entries of at most 516,066) */
+    size_t most = (size_t)t->nb * BSLOTS + (size_t)t->nj * 2 * JSLOTS + (size_t)t->ns * SSLOTS;
+    if (model_sjac_reserve(&md->sjac, most)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     for (int b = 0; b < t->nb && !rc; b++) {
         pbody *B = &t->b[b];
         for (int k = 0; k < BSLOTS && !rc; k++) {

@@ -108,7 +108,8 @@ extern const model_term_ops *const model_terms[MODEL_NTERMS];
  * term's formulate that needs it (dae_helpers.c) */
 int model_structured_rows(mbl_model *md, mbl_status *st);
 /* After the text rows are differentiated (model_compile): the terms' rows and entries added to the
- * model's, F[i] += Fs[i] for the EOM rows and S's entries merged into md->jac (dae_helpers.c). */
-int model_structured_merge(mbl_model *md, const mblx_id *Fs, const mbl_sjac *S, mbl_status *st);
+ * model's, F[i] += Fs[i] for the EOM rows and S's entries merged into md->jac (dae_helpers.c);
+ * at (S->nz, or NULL): each entry's index in md->jac, as model_jac_index would give it. */
+int model_structured_merge(mbl_model *md, const mblx_id *Fs, const mbl_sjac *S, int *at, mbl_status *st);
 
 #endif
