@@ -461,6 +461,18 @@ TEST(expression)
     expect_error(text, par, 1, bad, NULL, 0, MBL_EPARSE, "no parameter 'kk'");
 }
 
+/* the largest real part minimized over par by algorithm alg */
+static int min_max_real(const mbl_model *md, const mbl_opt_param *par, int np, int alg, mbl_opt_result **r, mbl_status *st)
+{
+    mbl_optimize_options o;
+    mbl_optimize_options_default(&o);
+    o.params = par, o.nparams = np, o.algorithm = alg;
+    o.objective = (mbl_opt_goal){.kind = MBL_OPT_MAX_REAL, .sense = MBL_OPT_MINIMIZE};
+    mbl_status_clear(st);
+    *r = NULL;
+    return mbl_optimize(md, &o, r, st);
+}
+
 TEST(tmd_max_real)
 {
     mbl_model *md = load(TMD);
@@ -474,14 +486,9 @@ TEST(tmd_max_real)
     const int from[7] = {0, 1, 2, 3, 2, 1, 3};
     for (int s = 0; s < 7; s++) {
         mbl_opt_param par[2] = {{"k2", 0.02, 0.08, starts[from[s]][0]}, {"c2", 0.001, 0.05, starts[from[s]][1]}};
-        mbl_optimize_options o;
-        mbl_optimize_options_default(&o);
-        o.params = par, o.nparams = 2, o.algorithm = alg[s];
-        o.objective = (mbl_opt_goal){.kind = MBL_OPT_MAX_REAL, .sense = MBL_OPT_MINIMIZE};
         mbl_opt_result *r = NULL;
         mbl_status st;
-        mbl_status_clear(&st);
-        int rc = mbl_optimize(md, &o, &r, &st);
+        int rc = min_max_real(md, par, 2, alg[s], &r, &st);
         CHECK_MSG(rc == 0, "case %d: %s", s, st.msg);
         if (rc) continue;
         CHECK_REL(r->p[0], k2, 1e-7);
@@ -533,14 +540,9 @@ TEST(critical_damping_max_real)
     const int alg[3] = {MBL_OPT_AUTO, MBL_OPT_SLSQP, MBL_OPT_CCSAQ};
     for (int s = 0; s < 3; s++) {
         mbl_opt_param par[1] = {{"c", 0.1, 10, NAN}};
-        mbl_optimize_options o;
-        mbl_optimize_options_default(&o);
-        o.params = par, o.nparams = 1, o.algorithm = alg[s];
-        o.objective = (mbl_opt_goal){.kind = MBL_OPT_MAX_REAL, .sense = MBL_OPT_MINIMIZE};
         mbl_opt_result *r = NULL;
         mbl_status st;
-        mbl_status_clear(&st);
-        int rc = mbl_optimize(md, &o, &r, &st);
+        int rc = min_max_real(md, par, 1, alg[s], &r, &st);
         CHECK_MSG(rc == 0, "algorithm %d: %s", alg[s], st.msg);
         if (rc) continue;
         CHECK_REL(r->p[0], 4.0, 1e-7);
