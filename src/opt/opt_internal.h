@@ -95,19 +95,23 @@ int opt_kkt_core(const opt_ctx *c, double act_tol, const char *skip, const doubl
 #define OPT_PROBE_STEP 1e-5
 #define OPT_PROBE_GAIN 1e-8
 int opt_coalesced(const opt_ctx *c, int *i, int *j);
+/* the same with the window widened by the factor widen (a valley step's pair, put back by opt_polish) */
+int opt_coalesced_within(const opt_ctx *c, double widen, int *i, int *j);
 int opt_probe(opt_ctx *c, const double *x, int *better, mbl_status *st);
 /* opt_kkt.c: the largest real part's optimum at a double eigenvalue approached by Newton steps on
  * the pair's discriminant (documented there): at most OPT_POLISH_STEPS steps, none longer than
- * OPT_POLISH_MAX (scaled), to the pair apart by OPT_POLISH_SEP of its |lambda| */
+ * OPT_POLISH_MAX (scaled), to the pair apart by OPT_POLISH_SEP of its |lambda|; the pair found within
+ * widen times the coalescence window */
 #define OPT_POLISH_STEPS 8
 #define OPT_POLISH_MAX 1e-2
 #define OPT_POLISH_SEP 1e-4
-int opt_polish(opt_ctx *c, double *x, int *steps, mbl_status *st);
+int opt_polish(opt_ctx *c, double *x, double widen, int *steps, mbl_status *st);
 /* opt_valley.c: the largest real part's optimum at a double eigenvalue checked, and approached, on
  * the valley where the coalescing eigenvalues' real parts are equal (documented there): at most
  * OPT_VALLEY_STEPS descent steps, none longer than OPT_VALLEY_MAX (scaled) */
 #define OPT_VALLEY_STEPS 60
 #define OPT_VALLEY_MAX 5e-2
+#define OPT_VALLEY_WIDEN 5
 int opt_valley_kkt(const opt_ctx *c, int ia, int ib, int on_valley, double *res, double *dir, mbl_status *st);
 int opt_valley_descend(opt_ctx *c, double *x, int *ia, int *ib, int *steps, double *res, mbl_status *st);
 /* opt_frf.c: the local peaks of a frequency response over a band and their gradients in p

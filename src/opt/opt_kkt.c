@@ -135,12 +135,17 @@ int opt_kkt_residual(const opt_ctx *c, double act_tol, double *res, mbl_status *
  * differentiable and the first-order condition does not apply. *i, *j: the modes (1-based). */
 int opt_coalesced(const opt_ctx *c, int *i, int *j)
 {
+    return opt_coalesced_within(c, 1, i, j);
+}
+
+int opt_coalesced_within(const opt_ctx *c, double widen, int *i, int *j)
+{
     if (c->bound != 1 && c->bound != 3) return 0;
     /* the largest real part's pair is put onto its coalescence by Newton steps on an analytic
      * function (opt_polish) and checked along its valley (opt_valley.c): it is looked for further
      * off, since a pair leaves a double root like the square root of the parameters' distance (an
      * oscillator's damping 1e-4 of critical parts its roots by 2 % of their size) */
-    double rel = c->bound == 3 ? OPT_COALESCE_REL_REAL : OPT_COALESCE_REL;
+    double rel = widen * (c->bound == 3 ? OPT_COALESCE_REL_REAL : OPT_COALESCE_REL);
     int r0 = c->ncon - c->nmode;
     for (int a = 0; a < c->nmode; a++)
         for (int b = 0; b < c->nmode; b++) {
@@ -200,13 +205,13 @@ int opt_probe(opt_ctx *c, const double *x, int *better, mbl_status *st)
  * two real equations in the scaled parameters. A step is kept when its design is feasible and has
  * a smaller largest real part; at most OPT_POLISH_STEPS, none longer than OPT_POLISH_MAX (scaled).
  * x (nx) is updated, c left evaluated at it; *steps: the steps kept. */
-int opt_polish(opt_ctx *c, double *x, int *steps, mbl_status *st)
+int opt_polish(opt_ctx *c, double *x, double widen, int *steps, mbl_status *st)
 {
     int np = c->np, ia, ib, rc = 0;
     *steps = 0;
     double xn[64 + 2], A[2 * 64], b[64 + 2];
     if (c->bound != 3 || c->nx > 64) return 0;
-    for (int it = 0; it < OPT_POLISH_STEPS && opt_coalesced(c, &ia, &ib); it++) {
+    for (int it = 0; it < OPT_POLISH_STEPS && opt_coalesced_within(c, widen, &ia, &ib); it++) {
         const mbl_sens_mode *ma = &c->S->modes[ia - 1], *mb = &c->S->modes[ib - 1];
         if (!ma->defined || !mb->defined) break;
         /* one pair and its conjugate (ia == ib): lambda_b = conj(lambda_a) */

@@ -340,7 +340,7 @@ int mbl_optimize(const mbl_model *model, const mbl_optimize_options *opt, mbl_op
     if (!rc) rc = opt_kkt_residual(&c, OPT_KKT_ACTIVE, &kkt, st);
     int ci = 0, cj = 0, better = 0, newton = 0, valley = 0;
     if (!rc && !(kkt <= opt->kkt_tol) && opt_coalesced(&c, &ci, &cj)) { /* a double eigenvalue: probed */
-        if (c.bound == 3 && !(rc = opt_polish(&c, x, &newton, st))) { /* the largest real part: moved onto it first */
+        if (c.bound == 3 && !(rc = opt_polish(&c, x, 1, &newton, st))) { /* the largest real part: moved onto it first */
             rc = opt_kkt_residual(&c, OPT_KKT_ACTIVE, &kkt, st);
             if (!opt_coalesced(&c, &ci, &cj)) ci = cj = 0;
         }

@@ -563,6 +563,21 @@ TEST(critical_damping_max_real)
         CHECK(r->kkt <= 1e-3);
     }
     mbl_opt_result_free(r);
+    /* ranges of very different size beside the unit mass (c 1..1e5, k 1e7..1e9, a new user's, s45):
+     * in the scaled parameters the valley c = 2 sqrt(k) curves, and a step along it parted the pair
+     * by 26 %, beyond the coalescence window: it was kept off the valley and the run refused ("not a
+     * local optimum", residual 1). The optimum is on the bound: k = 1e9, c = 2 sqrt(1e9), -sqrt(1e9) */
+    for (int s = 0; s < 2; s++) {
+        mbl_opt_param wide[2] = {{"c", 1, 1e5, 100}, {"k", 1e7, 1e9, 1e8}};
+        rc = min_max_real(md, wide, 2, s ? MBL_OPT_CCSAQ : MBL_OPT_AUTO, &r, &st);
+        CHECK_MSG(rc == 0, "wide ranges, algorithm %d: %s", s, st.msg);
+        if (rc) continue;
+        CHECK_REL(r->p[0], 2 * sqrt(1e9), 1e-7);
+        CHECK_REL(r->p[1], 1e9, 1e-12);
+        CHECK_REL(r->value, -sqrt(1e9), 1e-7);
+        CHECK(r->valley_steps > 0);
+        mbl_opt_result_free(r);
+    }
     mbl_model_free(md);
 }
 
