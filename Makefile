@@ -94,7 +94,7 @@ test: setup
 	$(MAKE) test-fast
 	$(MAKE) test-kernels
 	$(MAKE) asan
-	@if command -v clang >/dev/null 2>&1; then $(MAKE) fuzz FUZZ_SECONDS=20; else echo "clang not found: fuzzing skipped"; fi
+	@if command -v clang >/dev/null 2>&1; then $(MAKE) fuzz FUZZ_SECONDS=10; else echo "clang not found: fuzzing skipped"; fi
 
 # per input: a slow but bounded input (a mutated four-bar whose continuation gives up after 500
 # steps: 1.2 s in the release CLI, 3 s in the sanitized fuzz build) passed 10 s on a CI machine at
