@@ -32,6 +32,16 @@ typedef struct mbl_rtree_body {
     char *q;                    /* its joint coordinate (NULL for a fixed joint) */
     char *t[MBL_RTREE_NT];
     int line, col;
+    /* The joint's local data, for the kinematics computed natively (rtree_kin.c) instead of from
+     * the texts u, p, A, r: local = 1 when given (a spatial tree's revolute, prismatic or fixed
+     * joint). With the parent's rotation A_p and origin r_p (the identity and zero for the ground),
+     * W = A_p C1, the axis u = sgn W e_z, its point p = r_p + A_p sp, and
+     *   A = W Rz(sgn q) C2 (revolute), W C2 (prismatic, fixed),  r = p + q u (prismatic) - A sc:
+     * C1, C2 constant rotations (row-major), sp the parent's marker in the parent's axes (for the
+     * ground: global), sc the child's in the body's axes (texts) */
+    int local;
+    double sgn, C1[9], C2[9];
+    char *sp[3], *sc[3];
 } mbl_rtree_body;
 
 typedef struct mbl_rtree {
@@ -51,7 +61,9 @@ int model_rtree_formulate(struct mbl_model *md, const mbl_rtree *t, const int *q
                         const mblx_id gn[3], mblx_id *Fs, struct mbl_sjac *J, mbl_status *st);
 
 /* The same term evaluated numerically beside the tapes (the default; rtree.c explains why): the
- * texts compiled into a tape of their own, the rows added to the residual tape's outputs and the
+ * texts computed natively from the joints' local data when every body has them and they, the
+ * masses, centres, inertias and gravity are numbers (ln: nb * 6 nodes, each body's sp then sc,
+ * MBLX_NONE where not local; rtree_kin.c), else compiled into a tape of their own, the rows added to the residual tape's outputs and the
  * entries to the Jacobian tape's by model_rtree_num_F and model_rtree_num_jac, which the model's
  * evaluators call after the tapes (model_eval_F, model_eval_jac; work: at least
  * model_rtree_num_work doubles, contents free). Steps: model_rtree_num_new when the model is
@@ -61,7 +73,7 @@ int model_rtree_formulate(struct mbl_model *md, const mbl_rtree *t, const int *q
  * (rows into Fs, entries into S) is built on demand by model_rtree_num_exprs (graph lock held). */
 typedef struct mbl_rtree_num mbl_rtree_num;
 int model_rtree_num_new(struct mbl_model *md, const mbl_rtree *t, const int *qidx, const mblx_id *tn,
-                      const mblx_id gn[3], mbl_rtree_num **out, mbl_status *st);
+                      const mblx_id gn[3], const mblx_id *ln, mbl_rtree_num **out, mbl_status *st);
 int model_rtree_num_pattern(struct mbl_model *md, mbl_rtree_num *r, mbl_status *st);
 size_t model_rtree_num_work(const mbl_rtree_num *r);
 int model_rtree_num_F(const mbl_rtree_num *r, const double *syms, double *F, double *work, mbl_status *st);

@@ -37,6 +37,7 @@ void model_rtree_free(mbl_rtree *t)
         mbl_free(B->name);
         mbl_free(B->q);
         for (int k = 0; k < MBL_RTREE_NT; k++) mbl_free(B->t[k]);
+        for (int k = 0; k < 3; k++) mbl_free(B->sp[k]), mbl_free(B->sc[k]);
     }
     mbl_free(t->b);
     for (int k = 0; k < 3; k++) mbl_free(t->g[k]);
@@ -338,6 +339,7 @@ void model_rtree_num_free(mbl_rtree_num *r)
     mbl_free(r->tn);
     mbl_free(r->pi), mbl_free(r->pj), mbl_free(r->pos), mbl_free(r->qzero);
     mbl_free(r->qlo), mbl_free(r->qhi);
+    mbl_free(r->kin), mbl_free(r->qs), mbl_free(r->tv0);
     mbl_free(r);
 }
 
@@ -349,7 +351,7 @@ int model_rtree_num_entries(const mbl_rtree_num *r)
 }
 
 int model_rtree_num_new(mbl_model *md, const mbl_rtree *t, const int *qidx, const mblx_id *tn, const mblx_id gn[3],
-                      mbl_rtree_num **out, mbl_status *st)
+                      const mblx_id *ln, mbl_rtree_num **out, mbl_status *st)
 {
     *out = NULL;
     int nb = t->nb;
@@ -425,6 +427,15 @@ int model_rtree_num_new(mbl_model *md, const mbl_rtree *t, const int *qidx, cons
             if (r->qidx[j] >= 0) r->pi[np] = i, r->pj[np] = j, np++;
     }
     for (int p = 0; p < 6 * np; p++) r->pos[p] = -1;
+    int native = model_rtree_kin_setup(md, t, tn, gn, ln, r, st);
+    if (native < 0) {
+        model_rtree_num_free(r);
+        return MBL_ENOMEM;
+    }
+    if (native) {
+        *out = r;
+        return 0;
+    }
     mblx_id *tv = mbl_alloc_array(r->nin, sizeof *tv);
     if (tv) {
         texts_evaluated(r, tv);
@@ -777,7 +788,7 @@ void model_rtree_nrnea_tv(const mbl_rtree_num *r, const double *syms, const doub
 /* The texts at the point, then nrnea_tv; bodies in work after the texts and their tape's registers. */
 static int nrnea(const mbl_rtree_num *r, const double *syms, double *work, int full, double **bodies, mbl_status *st)
 {
-    int rc = mblx_tape_eval(r->in, syms, work, work + r->nin, st);
+    int rc = model_rtree_num_texts(r, syms, work, work + r->nin, st);
     if (rc) return rc;
     *bodies = work + r->nin + r->in_work;
     model_rtree_nrnea_tv(r, syms, work, *bodies, full);
@@ -874,11 +885,14 @@ int model_rtree_num_bind_outputs(mbl_model *md, mbl_rtree_num *r, mbl_status *st
     texts_evaluated(r, all);
     memcpy(all + r->nin, md->y, (size_t)md->ny * sizeof *all);
     if (md->yjac.nz) memcpy(all + r->nin + md->ny, md->yjac.node, (size_t)md->yjac.nz * sizeof *all);
-    r->iny = mblx_compile(md->g, n, all, st);
+    /* the texts computed natively: the tape computes the outputs alone */
+    size_t skip = r->kin ? r->nin : 0;
+    r->iny = mblx_compile(md->g, n - skip, all + skip, st);
     mbl_free(all);
     if (!r->iny) return st && st->code ? st->code : MBL_ENOMEM;
     r->ny = ny;
     r->iny_work = mblx_tape_work_size(r->iny);
+    if (r->kin) return 0;
     /* the texts alone, for the evaluations without outputs (a sweep's skip_outputs, M^-1 at a point
      * that brings its Jacobian): iny's own instructions, so the texts are the same bit for bit as
      * with the outputs (a tape of the texts compiled alone, r->in, may round them differently);
@@ -894,6 +908,11 @@ int model_rtree_num_bind_outputs(mbl_model *md, mbl_rtree_num *r, mbl_status *st
 
 int model_rtree_num_texts_y(const mbl_rtree_num *r, const double *syms, double *y, double *work, mbl_status *st)
 {
+    if (r->kin) { /* the texts natively, the outputs by their own tape */
+        int rc = model_rtree_num_texts(r, syms, work, NULL, st);
+        if (!rc && y) rc = mblx_tape_eval(r->iny, syms, y, work + r->nin + r->ny, st);
+        return rc;
+    }
     const mblx_tape *t = y || !r->intx ? r->iny : mblx__subtape_tape(r->intx);
     int rc = mblx_tape_eval(t, syms, work, work + r->nin + r->ny, st);
     if (!rc && y) memcpy(y, work + r->nin, r->ny * sizeof *y);

@@ -30,7 +30,30 @@ struct mbl_rtree_num {
     int mass_only;
     int *qlo, *qhi;
     int preorder;     /* the coordinates number the joints in a preorder of the tree (rtree_minv.c) */
+    /* the texts computed natively (rtree_kin.c; then in is NULL and iny, when made, computes the
+     * outputs alone): kin (nb) the joints' local data, qs (nb) the symbol index of each body's
+     * coordinate (-1 fixed), tv0 (nin) the texts that are numbers (centres, masses, inertias,
+     * gravity) in their places */
+    struct rtree_kin *kin;
+    int *qs;
+    double *tv0;
 };
+
+/* A joint's local data (model/rtree.h, mbl_rtree_body.local), as numbers; c1id, c2id: C1, C2 the
+ * identity (their products left out) */
+typedef struct rtree_kin {
+    double C1[9], C2[9], sp[3], sc[3], sgn;
+    int c1id, c2id;
+} rtree_kin;
+
+struct mbl_model;
+/* rtree_kin.c: kin, qs and tv0 when every body is local and every datum a number (1), else 0
+ * (nothing set, the texts' tape); MBL_ENOMEM as -1 with st set */
+int model_rtree_kin_setup(const struct mbl_model *md, const mbl_rtree *t, const mblx_id *tn, const mblx_id *gn,
+                          const mblx_id *ln, mbl_rtree_num *r, mbl_status *st);
+/* the texts' values (nin) at syms: natively when r->kin, else by the tape r->in (registers in
+ * work: r->in_work doubles) */
+int model_rtree_num_texts(const mbl_rtree_num *r, const double *syms, double *tv, double *work, mbl_status *st);
 
 /* The texts the evaluation reads (all but the Euler parameters, which only the outputs'
  * Jacobian's expressions use, rtree_y.c), NTV per body, then gravity */
