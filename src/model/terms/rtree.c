@@ -339,7 +339,8 @@ void model_rtree_num_free(mbl_rtree_num *r)
     mbl_free(r->tn);
     mbl_free(r->pi), mbl_free(r->pj), mbl_free(r->pos), mbl_free(r->qzero);
     mbl_free(r->qlo), mbl_free(r->qhi);
-    mbl_free(r->kin), mbl_free(r->qs), mbl_free(r->tv0);
+    mbl_free(r->kin), mbl_free(r->qs), mbl_free(r->lv0);
+    mblx_tape_free(r->lvt);
     mbl_free(r);
 }
 
@@ -430,7 +431,7 @@ int model_rtree_num_new(mbl_model *md, const mbl_rtree *t, const int *qidx, cons
     int native = model_rtree_kin_setup(md, t, tn, gn, ln, r, st);
     if (native < 0) {
         model_rtree_num_free(r);
-        return MBL_ENOMEM;
+        return st && st->code ? st->code : MBL_ENOMEM;
     }
     if (native) {
         *out = r;
@@ -892,7 +893,10 @@ int model_rtree_num_bind_outputs(mbl_model *md, mbl_rtree_num *r, mbl_status *st
     if (!r->iny) return st && st->code ? st->code : MBL_ENOMEM;
     r->ny = ny;
     r->iny_work = mblx_tape_work_size(r->iny);
-    if (r->kin) return 0;
+    if (r->kin) {
+        if (r->iny_work < r->in_work) r->iny_work = r->in_work;
+        return 0;
+    }
     /* the texts alone, for the evaluations without outputs (a sweep's skip_outputs, M^-1 at a point
      * that brings its Jacobian): iny's own instructions, so the texts are the same bit for bit as
      * with the outputs (a tape of the texts compiled alone, r->in, may round them differently);
@@ -908,8 +912,8 @@ int model_rtree_num_bind_outputs(mbl_model *md, mbl_rtree_num *r, mbl_status *st
 
 int model_rtree_num_texts_y(const mbl_rtree_num *r, const double *syms, double *y, double *work, mbl_status *st)
 {
-    if (r->kin) { /* the texts natively, the outputs by their own tape */
-        int rc = model_rtree_num_texts(r, syms, work, NULL, st);
+    if (r->kin) { /* the texts natively (in iny's registers' room), the outputs by their own tape */
+        int rc = model_rtree_num_texts(r, syms, work, work + r->nin + r->ny, st);
         if (!rc && y) rc = mblx_tape_eval(r->iny, syms, y, work + r->nin + r->ny, st);
         return rc;
     }

@@ -12,11 +12,6 @@
 #include "model/model_internal.h"
 #include "model/terms/rtree_num.h"
 
-static int is_num(const mblx_graph *g, mblx_id e, double *x)
-{
-    return e != MBLX_NONE && mblx_is_const(g, e, x);
-}
-
 static int is_identity(const double *C)
 {
     static const double I[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
@@ -28,24 +23,16 @@ static int is_identity(const double *C)
 int model_rtree_kin_setup(const mbl_model *md, const mbl_rtree *t, const mblx_id *tn, const mblx_id *gn,
                           const mblx_id *ln, mbl_rtree_num *r, mbl_status *st)
 {
-    int nb = t->nb;
-    double x;
-    for (int b = 0; b < nb; b++) {
-        const mbl_rtree_body *B = &t->b[b];
-        if (!B->local) return 0;
-        for (int k = 0; k < 6; k++)
-            if (!is_num(md->g, ln[(size_t)b * 6 + k], &x)) return 0;
-        for (int k = MBL_RTREE_CM; k < MBL_RTREE_E; k++)
-            if (!is_num(md->g, tn[(size_t)b * MBL_RTREE_NT + k], &x)) return 0;
-    }
-    for (int k = 0; k < 3; k++)
-        if (!is_num(md->g, gn[k], &x)) return 0;
+    int nb = t->nb, all_num = 1;
+    for (int b = 0; b < nb; b++)
+        if (!t->b[b].local) return 0;
+    size_t nlv = (size_t)nb * NLV + 3;
+    mblx_id *lv = mbl_alloc_array(nlv, sizeof *lv);
     r->kin = mbl_alloc_array((size_t)nb, sizeof *r->kin);
     r->qs = mbl_alloc_array((size_t)nb, sizeof *r->qs);
-    r->tv0 = mbl_calloc(r->nin, sizeof *r->tv0);
-    if (!r->kin || !r->qs || !r->tv0) {
-        mbl_free(r->kin), mbl_free(r->qs), mbl_free(r->tv0);
-        r->kin = NULL, r->qs = NULL, r->tv0 = NULL;
+    r->lv0 = mbl_alloc_array(nlv, sizeof *r->lv0);
+    if (!lv || !r->kin || !r->qs || !r->lv0) {
+        mbl_free(lv);
         mbl_error(st, MBL_ENOMEM, "out of memory");
         return -1;
     }
@@ -57,16 +44,23 @@ int model_rtree_kin_setup(const mbl_model *md, const mbl_rtree *t, const mblx_id
         K->sgn = B->sgn;
         K->c1id = is_identity(K->C1);
         K->c2id = is_identity(K->C2);
-        for (int k = 0; k < 3; k++) {
-            is_num(md->g, ln[(size_t)b * 6 + k], &K->sp[k]);
-            is_num(md->g, ln[(size_t)b * 6 + 3 + k], &K->sc[k]);
-        }
         int q = r->qidx[b];
         r->qs[b] = q >= 0 ? (int)mblx_symbol_index(md->g, md->q[q]) : -1;
-        for (int k = MBL_RTREE_CM; k < MBL_RTREE_E; k++)
-            is_num(md->g, tn[(size_t)b * MBL_RTREE_NT + k], &r->tv0[(size_t)b * NTV + k]);
+        mblx_id *l = lv + (size_t)b * NLV;
+        memcpy(l, ln + (size_t)b * 6, 6 * sizeof *l);
+        memcpy(l + 6, tn + (size_t)b * MBL_RTREE_NT + MBL_RTREE_CM, (NLV - 6) * sizeof *l);
     }
-    for (int k = 0; k < 3; k++) is_num(md->g, gn[k], &r->tv0[(size_t)nb * NTV + k]);
+    memcpy(lv + (size_t)nb * NLV, gn, 3 * sizeof *lv);
+    for (size_t k = 0; k < nlv && all_num; k++) all_num = lv[k] != MBLX_NONE && mblx_is_const(md->g, lv[k], &r->lv0[k]);
+    if (!all_num) { /* parameters: a tape of these values alone */
+        mbl_free(r->lv0);
+        r->lv0 = NULL;
+        r->lvt = mblx_compile(md->g, nlv, lv, st);
+        if (r->lvt) r->in_work = nlv + mblx_tape_work_size(r->lvt);
+    }
+    mbl_free(lv);
+    if (!all_num && !r->lvt) return -1;
+    r->nlv = nlv;
     return 1;
 }
 
@@ -81,12 +75,14 @@ static inline void mm3(const double *A, const double *B, double *C)
     }
 }
 
-/* the texts of every body, parents first (rtree.h's formulas for u, p, A, r) */
-static void kin_texts(const mbl_rtree_num *r, const double *syms, double *tv)
+/* the texts of every body, parents first (rtree.h's formulas for u, p, A, r), from the values lv
+ * (NLV per body, then gravity) */
+static void kin_texts(const mbl_rtree_num *r, const double *syms, const double *lv, double *tv)
 {
     int nb = r->tree.nb;
     for (int b = 0; b < nb; b++) {
         const rtree_kin *K = &r->kin[b];
+        const double *sp = lv + (size_t)b * NLV, *sc = sp + 3;
         double *tb = tv + (size_t)b * NTV, W[9], WR[9];
         int p = r->tree.b[b].parent, kind = r->tree.b[b].kind;
         const double *Ap = p >= 0 ? tv + (size_t)p * NTV + MBL_RTREE_A : NULL;
@@ -97,10 +93,10 @@ static void kin_texts(const mbl_rtree_num *r, const double *syms, double *tv)
         else mm3(Ap, K->C1, W);
         u[0] = K->sgn * W[2], u[1] = K->sgn * W[5], u[2] = K->sgn * W[8];
         if (Ap) {
-            const double *s = K->sp;
-            for (int i = 0; i < 3; i++) P[i] = rp[i] + (Ap[3 * i] * s[0] + Ap[3 * i + 1] * s[1] + Ap[3 * i + 2] * s[2]);
+            for (int i = 0; i < 3; i++)
+                P[i] = rp[i] + (Ap[3 * i] * sp[0] + Ap[3 * i + 1] * sp[1] + Ap[3 * i + 2] * sp[2]);
         } else {
-            memcpy(P, K->sp, 3 * sizeof *P);
+            memcpy(P, sp, 3 * sizeof *P);
         }
         double q = r->qs[b] >= 0 ? syms[r->qs[b]] : 0.0;
         const double *Wq = W;
@@ -114,20 +110,25 @@ static void kin_texts(const mbl_rtree_num *r, const double *syms, double *tv)
         }
         if (K->c2id) memcpy(A, Wq, 9 * sizeof *A);
         else mm3(Wq, K->C2, A);
-        const double *s = K->sc;
         for (int i = 0; i < 3; i++) {
             double x = P[i];
             if (kind == MBL_RTREE_PRI) x += q * u[i];
-            o[i] = x - (A[3 * i] * s[0] + A[3 * i + 1] * s[1] + A[3 * i + 2] * s[2]);
+            o[i] = x - (A[3 * i] * sc[0] + A[3 * i + 1] * sc[1] + A[3 * i + 2] * sc[2]);
         }
-        memcpy(tb + MBL_RTREE_CM, r->tv0 + (size_t)b * NTV + MBL_RTREE_CM, (MBL_RTREE_E - MBL_RTREE_CM) * sizeof *tb);
+        memcpy(tb + MBL_RTREE_CM, sp + 6, (NLV - 6) * sizeof *tb);
     }
-    memcpy(tv + (size_t)nb * NTV, r->tv0 + (size_t)nb * NTV, 3 * sizeof *tv);
+    memcpy(tv + (size_t)nb * NTV, lv + (size_t)nb * NLV, 3 * sizeof *tv);
 }
 
 int model_rtree_num_texts(const mbl_rtree_num *r, const double *syms, double *tv, double *work, mbl_status *st)
 {
     if (!r->kin) return mblx_tape_eval(r->in, syms, tv, work, st);
-    kin_texts(r, syms, tv);
+    const double *lv = r->lv0;
+    if (!lv) {
+        int rc = mblx_tape_eval(r->lvt, syms, work, work + r->nlv, st);
+        if (rc) return rc;
+        lv = work;
+    }
+    kin_texts(r, syms, lv, tv);
     return 0;
 }

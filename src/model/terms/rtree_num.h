@@ -31,24 +31,30 @@ struct mbl_rtree_num {
     int *qlo, *qhi;
     int preorder;     /* the coordinates number the joints in a preorder of the tree (rtree_minv.c) */
     /* the texts computed natively (rtree_kin.c; then in is NULL and iny, when made, computes the
-     * outputs alone): kin (nb) the joints' local data, qs (nb) the symbol index of each body's
-     * coordinate (-1 fixed), tv0 (nin) the texts that are numbers (centres, masses, inertias,
-     * gravity) in their places */
+     * outputs alone): kin (nb) the joints' rotations, qs (nb) the symbol index of each body's
+     * coordinate (-1 fixed); the values that are not kinematics, NLV per body (the markers' sp,
+     * sc, then the texts from the centre of mass to the inertia) and gravity, in lv0 when all are
+     * numbers, else computed by the tape lvt at every evaluation (parameters) into the first nlv
+     * doubles of its work (in_work doubles in all: nlv and lvt's registers) */
     struct rtree_kin *kin;
     int *qs;
-    double *tv0;
+    double *lv0;
+    mblx_tape *lvt;
+    size_t nlv;
 };
 
-/* A joint's local data (model/rtree.h, mbl_rtree_body.local), as numbers; c1id, c2id: C1, C2 the
- * identity (their products left out) */
+enum { NLV = 6 + MBL_RTREE_E - MBL_RTREE_CM };
+
+/* A joint's rotations (model/rtree.h, mbl_rtree_body.local); c1id, c2id: C1, C2 the identity
+ * (their products left out) */
 typedef struct rtree_kin {
-    double C1[9], C2[9], sp[3], sc[3], sgn;
+    double C1[9], C2[9], sgn;
     int c1id, c2id;
 } rtree_kin;
 
 struct mbl_model;
-/* rtree_kin.c: kin, qs and tv0 when every body is local and every datum a number (1), else 0
- * (nothing set, the texts' tape); MBL_ENOMEM as -1 with st set */
+/* rtree_kin.c: kin, qs and lv0 or lvt when every body is local (1), else 0 (nothing set, the
+ * texts' tape); -1 with st set on an error */
 int model_rtree_kin_setup(const struct mbl_model *md, const mbl_rtree *t, const mblx_id *tn, const mblx_id *gn,
                           const mblx_id *ln, mbl_rtree_num *r, mbl_status *st);
 /* the texts' values (nin) at syms: natively when r->kin, else by the tape r->in (registers in
