@@ -277,6 +277,8 @@ static int local_data(mech *M, const joint *J, int kind, const marker *P, const 
     }
     quat_rot_rm(q1, R->C1);
     quat_rot_rm(q2, R->C2);
+    memcpy(R->Q1, q1, sizeof q1);
+    memcpy(R->Q2, q2, sizeof q2);
     R->sgn = J->child_i ? 1.0 : -1.0;
     int oom = 0;
     for (int k = 0; k < 3; k++) {

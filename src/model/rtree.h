@@ -38,9 +38,10 @@ typedef struct mbl_rtree_body {
      * W = A_p C1, the axis u = sgn W e_z, its point p = r_p + A_p sp, and
      *   A = W Rz(sgn q) C2 (revolute), W C2 (prismatic, fixed),  r = p + q u (prismatic) - A sc:
      * C1, C2 constant rotations (row-major), sp the parent's marker in the parent's axes (for the
-     * ground: global), sc the child's in the body's axes (texts) */
+     * ground: global), sc the child's in the body's axes (texts); Q1, Q2 the Euler parameters of
+     * C1 and C2, with which e = e_p (x) Q1 (x) qz(sgn q) (x) Q2 (without qz but for a revolute) */
     int local;
-    double sgn, C1[9], C2[9];
+    double sgn, C1[9], C2[9], Q1[4], Q2[4];
     char *sp[3], *sc[3];
 } mbl_rtree_body;
 
@@ -89,7 +90,7 @@ void model_rtree_num_body(const mbl_rtree_num *r, int b, int *parent, int *kind,
  * row), each entry the partial derivative at the tree's body poses plus the closed-form
  * derivatives of the poses (rtree_y.c): O(depth) nodes per output of a body's pose, where
  * differentiating through the chain of rotations costs hundreds per joint. */
-int model_rtree_num_yjac(struct mbl_model *md, const mbl_rtree_num *r, int ny, const mblx_id *y, struct mbl_sjac *J,
+int model_rtree_num_yjac(struct mbl_model *md, mbl_rtree_num *r, int ny, const mblx_id *y, struct mbl_sjac *J,
                          mbl_status *st);
 /* The outputs with the texts (model_compile, once md->yjac is made): one tape computes the
  * kinematics that both read, and model_rtree_num_jac_y evaluates the term's Jacobian entries (as

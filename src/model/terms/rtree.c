@@ -340,6 +340,7 @@ void model_rtree_num_free(mbl_rtree_num *r)
     mbl_free(r->pi), mbl_free(r->pj), mbl_free(r->pos), mbl_free(r->qzero);
     mbl_free(r->qlo), mbl_free(r->qhi);
     mbl_free(r->kin), mbl_free(r->qs), mbl_free(r->lv0);
+    mbl_free(r->ysn), mbl_free(r->yjsn), mbl_free(r->st_sym), mbl_free(r->st_src), mbl_free(r->eneed);
     mblx_tape_free(r->lvt);
     mbl_free(r);
 }
@@ -881,22 +882,17 @@ int model_rtree_num_bind_outputs(mbl_model *md, mbl_rtree_num *r, mbl_status *st
 {
     size_t ny = (size_t)md->ny + (size_t)md->yjac.nz, n = r->nin + ny;
     if (!md->ny) return 0;
+    if (r->kin) return model_rtree_kin_bind_outputs(md, r, st);
     mblx_id *all = mbl_alloc_array(n, sizeof *all);
     if (!all) return mbl_error(st, MBL_ENOMEM, "out of memory");
     texts_evaluated(r, all);
     memcpy(all + r->nin, md->y, (size_t)md->ny * sizeof *all);
     if (md->yjac.nz) memcpy(all + r->nin + md->ny, md->yjac.node, (size_t)md->yjac.nz * sizeof *all);
-    /* the texts computed natively: the tape computes the outputs alone */
-    size_t skip = r->kin ? r->nin : 0;
-    r->iny = mblx_compile(md->g, n - skip, all + skip, st);
+    r->iny = mblx_compile(md->g, n, all, st);
     mbl_free(all);
     if (!r->iny) return st && st->code ? st->code : MBL_ENOMEM;
     r->ny = ny;
     r->iny_work = mblx_tape_work_size(r->iny);
-    if (r->kin) {
-        if (r->iny_work < r->in_work) r->iny_work = r->in_work;
-        return 0;
-    }
     /* the texts alone, for the evaluations without outputs (a sweep's skip_outputs, M^-1 at a point
      * that brings its Jacobian): iny's own instructions, so the texts are the same bit for bit as
      * with the outputs (a tape of the texts compiled alone, r->in, may round them differently);
@@ -912,11 +908,7 @@ int model_rtree_num_bind_outputs(mbl_model *md, mbl_rtree_num *r, mbl_status *st
 
 int model_rtree_num_texts_y(const mbl_rtree_num *r, const double *syms, double *y, double *work, mbl_status *st)
 {
-    if (r->kin) { /* the texts natively (in iny's registers' room), the outputs by their own tape */
-        int rc = model_rtree_num_texts(r, syms, work, work + r->nin + r->ny, st);
-        if (!rc && y) rc = mblx_tape_eval(r->iny, syms, y, work + r->nin + r->ny, st);
-        return rc;
-    }
+    if (r->kin) return model_rtree_kin_texts_y(r, syms, y, work, st);
     const mblx_tape *t = y || !r->intx ? r->iny : mblx__subtape_tape(r->intx);
     int rc = mblx_tape_eval(t, syms, work, work + r->nin + r->ny, st);
     if (!rc && y) memcpy(y, work + r->nin, r->ny * sizeof *y);

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/vec3.h"
 #include "model/model_internal.h"
 #include "model/terms/rtree_num.h"
 
@@ -41,6 +42,8 @@ int model_rtree_kin_setup(const mbl_model *md, const mbl_rtree *t, const mblx_id
         rtree_kin *K = &r->kin[b];
         memcpy(K->C1, B->C1, sizeof K->C1);
         memcpy(K->C2, B->C2, sizeof K->C2);
+        memcpy(K->Q1, B->Q1, sizeof K->Q1);
+        memcpy(K->Q2, B->Q2, sizeof K->Q2);
         K->sgn = B->sgn;
         K->c1id = is_identity(K->C1);
         K->c2id = is_identity(K->C2);
@@ -131,4 +134,103 @@ int model_rtree_num_texts(const mbl_rtree_num *r, const double *syms, double *tv
     }
     kin_texts(r, syms, lv, tv);
     return 0;
+}
+
+void model_rtree_kin_euler(const mbl_rtree_num *r, const double *syms, double *E)
+{
+    for (int b = 0; b < r->tree.nb; b++) {
+        if (r->eneed && !r->eneed[b]) continue;
+        const rtree_kin *K = &r->kin[b];
+        int p = r->tree.b[b].parent;
+        double a[4], t[4], *e = E + 4 * (size_t)b;
+        if (p >= 0) quat_mul(E + 4 * (size_t)p, K->Q1, a);
+        else memcpy(a, K->Q1, sizeof a);
+        if (r->tree.b[b].kind == MBL_RTREE_REV) {
+            double h = 0.5 * (K->sgn * (r->qs[b] >= 0 ? syms[r->qs[b]] : 0.0));
+            double z[4] = {cos(h), 0.0, 0.0, sin(h)};
+            quat_mul(a, z, t);
+        } else {
+            memcpy(t, a, sizeof t);
+        }
+        quat_mul(t, K->Q2, e);
+    }
+}
+
+/* The outputs' tape: from their stand-in form (rtree_y.c) when it is whole and reads no symbol past
+ * the model's but the stand-ins, else from md->y and md->yjac (the kinematics the outputs read then
+ * computed again by the tape) */
+int model_rtree_kin_bind_outputs(mbl_model *md, mbl_rtree_num *r, mbl_status *st)
+{
+    size_t ny = (size_t)md->ny + (size_t)md->yjac.nz;
+    mblx_id *all = mbl_alloc_array(ny, sizeof *all);
+    if (!all) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    int yst = r->ysn && r->nyj == md->yjac.nz;
+    size_t next = (size_t)md->nsym;
+    for (int k = 0; yst && k < r->nst; k++)
+        if ((size_t)r->st_sym[k] + 1 > next) next = (size_t)r->st_sym[k] + 1;
+    char *is_st = yst ? mbl_calloc(next + 1, 1) : NULL;
+    if (yst && !is_st) {
+        mbl_free(all);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    for (int k = 0; yst && k < r->nst; k++) is_st[r->st_sym[k]] = 1;
+    size_t ncopy = 0;
+    if (yst) { /* is_st: 2 for a stand-in the outputs read, 3 for a model's symbol they read */
+        memcpy(all, r->ysn, (size_t)md->ny * sizeof *all);
+        if (md->yjac.nz) memcpy(all + md->ny, r->yjsn, (size_t)md->yjac.nz * sizeof *all);
+        for (size_t i = 0; i < ny && yst; i++) {
+            size_t cnt;
+            const uint32_t *d = mblx_node_deps(md->g, all[i], &cnt);
+            for (size_t k = 0; k < cnt && yst; k++) {
+                yst = d[k] < (uint32_t)md->nsym || (d[k] < next && is_st[d[k]]);
+                if (yst) is_st[d[k]] = d[k] < (uint32_t)md->nsym ? 3 : 2;
+            }
+        }
+    }
+    if (yst) { /* only the stand-ins read, the Euler parameters only of their bodies and ancestors */
+        int m = 0;
+        for (int k = 0; k < r->nst; k++)
+            if (is_st[r->st_sym[k]] == 2) r->st_sym[m] = r->st_sym[k], r->st_src[m++] = r->st_src[k];
+        r->nst = m;
+        for (size_t k = 0; k < (size_t)md->nsym; k++)
+            if (is_st[k] == 3) ncopy = k + 1;
+        r->eneed = mbl_calloc((size_t)r->tree.nb + 1, 1);
+        if (!r->eneed) yst = 0;
+        for (int k = 0; yst && k < r->nst; k++)
+            for (int b = (size_t)r->st_src[k] >= r->nin ? (r->st_src[k] - (int)r->nin) / 4 : -1; b >= 0;
+                 b = r->tree.b[b].parent)
+                r->eneed[b] = 1;
+    }
+    if (!yst) {
+        memcpy(all, md->y, (size_t)md->ny * sizeof *all);
+        if (md->yjac.nz) memcpy(all + md->ny, md->yjac.node, (size_t)md->yjac.nz * sizeof *all);
+    }
+    mbl_free(is_st);
+    r->iny = mblx_compile(md->g, ny, all, st);
+    mbl_free(all);
+    if (!r->iny) return st && st->code ? st->code : MBL_ENOMEM;
+    r->ny = ny;
+    r->yst = yst;
+    r->nsym0 = ncopy;
+    r->next = next;
+    size_t w = mblx_tape_work_size(r->iny);
+    r->iny_regs = w > r->in_work ? w : r->in_work; /* also the room of the texts' values' tape */
+    r->iny_work = r->iny_regs + (yst ? next + 4 * (size_t)r->tree.nb : 0);
+    return 0;
+}
+
+int model_rtree_kin_texts_y(const mbl_rtree_num *r, const double *syms, double *y, double *work, mbl_status *st)
+{
+    double *regs = work + r->nin + r->ny;
+    int rc = model_rtree_num_texts(r, syms, work, regs, st);
+    if (rc || !y) return rc;
+    if (!r->yst) return mblx_tape_eval(r->iny, syms, y, regs, st);
+    double *ext = regs + r->iny_regs, *E = ext + r->next;
+    model_rtree_kin_euler(r, syms, E);
+    memcpy(ext, syms, r->nsym0 * sizeof *ext);
+    for (int k = 0; k < r->nst; k++) {
+        int s = r->st_src[k];
+        ext[r->st_sym[k]] = (size_t)s < r->nin ? work[s] : E[(size_t)s - r->nin];
+    }
+    return mblx_tape_eval(r->iny, ext, y, regs, st);
 }

@@ -22,6 +22,7 @@
 
 #include "model/model_internal.h"
 #include "model/rtree.h"
+#include "model/terms/rtree_num.h"
 #include "model/terms/vec3_nodes.h"
 
 /* the kinematic nodes of a body: A (9), r (3), e (4) */
@@ -182,8 +183,8 @@ static mblx_id dot(mblx_graph *g, int n, const mblx_id *a, const mblx_id *b)
 /* Row i's chain part: the wrench F of each body whose cut nodes the output reads (adj: the
  * derivatives with respect to the cut symbols, substituted back), summed over subtrees (Fs: 6
  * per body, has: its flags), and S_j . F_j added to row[q column of j]. */
-static void chain_row(mbl_model *md, const mbl_rtree_num *r, const cutset *c, const mblx_id *adj, mblx_id *G, mblx_id *Fs,
-                      unsigned char *has, mblx_id *row)
+static void chain_row(mbl_model *md, const mbl_rtree_num *r, const cutset *c, const mblx_id *kn, const mblx_id *adj,
+                      mblx_id *G, mblx_id *Fs, unsigned char *has, mblx_id *row)
 {
     mblx_graph *g = md->g;
     int nb = model_rtree_num_nbodies(r), jq = model_blk0(md, MBL_BLK_Q);
@@ -199,6 +200,7 @@ static void chain_row(mbl_model *md, const mbl_rtree_num *r, const cutset *c, co
         int p, kind, q;
         const mblx_id *tn, *Gb = G + NSLOT * (size_t)b, *gr = Gb + 9, *h = Gb + 12;
         model_rtree_num_body(r, b, &p, &kind, &q, &tn);
+        if (kn) tn = kn + (size_t)b * MBL_RTREE_NT;
         const mblx_id *A = tn + MBL_RTREE_A;
         mblx_id N[9], w[3], rg[3];
         for (int k = 0; k < 3; k++)
@@ -222,6 +224,7 @@ static void chain_row(mbl_model *md, const mbl_rtree_num *r, const cutset *c, co
         int p, kind, q;
         const mblx_id *tn;
         model_rtree_num_body(r, b, &p, &kind, &q, &tn);
+        if (kn) tn = kn + (size_t)b * MBL_RTREE_NT;
         if (!has[b]) continue;
         if (q >= 0 && kind != MBL_RTREE_FIXED) {
             mblx_id S[6];
@@ -238,7 +241,49 @@ static void chain_row(mbl_model *md, const mbl_rtree_num *r, const cutset *c, co
     }
 }
 
-int model_rtree_num_yjac(mbl_model *md, const mbl_rtree_num *r, int ny, const mblx_id *y, mbl_sjac *J, mbl_status *st)
+/* The stand-ins of the native kinematics (rtree_num.h, r->kin): kn (nb * MBL_RTREE_NT) the texts'
+ * nodes with each body's A, r, e that is cut replaced by its cut symbol and each joint's u, p that
+ * is not a number by a symbol of its own; the sources of their values in r (st_sym, st_src). */
+static int standins(mbl_model *md, mbl_rtree_num *r, const cutset *c, size_t nn, mblx_id *kn, mbl_status *st)
+{
+    mblx_graph *g = md->g;
+    int nb = model_rtree_num_nbodies(r), cap = c->nc + 6 * nb + 1;
+    r->st_sym = mbl_alloc_array((size_t)cap, sizeof *r->st_sym);
+    r->st_src = mbl_alloc_array((size_t)cap, sizeof *r->st_src);
+    if (!r->st_sym || !r->st_src) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    r->nst = 0;
+    for (int k = 0; k < c->nc; k++) {
+        int b = c->body[k], s = c->slot[k];
+        int src = s < 9 ? b * NTV + MBL_RTREE_A + s : s < 12 ? b * NTV + MBL_RTREE_R + s - 9 : (int)r->nin + 4 * b + s - 12;
+        r->st_sym[r->nst] = (int)mblx_symbol_index(g, c->sym[k]), r->st_src[r->nst++] = src;
+    }
+    for (int b = 0; b < nb; b++) {
+        int p, kind, q;
+        const mblx_id *tn;
+        model_rtree_num_body(r, b, &p, &kind, &q, &tn);
+        mblx_id *kb = kn + (size_t)b * MBL_RTREE_NT;
+        memcpy(kb, tn, MBL_RTREE_NT * sizeof *kb);
+        for (int s = 0; s < NSLOT; s++) {
+            int at = s < 9 ? MBL_RTREE_A + s : s < 12 ? MBL_RTREE_R + s - 9 : MBL_RTREE_E + s - 12;
+            mblx_id e = tn[at];
+            if ((size_t)e < nn && c->of[e] >= 0) kb[at] = c->sym[c->of[e]];
+        }
+        if (q < 0 || kind == MBL_RTREE_FIXED) continue;
+        for (int k = 0; k < 6; k++) {
+            int at = k < 3 ? MBL_RTREE_U + k : MBL_RTREE_P + k - 3;
+            if (mblx_is_const(g, tn[at], NULL)) continue;
+            char name[48];
+            snprintf(name, sizeof name, "rtree_kin#%d_%d", b, k);
+            mblx_id sy = mblx_symbol(g, name);
+            if (sy == MBLX_NONE) return mblx_graph_status(g, st);
+            kb[at] = sy;
+            r->st_sym[r->nst] = (int)mblx_symbol_index(g, sy), r->st_src[r->nst++] = b * NTV + at;
+        }
+    }
+    return 0;
+}
+
+int model_rtree_num_yjac(mbl_model *md, mbl_rtree_num *r, int ny, const mblx_id *y, mbl_sjac *J, mbl_status *st)
 {
     mblx_graph *g = md->g;
     size_t nn = mblx_node_count(g), cap = 64;
@@ -254,6 +299,19 @@ int model_rtree_num_yjac(mbl_model *md, const mbl_rtree_num *r, int ny, const mb
     mblx_id *Fs = rc ? NULL : mbl_alloc_array((6 + NSLOT) * (size_t)nb + 1, sizeof *Fs), *G = Fs ? Fs + 6 * (size_t)nb : NULL;
     unsigned char *has = rc ? NULL : mbl_calloc((size_t)nb + 1, 1);
     if (!rc && (!syms || !grad || !map || !stk || !Fs || !has)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    /* the native kinematics' stand-in form of the outputs and their entries (gs: the gradient in it) */
+    int native = r->kin != NULL;
+    size_t ycap = 64;
+    mblx_id *kn = NULL, *gs = NULL;
+    if (!rc && native) {
+        kn = mbl_alloc_array((size_t)nb * MBL_RTREE_NT + 1, sizeof *kn);
+        gs = mbl_alloc_array((size_t)ns + 1, sizeof *gs);
+        r->ysn = mbl_alloc_array((size_t)ny + 1, sizeof *r->ysn);
+        r->yjsn = mbl_alloc_array(ycap, sizeof *r->yjsn);
+        r->nyj = 0;
+        if (!kn || !gs || !r->ysn || !r->yjsn) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        if (!rc) rc = standins(md, r, &c, nn, kn, st);
+    }
     for (int j = 0; j < nu && !rc; j++) syms[j] = mblx_symbol_node(g, (size_t)md->sym_of_unknown[j]);
     for (int k = 0; k < c.nc && !rc; k++) syms[nu + k] = c.sym[k];
     for (size_t e = 0; e < nn && !rc; e++) map[e] = MBLX_NONE;
@@ -263,10 +321,15 @@ int model_rtree_num_yjac(mbl_model *md, const mbl_rtree_num *r, int ny, const mb
             rc = mblx_graph_status(g, st) ? mblx_graph_status(g, st) : mbl_error(st, MBL_ENOMEM, "out of memory");
             break;
         }
+        if (native) { /* at the stand-ins, their chain part over the stand-ins too */
+            r->ysn[i] = f;
+            memcpy(gs, grad, (size_t)ns * sizeof *gs);
+            if (c.nc) chain_row(md, r, &c, kn, gs + nu, G, Fs, has, gs);
+        }
         /* back to the kinematic nodes; then the chain part on the q columns */
         for (int j = 0; j < ns; j++)
             if (c.nc && !is_zero(g, grad[j])) grad[j] = mblx_subst(g, grad[j], (size_t)c.nc, c.sym, c.node);
-        if (c.nc) chain_row(md, r, &c, grad + nu, G, Fs, has, grad);
+        if (c.nc) chain_row(md, r, &c, NULL, grad + nu, G, Fs, has, grad);
         if ((rc = mblx_graph_status(g, st))) break;
         for (int j = 0; j < nu && !rc; j++) {
             if (is_zero(g, grad[j])) continue;
@@ -277,9 +340,24 @@ int model_rtree_num_yjac(mbl_model *md, const mbl_rtree_num *r, int ny, const mb
                 rc = mbl_error(st, MBL_EMODEL, "%s: output %d: a cut symbol left in its Jacobian", md->file, i + 1);
             else if (model_sjac_push(J, i, j, grad[j]))
                 rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            if (rc || !native) continue;
+            if ((size_t)r->nyj == ycap) {
+                mblx_id *t = mbl_realloc_array(r->yjsn, 2 * ycap, sizeof *t);
+                if (!t) {
+                    rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+                    continue;
+                }
+                r->yjsn = t, ycap *= 2;
+            }
+            r->yjsn[r->nyj++] = gs[j];
         }
     }
+    if (rc && native) { /* the outputs' tape from md->y and md->yjac (rtree.c) */
+        mbl_free(r->ysn), mbl_free(r->yjsn);
+        r->ysn = r->yjsn = NULL;
+    }
     mbl_free(syms), mbl_free(grad), mbl_free(map), mbl_free(stk), mbl_free(Fs), mbl_free(has);
+    mbl_free(kn), mbl_free(gs);
     cutset_free(&c);
     return rc;
 }
