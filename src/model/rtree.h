@@ -92,10 +92,12 @@ void model_rtree_num_body(const mbl_rtree_num *r, int b, int *parent, int *kind,
  * differentiating through the chain of rotations costs hundreds per joint. */
 int model_rtree_num_yjac(struct mbl_model *md, mbl_rtree_num *r, int ny, const mblx_id *y, struct mbl_sjac *J,
                          mbl_status *st);
-/* The outputs with the texts (model_compile, once md->yjac is made): one tape computes the
- * kinematics that both read, and model_rtree_num_jac_y evaluates the term's Jacobian entries (as
- * model_rtree_num_jac) and the outputs with their Jacobian's values into y (md->tape_y's layout;
- * NULL: not wanted, and only the texts' part of the tape evaluated; model_eval_jac_y). */
+/* The outputs with the texts (model_compile, once md->yjac is made): with the kinematics computed
+ * natively, a tape of the outputs and their Jacobian over stand-in symbols for the bodies' poses
+ * and the joints' axes, whose values the native kinematics give (rtree_y.c, rtree_kin.c); else one
+ * tape computes the kinematics that both read. model_rtree_num_jac_y evaluates the term's Jacobian
+ * entries (as model_rtree_num_jac) and the outputs with their Jacobian's values into y
+ * (md->tape_y's layout; NULL: not wanted, and only the texts computed; model_eval_jac_y). */
 int model_rtree_num_bind_outputs(struct mbl_model *md, mbl_rtree_num *r, mbl_status *st);
 int model_rtree_num_jac_y(const mbl_rtree_num *r, const double *syms, double *jac, double *y, double *work,
                           mbl_status *st);

@@ -16,7 +16,10 @@
  * subtree from the leaves. f is y with the kinematic nodes replaced by symbols no tape reads
  * (substituted back, as formulate_let.c does with lets). A kinematic node is cut only when it
  * depends on no unknown but the coordinates of its body's ancestors; an output that reads none
- * (a joint coordinate, a velocity measure's own derivatives) is differentiated as before. */
+ * (a joint coordinate, a velocity measure's own derivatives) is differentiated as before.
+ * With the kinematics computed natively (rtree_kin.c), f and the entries are also kept over the
+ * stand-ins, with the joints' u and p as symbols too, for the outputs' own tape: it then reads the
+ * poses' values instead of computing the chain of rotations again (r->ysn, r->yjsn). */
 #include <stdio.h>
 #include <string.h>
 
@@ -287,7 +290,7 @@ int model_rtree_num_yjac(mbl_model *md, mbl_rtree_num *r, int ny, const mblx_id 
 {
     mblx_graph *g = md->g;
     size_t nn = mblx_node_count(g), cap = 64;
-    int nu = md->nunk, nb = model_rtree_num_nbodies(r);
+    int nu = md->nunk, nb = model_rtree_num_nbodies(r), nz0 = J->nz;
     cutset c;
     memset(&c, 0, sizeof c);
     int rc = find_cuts(md, r, nn, &c, st);
@@ -299,19 +302,6 @@ int model_rtree_num_yjac(mbl_model *md, mbl_rtree_num *r, int ny, const mblx_id 
     mblx_id *Fs = rc ? NULL : mbl_alloc_array((6 + NSLOT) * (size_t)nb + 1, sizeof *Fs), *G = Fs ? Fs + 6 * (size_t)nb : NULL;
     unsigned char *has = rc ? NULL : mbl_calloc((size_t)nb + 1, 1);
     if (!rc && (!syms || !grad || !map || !stk || !Fs || !has)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-    /* the native kinematics' stand-in form of the outputs and their entries (gs: the gradient in it) */
-    int native = r->kin != NULL;
-    size_t ycap = 64;
-    mblx_id *kn = NULL, *gs = NULL;
-    if (!rc && native) {
-        kn = mbl_alloc_array((size_t)nb * MBL_RTREE_NT + 1, sizeof *kn);
-        gs = mbl_alloc_array((size_t)ns + 1, sizeof *gs);
-        r->ysn = mbl_alloc_array((size_t)ny + 1, sizeof *r->ysn);
-        r->yjsn = mbl_alloc_array(ycap, sizeof *r->yjsn);
-        r->nyj = 0;
-        if (!kn || !gs || !r->ysn || !r->yjsn) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        if (!rc) rc = standins(md, r, &c, nn, kn, st);
-    }
     for (int j = 0; j < nu && !rc; j++) syms[j] = mblx_symbol_node(g, (size_t)md->sym_of_unknown[j]);
     for (int k = 0; k < c.nc && !rc; k++) syms[nu + k] = c.sym[k];
     for (size_t e = 0; e < nn && !rc; e++) map[e] = MBLX_NONE;
@@ -320,11 +310,6 @@ int model_rtree_num_yjac(mbl_model *md, mbl_rtree_num *r, int ny, const mblx_id 
         if (f == MBLX_NONE || mblx_gradient(g, f, (size_t)ns, syms, grad)) {
             rc = mblx_graph_status(g, st) ? mblx_graph_status(g, st) : mbl_error(st, MBL_ENOMEM, "out of memory");
             break;
-        }
-        if (native) { /* at the stand-ins, their chain part over the stand-ins too */
-            r->ysn[i] = f;
-            memcpy(gs, grad, (size_t)ns * sizeof *gs);
-            if (c.nc) chain_row(md, r, &c, kn, gs + nu, G, Fs, has, gs);
         }
         /* back to the kinematic nodes; then the chain part on the q columns */
         for (int j = 0; j < ns; j++)
@@ -340,24 +325,35 @@ int model_rtree_num_yjac(mbl_model *md, mbl_rtree_num *r, int ny, const mblx_id 
                 rc = mbl_error(st, MBL_EMODEL, "%s: output %d: a cut symbol left in its Jacobian", md->file, i + 1);
             else if (model_sjac_push(J, i, j, grad[j]))
                 rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-            if (rc || !native) continue;
-            if ((size_t)r->nyj == ycap) {
-                mblx_id *t = mbl_realloc_array(r->yjsn, 2 * ycap, sizeof *t);
-                if (!t) {
-                    rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-                    continue;
-                }
-                r->yjsn = t, ycap *= 2;
-            }
-            r->yjsn[r->nyj++] = gs[j];
         }
     }
-    if (rc && native) { /* the outputs' tape from md->y and md->yjac (rtree.c) */
-        mbl_free(r->ysn), mbl_free(r->yjsn);
-        r->ysn = r->yjsn = NULL;
+    /* With the native kinematics, the same outputs and entries over the stand-ins (the gradients
+     * again, the same nodes; their chain part over the stand-ins), made after all of the above so
+     * that its nodes keep the places they had without it (the code generator's order) */
+    mblx_id *kn = NULL;
+    if (!rc && r->kin && nz0 == 0) {
+        kn = mbl_alloc_array((size_t)nb * MBL_RTREE_NT + 1, sizeof *kn);
+        r->ysn = mbl_alloc_array((size_t)ny + 1, sizeof *r->ysn);
+        r->yjsn = mbl_alloc_array((size_t)J->nz + 1, sizeof *r->yjsn);
+        if (!kn || !r->ysn || !r->yjsn) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        if (!rc) rc = standins(md, r, &c, nn, kn, st);
+        for (int i = 0, p = 0; i < ny && !rc; i++) {
+            mblx_id f = c.nc ? rebuild(g, &c, (size_t)md->nsym, y[i], map, &stk, &cap) : y[i];
+            if (f == MBLX_NONE || mblx_gradient(g, f, (size_t)ns, syms, grad)) {
+                rc = mblx_graph_status(g, st) ? mblx_graph_status(g, st) : mbl_error(st, MBL_ENOMEM, "out of memory");
+                break;
+            }
+            r->ysn[i] = f;
+            if (c.nc) chain_row(md, r, &c, kn, grad + nu, G, Fs, has, grad);
+            if ((rc = mblx_graph_status(g, st))) break;
+            for (; p < J->nz && J->row[p] == i; p++) r->yjsn[r->nyj++] = grad[J->col[p]];
+        }
+        if (rc || r->nyj != J->nz) { /* the outputs' tape from md->y and md->yjac (rtree_kin.c) */
+            mbl_free(r->ysn), mbl_free(r->yjsn);
+            r->ysn = r->yjsn = NULL, r->nyj = 0;
+        }
     }
-    mbl_free(syms), mbl_free(grad), mbl_free(map), mbl_free(stk), mbl_free(Fs), mbl_free(has);
-    mbl_free(kn), mbl_free(gs);
+    mbl_free(syms), mbl_free(grad), mbl_free(map), mbl_free(stk), mbl_free(Fs), mbl_free(has), mbl_free(kn);
     cutset_free(&c);
     return rc;
 }
