@@ -194,6 +194,7 @@ int model_rtree_kin_bind_outputs(mbl_model *md, mbl_rtree_num *r, mbl_status *st
         r->nst = m;
         for (size_t k = 0; k < (size_t)md->nsym; k++)
             if (is_st[k] == 3) ncopy = k + 1;
+        mbl_free(r->eneed);
         r->eneed = mbl_calloc((size_t)r->tree.nb + 1, 1);
         if (!r->eneed) yst = 0;
         for (int k = 0; yst && k < r->nst; k++)

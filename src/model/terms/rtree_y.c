@@ -332,6 +332,8 @@ int model_rtree_num_yjac(mbl_model *md, mbl_rtree_num *r, int ny, const mblx_id 
      * that its nodes keep the places they had without it (the code generator's order) */
     mblx_id *kn = NULL;
     if (!rc && r->kin && nz0 == 0) {
+        mbl_free(r->ysn), mbl_free(r->yjsn), mbl_free(r->st_sym), mbl_free(r->st_src);
+        r->st_sym = r->st_src = NULL, r->nyj = r->nst = 0;
         kn = mbl_alloc_array((size_t)nb * MBL_RTREE_NT + 1, sizeof *kn);
         r->ysn = mbl_alloc_array((size_t)ny + 1, sizeof *r->ysn);
         r->yjsn = mbl_alloc_array((size_t)J->nz + 1, sizeof *r->yjsn);
