@@ -243,6 +243,53 @@ static void planar_texts(mech *M, const body *B, const joint *J, int kind, const
     tx[MBL_RTREE_E + 3] = mech_fmt(M, "sin(0.5*(%s))", B->th);
 }
 
+/* The joint's local data for the kinematics the model computes natively (model/rtree.h,
+ * mbl_rtree_body.local): the rotation of the child relative to its parent is, as
+ * mech_rel_tree_kinematics writes it (e_c = e_p (x) m_p (x) xs (x) conj(m_c), xs = qz(q) (x) c or its
+ * conjugate when the child carries marker j), R(m_p) Rz(+-q) R(c) R(m_c)^T or
+ * R(m_p) R(c)^T Rz(-q) R(m_c)^T, split about Rz into C1 and C2; c, the joint's constant rotation
+ * snapped from the file's configuration, is found as relative_kinematics.c's snap_C finds it.
+ * 0, or an error of the file's numbers (already met by the kinematics). */
+static int local_data(mech *M, const joint *J, int kind, const marker *P, const marker *C, mbl_rtree_body *R)
+{
+    double pf[3], Ri[9], Rj[9], phi, X[9], c[4] = {1, 0, 0, 0};
+    int rc = mech_rel_marker_file(M, J->i, pf, Ri, &phi);
+    if (!rc) rc = mech_rel_marker_file(M, J->j, pf, Rj, &phi);
+    if (rc) return rc;
+    mat3_tmul(Rj, Ri, X);
+    int zz = X[8] >= 0, xx = X[0] >= 0;
+    if (kind == JK_REV) {
+        if (!zz) c[0] = 0, c[1] = 1; /* z_i = -z_j: flipped about x */
+    } else if (zz && !xx) {
+        c[0] = 0, c[3] = 1; /* Rz(pi) */
+    } else if (!zz && xx) {
+        c[0] = 0, c[1] = 1; /* Rx(pi) */
+    } else if (!zz && !xx) {
+        c[0] = 0, c[2] = 1; /* Ry(pi) */
+    }
+    double cc[4] = {c[0], -c[1], -c[2], -c[3]}, mc[4] = {C->mq[0], -C->mq[1], -C->mq[2], -C->mq[3]}, q1[4], q2[4];
+    if (J->child_i) {
+        memcpy(q1, P->mq, sizeof q1);
+        quat_mul(c, mc, q2);
+    } else {
+        quat_mul(P->mq, cc, q1);
+        memcpy(q2, mc, sizeof q2);
+    }
+    quat_rot_rm(q1, R->C1);
+    quat_rot_rm(q2, R->C2);
+    memcpy(R->Q1, q1, sizeof q1);
+    memcpy(R->Q2, q2, sizeof q2);
+    R->sgn = J->child_i ? 1.0 : -1.0;
+    int oom = 0;
+    for (int k = 0; k < 3; k++) {
+        oom |= !(R->sp[k] = mech_dup_s(P->s[k] ? P->s[k] : "0"));
+        oom |= !(R->sc[k] = mech_dup_s(C->s[k] ? C->s[k] : "0"));
+    }
+    if (oom) return mech_oom(M);
+    R->local = 1;
+    return 0;
+}
+
 /* The bodies of the structured term (mark_rt) described for the model (model/rtree.h): texts of
  * the kinematic variables above, parents first. */
 static int emit_rtree(mech *M)
@@ -294,6 +341,10 @@ static int emit_rtree(mech *M)
         for (int k = 0; k < 6; k++) tx[MBL_RTREE_I + k] = B->I[k];
         for (int k = 0; k < 4; k++) tx[MBL_RTREE_E + k] = B->e[k];
         for (int k = 0; k < MBL_RTREE_NT; k++) oom |= !(R->t[k] = mech_dup_s(tx[k] ? tx[k] : "0"));
+        if (!oom && local_data(M, J, kind, P, &M->mk[J->child_i ? J->i : J->j], R)) {
+            mbl_free(idx);
+            return M->st ? M->st->code : MBL_EMODEL;
+        }
     }
     mbl_free(idx);
     return oom || M->oom ? mech_oom(M) : 0;

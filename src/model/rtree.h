@@ -32,6 +32,17 @@ typedef struct mbl_rtree_body {
     char *q;                    /* its joint coordinate (NULL for a fixed joint) */
     char *t[MBL_RTREE_NT];
     int line, col;
+    /* The joint's local data, for the kinematics computed natively (rtree_kin.c) instead of from
+     * the texts u, p, A, r: local = 1 when given (a spatial tree's revolute, prismatic or fixed
+     * joint). With the parent's rotation A_p and origin r_p (the identity and zero for the ground),
+     * W = A_p C1, the axis u = sgn W e_z, its point p = r_p + A_p sp, and
+     *   A = W Rz(sgn q) C2 (revolute), W C2 (prismatic, fixed),  r = p + q u (prismatic) - A sc:
+     * C1, C2 constant rotations (row-major), sp the parent's marker in the parent's axes (for the
+     * ground: global), sc the child's in the body's axes (texts); Q1, Q2 the Euler parameters of
+     * C1 and C2, with which e = e_p (x) Q1 (x) qz(sgn q) (x) Q2 (without qz but for a revolute) */
+    int local;
+    double sgn, C1[9], C2[9], Q1[4], Q2[4];
+    char *sp[3], *sc[3];
 } mbl_rtree_body;
 
 typedef struct mbl_rtree {
@@ -51,7 +62,9 @@ int model_rtree_formulate(struct mbl_model *md, const mbl_rtree *t, const int *q
                         const mblx_id gn[3], mblx_id *Fs, struct mbl_sjac *J, mbl_status *st);
 
 /* The same term evaluated numerically beside the tapes (the default; rtree.c explains why): the
- * texts compiled into a tape of their own, the rows added to the residual tape's outputs and the
+ * texts computed natively from the joints' local data when every body has them and they, the
+ * masses, centres, inertias and gravity are numbers (ln: nb * 6 nodes, each body's sp then sc,
+ * MBLX_NONE where not local; rtree_kin.c), else compiled into a tape of their own, the rows added to the residual tape's outputs and the
  * entries to the Jacobian tape's by model_rtree_num_F and model_rtree_num_jac, which the model's
  * evaluators call after the tapes (model_eval_F, model_eval_jac; work: at least
  * model_rtree_num_work doubles, contents free). Steps: model_rtree_num_new when the model is
@@ -61,7 +74,7 @@ int model_rtree_formulate(struct mbl_model *md, const mbl_rtree *t, const int *q
  * (rows into Fs, entries into S) is built on demand by model_rtree_num_exprs (graph lock held). */
 typedef struct mbl_rtree_num mbl_rtree_num;
 int model_rtree_num_new(struct mbl_model *md, const mbl_rtree *t, const int *qidx, const mblx_id *tn,
-                      const mblx_id gn[3], mbl_rtree_num **out, mbl_status *st);
+                      const mblx_id gn[3], const mblx_id *ln, mbl_rtree_num **out, mbl_status *st);
 int model_rtree_num_pattern(struct mbl_model *md, mbl_rtree_num *r, mbl_status *st);
 size_t model_rtree_num_work(const mbl_rtree_num *r);
 int model_rtree_num_F(const mbl_rtree_num *r, const double *syms, double *F, double *work, mbl_status *st);
@@ -77,12 +90,14 @@ void model_rtree_num_body(const mbl_rtree_num *r, int b, int *parent, int *kind,
  * row), each entry the partial derivative at the tree's body poses plus the closed-form
  * derivatives of the poses (rtree_y.c): O(depth) nodes per output of a body's pose, where
  * differentiating through the chain of rotations costs hundreds per joint. */
-int model_rtree_num_yjac(struct mbl_model *md, const mbl_rtree_num *r, int ny, const mblx_id *y, struct mbl_sjac *J,
+int model_rtree_num_yjac(struct mbl_model *md, mbl_rtree_num *r, int ny, const mblx_id *y, struct mbl_sjac *J,
                          mbl_status *st);
-/* The outputs with the texts (model_compile, once md->yjac is made): one tape computes the
- * kinematics that both read, and model_rtree_num_jac_y evaluates the term's Jacobian entries (as
- * model_rtree_num_jac) and the outputs with their Jacobian's values into y (md->tape_y's layout;
- * NULL: not wanted, and only the texts' part of the tape evaluated; model_eval_jac_y). */
+/* The outputs with the texts (model_compile, once md->yjac is made): with the kinematics computed
+ * natively, a tape of the outputs and their Jacobian over stand-in symbols for the bodies' poses
+ * and the joints' axes, whose values the native kinematics give (rtree_y.c, rtree_kin.c); else one
+ * tape computes the kinematics that both read. model_rtree_num_jac_y evaluates the term's Jacobian
+ * entries (as model_rtree_num_jac) and the outputs with their Jacobian's values into y
+ * (md->tape_y's layout; NULL: not wanted, and only the texts computed; model_eval_jac_y). */
 int model_rtree_num_bind_outputs(struct mbl_model *md, mbl_rtree_num *r, mbl_status *st);
 int model_rtree_num_jac_y(const mbl_rtree_num *r, const double *syms, double *jac, double *y, double *work,
                           mbl_status *st);

@@ -33,6 +33,7 @@ list(APPEND MBLIN_SOURCES
   src/model/terms/rtree.c
   src/model/terms/rtree_y.c
   src/model/terms/rtree_minv.c
+  src/model/terms/rtree_kin.c
   src/model/terms/rtree_term.c
   src/model/terms/ffr3.c
   src/model/dae_deriv.c

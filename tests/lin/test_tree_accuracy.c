@@ -25,7 +25,8 @@
  * chain to 1e-12 of the reference") */
 #define TREE_ACCURACY_TOL 1e-12
 /* A of the 100-link chain at the moving point P1 (issue 69 asks 1e-12 at N = 100, measured at rest;
- * not met here: 4.1e-11 to 4.3e-11 over the OpenBLAS kernels, Pinocchio's computeABADerivatives
+ * not met here: 7.6e-11 to 7.7e-11 over the OpenBLAS kernels with the kinematics computed natively,
+ * src/model/terms/rtree_kin.c; 4.1e-11 to 4.3e-11 by the texts' tape; Pinocchio's computeABADerivatives
  * 5.3e-10 at the same point). The Jacobian's entries are each within about 1e-14 of their row's
  * largest (every body's vectors about its own point, src/model/terms/rtree.c) and the point's
  * accelerations within 2e-15 (refined by the tree's own M^-1, src/opoint/opoint.c); what is left

@@ -16,6 +16,7 @@
 #include "mblin/mblin.h"
 #include "model/model_internal.h"
 #include "model/rtree.h"
+#include "model/terms/rtree_num.h"
 #include "test.h"
 #include "fixture.h"
 
@@ -50,6 +51,46 @@ static int eval_dense(const mbl_model *md, const double *syms, double *F, double
 
 /* structured (recursive) against symbolic: returns the largest relative deviation over npt random
  * points; *nstruct: the structured term's Jacobian entries (0: the term is not used) */
+/* What compare_text saw of its model's tree: the kinematics natively (1; 2 with parameters among
+ * the local values), by the texts' tape (0), no tree (-1); and the largest difference of the texts'
+ * values (u, p, A, r, centres, masses, inertias, gravity) from their expressions' (the mechanism
+ * compiler's texts, compiled into a tape by the test), relative to max(1, |value|) */
+static int last_native;
+static double last_texts_diff;
+
+static mblx_tape *texts_tape(mbl_model *a)
+{
+    const mbl_rtree_num *r = a->rtn;
+    int nb = model_rtree_num_nbodies(r);
+    size_t n = (size_t)nb * NTV + 3;
+    mblx_id *e = malloc(n * sizeof *e);
+    mblx_tape *t = NULL;
+    mbl_status st;
+    if (!e) return NULL;
+    for (int b = 0; b < nb; b++) memcpy(e + (size_t)b * NTV, r->tn + (size_t)b * MBL_RTREE_NT, NTV * sizeof *e);
+    memcpy(e + (size_t)nb * NTV, r->gn, 3 * sizeof *e);
+    model_graph_lock(a, 1);
+    t = mblx_compile(a->g, n, e, &st);
+    model_graph_lock(a, 0);
+    free(e);
+    return t;
+}
+
+static double texts_diff(const mbl_model *a, const mblx_tape *t, const double *syms)
+{
+    const mbl_rtree_num *r = a->rtn;
+    size_t n = r->nin;
+    double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *w = malloc((a->work_size + 1) * sizeof *w);
+    double *tw = malloc((mblx_tape_work_size(t) + 1) * sizeof *tw), d = INFINITY;
+    mbl_status st;
+    if (x && y && w && tw && !mblx_tape_eval(t, syms, x, tw, &st) && !model_rtree_num_texts(r, syms, y, w, &st)) {
+        d = 0;
+        for (size_t k = 0; k < n; k++) d = fmax(d, fabs(x[k] - y[k]) / fmax(1.0, fabs(x[k])));
+    }
+    free(x), free(y), free(w), free(tw);
+    return d;
+}
+
 static double compare_text(const char *text, const char *name, int npt, int *nstruct)
 {
     char *sym = symbolic_of(text);
@@ -65,6 +106,10 @@ static double compare_text(const char *text, const char *name, int npt, int *nst
     }
     *nstruct = a->rtn ? model_rtree_num_entries(a->rtn) : 0;
     CHECK(b->rtn == NULL);
+    last_native = !a->rtn ? -1 : !a->rtn->kin ? 0 : a->rtn->lvt ? 2 : 1;
+    last_texts_diff = 0;
+    mblx_tape *tt = a->rtn ? texts_tape(a) : NULL;
+    CHECK(!a->rtn || tt);
     /* the term's expression form (built on demand for the sensitivities and the code generator)
      * compiled into a tape of its own: it must give the numeric term's values too */
     if (a->rtn) {
@@ -100,6 +145,7 @@ static double compare_text(const char *text, const char *name, int npt, int *nst
         for (int i = 0; i < a->k; i++) mu[i] = test_urand(&seed);
         for (int i = 0; i < a->nr; i++) r[i] = test_urand(&seed);
         model_fill_syms(a, 0.3, q, v, ac, lam, mu, r, syms);
+        if (tt) last_texts_diff = fmax(last_texts_diff, texts_diff(a, tt, syms));
         if (eval_dense(a, syms, Fa, Ja) || eval_dense(b, syms, Fb, Jb)) {
             CHECK_MSG(0, "%s: evaluation failed", name);
             worst = INFINITY;
@@ -151,6 +197,7 @@ static double compare_text(const char *text, const char *name, int npt, int *nst
         }
     }
     free(syms), free(Fa), free(Fb), free(Ja), free(Jb), free(q), free(v), free(ac), free(lam), free(mu), free(r);
+    mblx_tape_free(tt);
 out:
     mblx_tape_free(xt);
     mbl_model_free(a);
@@ -333,23 +380,26 @@ static const char *planar_fmt =
 /* A tree model (fmt with a %s for one more joint) open, then closed by the joint close: the
  * structured term against the symbolic path */
 static void check_open_and_closed(const char *fmt, const char *close, const char *name, const char *what,
-                                  const char *closed_by)
+                                  const char *closed_by, int native)
 {
     for (int loop = 0; loop < 2; loop++) {
         char text[6000];
         snprintf(text, sizeof text, fmt, loop ? close : "");
         int ns;
         double d = compare_text(text, name, 5, &ns);
-        printf("  %s%s: %.2e, %d structured entries\n", what, loop ? closed_by : "", d, ns);
+        printf("  %s%s: %.2e, %d structured entries, kinematics %s (texts %.2e)\n", what, loop ? closed_by : "", d, ns,
+               last_native ? "native" : "by the texts' tape", last_texts_diff);
         CHECK(ns > 0);
         CHECK(d < 1e-12);
+        CHECK_EQ_INT(last_native, native);
+        CHECK(last_texts_diff < 1e-14);
     }
 }
 
 TEST(rtree_planar_tree_equals_symbolic)
 {
     check_open_and_closed(planar_fmt, "  close: {type: revolute, i: tip, j: hole, cut: true}\n", "planar tree",
-                          "planar tree (revolute, prismatic, fixed, offsets)", " closed by a cut revolute joint");
+                          "planar tree (revolute, prismatic, fixed, offsets)", " closed by a cut revolute joint", 0);
 }
 
 /* the hanging chain of n uniform rods (mass m, length l) on revolute joints, planar, in relative
@@ -452,7 +502,7 @@ TEST(rtree_planar_chain_frequencies)
 TEST(rtree_spatial_chain_equals_symbolic)
 {
     check_open_and_closed(chain_fmt, "  close: {type: spherical, i: tip, j: hole, cut: true}\n", "chain",
-                          "spatial chain (revolute, prismatic, offsets)", " closed by a cut spherical joint");
+                          "spatial chain (revolute, prismatic, offsets)", " closed by a cut spherical joint", 2);
 }
 
 TEST(rtree_urdf_arm_equals_symbolic)
@@ -460,9 +510,11 @@ TEST(rtree_urdf_arm_equals_symbolic)
     int ns;
     static const char *yaml = "model: urdf\nfile: examples/urdf/arm7.urdf\ncoordinates: relative\n";
     double d = compare_text(yaml, "arm7", 4, &ns);
-    printf("  URDF 7-joint arm: %.2e, %d structured entries\n", d, ns);
+    printf("  URDF 7-joint arm: %.2e, %d structured entries, texts %.2e\n", d, ns, last_texts_diff);
     CHECK(ns > 0);
     CHECK(d < 1e-12);
+    CHECK_EQ_INT(last_native, 1); /* every local value a number */
+    CHECK(last_texts_diff < 1e-14);
 }
 
 TEST(rtree_floating_base_equals_symbolic)
@@ -499,9 +551,12 @@ TEST(rtree_cut_joints_equal_symbolic)
         }
         int ns = -1;
         double d = x ? compare_text(x, files[f], 4, &ns) : INFINITY;
-        printf("  %-45s %.2e, %d structured entries\n", files[f], d, ns);
+        printf("  %-45s %.2e, %d structured entries, kinematics %d, texts %.2e\n", files[f], d, ns, last_native,
+               last_texts_diff);
         CHECK(ns > 0);
         CHECK(d < 1e-12);
+        CHECK_EQ_INT(last_native, strstr(t, "space: planar") ? 0 : 2); /* planar: the texts' tape; parameters */
+        CHECK(last_texts_diff < 1e-14);
         if (x != t) free(x);
         free(t);
     }

@@ -8,8 +8,9 @@
  *    prismatic, a fixed and a flipped revolute joint, turned and offset markers and outputs of
  *    poses relative to another body, velocities and a nonlinear combination;
  *  - the closed form of a planar two-link arm's end-effector Jacobian (C of the linear model);
- *  - the evaluator of the Jacobian with the outputs (model_eval_jac_y: the tree's texts and the
- *    outputs in one tape): the values of the two tapes apart to rounding, and the same Jacobian bit
+ *  - the evaluator of the Jacobian with the outputs (model_eval_jac_y: the tree's kinematics
+ *    computed natively, the outputs by a tape over stand-ins for the bodies' poses and the joints'
+ *    axes, rtree_kin.c): the values of the two tapes apart to rounding, and the same Jacobian bit
  *    for bit whether the outputs are wanted or not;
  *  - its size: the outputs' Jacobian costs O(1) tape instructions per entry on top of the outputs
  *    themselves (differentiated through the chain it cost about 100 per entry on the 20-link chain). */
@@ -20,6 +21,7 @@
 
 #include "mblin/mblin.h"
 #include "model/model_internal.h"
+#include "model/terms/rtree_num.h"
 #include "test.h"
 #include "fixture.h"
 
@@ -61,6 +63,8 @@ static void check_model(const char *name, mbl_model *md, double dq, double vq)
     if (!ok) fprintf(stderr, "%s: %s\n", name, st.msg);
     CHECK(ok);
     if (!ok) return;
+    /* a spatial tree's kinematics natively, the outputs' tape over their stand-ins (rtree_y.c) */
+    CHECK(md->rtn && md->rtn->kin && md->rtn->yst);
     int n = md->n;
     double *q = malloc(sizeof *q * 2 * (size_t)n), *v = q + n;
     double *syms = calloc((size_t)md->nsym + 1, sizeof *syms), *work = malloc(sizeof *work * (md->work_size + 1));

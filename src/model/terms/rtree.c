@@ -37,6 +37,7 @@ void model_rtree_free(mbl_rtree *t)
         mbl_free(B->name);
         mbl_free(B->q);
         for (int k = 0; k < MBL_RTREE_NT; k++) mbl_free(B->t[k]);
+        for (int k = 0; k < 3; k++) mbl_free(B->sp[k]), mbl_free(B->sc[k]);
     }
     mbl_free(t->b);
     for (int k = 0; k < 3; k++) mbl_free(t->g[k]);
@@ -338,6 +339,9 @@ void model_rtree_num_free(mbl_rtree_num *r)
     mbl_free(r->tn);
     mbl_free(r->pi), mbl_free(r->pj), mbl_free(r->pos), mbl_free(r->qzero);
     mbl_free(r->qlo), mbl_free(r->qhi);
+    mbl_free(r->kin), mbl_free(r->qs), mbl_free(r->lv0);
+    mbl_free(r->ysn), mbl_free(r->yjsn), mbl_free(r->st_sym), mbl_free(r->st_src), mbl_free(r->eneed);
+    mblx_tape_free(r->lvt);
     mbl_free(r);
 }
 
@@ -349,7 +353,7 @@ int model_rtree_num_entries(const mbl_rtree_num *r)
 }
 
 int model_rtree_num_new(mbl_model *md, const mbl_rtree *t, const int *qidx, const mblx_id *tn, const mblx_id gn[3],
-                      mbl_rtree_num **out, mbl_status *st)
+                      const mblx_id *ln, mbl_rtree_num **out, mbl_status *st)
 {
     *out = NULL;
     int nb = t->nb;
@@ -425,6 +429,15 @@ int model_rtree_num_new(mbl_model *md, const mbl_rtree *t, const int *qidx, cons
             if (r->qidx[j] >= 0) r->pi[np] = i, r->pj[np] = j, np++;
     }
     for (int p = 0; p < 6 * np; p++) r->pos[p] = -1;
+    int native = model_rtree_kin_setup(md, t, tn, gn, ln, r, st);
+    if (native < 0) {
+        model_rtree_num_free(r);
+        return st && st->code ? st->code : MBL_ENOMEM;
+    }
+    if (native) {
+        *out = r;
+        return 0;
+    }
     mblx_id *tv = mbl_alloc_array(r->nin, sizeof *tv);
     if (tv) {
         texts_evaluated(r, tv);
@@ -777,7 +790,7 @@ void model_rtree_nrnea_tv(const mbl_rtree_num *r, const double *syms, const doub
 /* The texts at the point, then nrnea_tv; bodies in work after the texts and their tape's registers. */
 static int nrnea(const mbl_rtree_num *r, const double *syms, double *work, int full, double **bodies, mbl_status *st)
 {
-    int rc = mblx_tape_eval(r->in, syms, work, work + r->nin, st);
+    int rc = model_rtree_num_texts(r, syms, work, work + r->nin, st);
     if (rc) return rc;
     *bodies = work + r->nin + r->in_work;
     model_rtree_nrnea_tv(r, syms, work, *bodies, full);
@@ -869,6 +882,7 @@ int model_rtree_num_bind_outputs(mbl_model *md, mbl_rtree_num *r, mbl_status *st
 {
     size_t ny = (size_t)md->ny + (size_t)md->yjac.nz, n = r->nin + ny;
     if (!md->ny) return 0;
+    if (r->kin) return model_rtree_kin_bind_outputs(md, r, st);
     mblx_id *all = mbl_alloc_array(n, sizeof *all);
     if (!all) return mbl_error(st, MBL_ENOMEM, "out of memory");
     texts_evaluated(r, all);
@@ -894,6 +908,7 @@ int model_rtree_num_bind_outputs(mbl_model *md, mbl_rtree_num *r, mbl_status *st
 
 int model_rtree_num_texts_y(const mbl_rtree_num *r, const double *syms, double *y, double *work, mbl_status *st)
 {
+    if (r->kin) return model_rtree_kin_texts_y(r, syms, y, work, st);
     const mblx_tape *t = y || !r->intx ? r->iny : mblx__subtape_tape(r->intx);
     int rc = mblx_tape_eval(t, syms, work, work + r->nin + r->ny, st);
     if (!rc && y) memcpy(y, work + r->nin, r->ny * sizeof *y);

@@ -277,7 +277,7 @@ int model_rtree_num_minv(const mbl_rtree_num *r, const double *syms, double *jac
         rc = model_rtree_num_texts_y(r, syms, y, work, st);
     } else {
         N = work + r->nin + r->in_work;
-        rc = mblx_tape_eval(r->in, syms, tv, tv + r->nin, st);
+        rc = model_rtree_num_texts(r, syms, tv, tv + r->nin, st);
     }
     if (rc) return rc;
     if (!jac) return model_rtree_minv(r, tv, NULL, minv, mwork); /* M^-1 reads the texts alone */

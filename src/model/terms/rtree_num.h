@@ -30,7 +30,54 @@ struct mbl_rtree_num {
     int mass_only;
     int *qlo, *qhi;
     int preorder;     /* the coordinates number the joints in a preorder of the tree (rtree_minv.c) */
+    /* the texts computed natively (rtree_kin.c; then in is NULL and iny, when made, computes the
+     * outputs alone): kin (nb) the joints' rotations, qs (nb) the symbol index of each body's
+     * coordinate (-1 fixed); the values that are not kinematics, NLV per body (the markers' sp,
+     * sc, then the texts from the centre of mass to the inertia) and gravity, in lv0 when all are
+     * numbers, else computed by the tape lvt at every evaluation (parameters) into the first nlv
+     * doubles of its work (in_work doubles in all: nlv and lvt's registers) */
+    struct rtree_kin *kin;
+    int *qs;
+    double *lv0;
+    mblx_tape *lvt;
+    size_t nlv;
+    /* with the texts computed natively, the outputs and their Jacobian's entries over stand-in
+     * symbols for the bodies' A, r, e and the joints' u, p (rtree_y.c: ysn, ny of them, yjsn in
+     * md->yjac's order, nyj), whose values come from the native kinematics: stand-in k is the
+     * symbol of index st_sym[k], its value at st_src[k] of [the texts (nin); the bodies' Euler
+     * parameters (4 nb)]. yst: iny was compiled from them (then only the stand-ins it reads are
+     * kept), and reads the symbols' values from a copy of syms (its first nsym0, as far as the
+     * tape reads) with the stand-ins' (next in all), in iny's work after iny_regs doubles, then
+     * the Euler parameters */
+    mblx_id *ysn, *yjsn;
+    int nyj, nst, yst;
+    int *st_sym, *st_src;
+    size_t nsym0, next, iny_regs;
+    unsigned char *eneed; /* nb: the body's Euler parameters are read (its own or a descendant's) */
 };
+
+enum { NLV = 6 + MBL_RTREE_E - MBL_RTREE_CM };
+
+/* A joint's rotations (model/rtree.h, mbl_rtree_body.local); c1id, c2id: C1, C2 the identity
+ * (their products left out) */
+typedef struct rtree_kin {
+    double C1[9], C2[9], Q1[4], Q2[4], sgn;
+    int c1id, c2id;
+} rtree_kin;
+
+struct mbl_model;
+/* rtree_kin.c: kin, qs and lv0 or lvt when every body is local (1), else 0 (nothing set, the
+ * texts' tape); -1 with st set on an error */
+int model_rtree_kin_setup(const struct mbl_model *md, const mbl_rtree *t, const mblx_id *tn, const mblx_id *gn,
+                          const mblx_id *ln, mbl_rtree_num *r, mbl_status *st);
+/* with r->kin: model_rtree_num_bind_outputs and model_rtree_num_texts_y (rtree.h) */
+int model_rtree_kin_bind_outputs(struct mbl_model *md, mbl_rtree_num *r, mbl_status *st);
+int model_rtree_kin_texts_y(const mbl_rtree_num *r, const double *syms, double *y, double *work, mbl_status *st);
+/* the bodies' Euler parameters (4 nb) at syms, natively (r->kin) */
+void model_rtree_kin_euler(const mbl_rtree_num *r, const double *syms, double *E);
+/* the texts' values (nin) at syms: natively when r->kin, else by the tape r->in (registers in
+ * work: r->in_work doubles) */
+int model_rtree_num_texts(const mbl_rtree_num *r, const double *syms, double *tv, double *work, mbl_status *st);
 
 /* The texts the evaluation reads (all but the Euler parameters, which only the outputs'
  * Jacobian's expressions use, rtree_y.c), NTV per body, then gravity */

@@ -22,7 +22,8 @@ static int num_formulate(loader *L)
     int rc = 0;
     int *qidx = mbl_alloc_array((size_t)t->nb, sizeof *qidx);
     mblx_id *tn = mbl_alloc_array((size_t)t->nb * MBL_RTREE_NT, sizeof *tn), gn[3];
-    if (!qidx || !tn) rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    mblx_id *ln = mbl_alloc_array((size_t)t->nb * 6, sizeof *ln); /* the markers' sp, sc (rtree.h) */
+    if (!qidx || !tn || !ln) rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
     for (int b = 0; b < t->nb && !rc; b++) {
         const mbl_rtree_body *B = &t->b[b];
         qidx[b] = -1;
@@ -33,14 +34,21 @@ static int num_formulate(loader *L)
             mbl_src_item it = {NULL, NULL, B->t[k], B->line, B->col, B->line, B->col};
             rc = model_parse_item_text(L, &it, SCOPE_FULL, B->name, &tn[(size_t)b * MBL_RTREE_NT + k]);
         }
+        for (int k = 0; k < 6 && !rc; k++) {
+            ln[(size_t)b * 6 + k] = MBLX_NONE;
+            if (!B->local) continue;
+            mbl_src_item it = {NULL, NULL, k < 3 ? B->sp[k] : B->sc[k - 3], B->line, B->col, B->line, B->col};
+            rc = model_parse_item_text(L, &it, SCOPE_FULL, B->name, &ln[(size_t)b * 6 + k]);
+        }
     }
     for (int k = 0; k < 3 && !rc; k++) {
         mbl_src_item it = {NULL, NULL, t->g[k], 0, 0, 0, 0};
         rc = model_parse_item_text(L, &it, SCOPE_FULL, "gravity", &gn[k]);
     }
-    if (!rc) rc = model_rtree_num_new(md, t, qidx, tn, gn, &md->rtn, L->st);
+    if (!rc) rc = model_rtree_num_new(md, t, qidx, tn, gn, ln, &md->rtn, L->st);
     mbl_free(qidx);
     mbl_free(tn);
+    mbl_free(ln);
     return rc;
 }
 

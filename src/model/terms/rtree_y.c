@@ -16,12 +16,16 @@
  * subtree from the leaves. f is y with the kinematic nodes replaced by symbols no tape reads
  * (substituted back, as formulate_let.c does with lets). A kinematic node is cut only when it
  * depends on no unknown but the coordinates of its body's ancestors; an output that reads none
- * (a joint coordinate, a velocity measure's own derivatives) is differentiated as before. */
+ * (a joint coordinate, a velocity measure's own derivatives) is differentiated as before.
+ * With the kinematics computed natively (rtree_kin.c), f and the entries are also kept over the
+ * stand-ins, with the joints' u and p as symbols too, for the outputs' own tape: it then reads the
+ * poses' values instead of computing the chain of rotations again (r->ysn, r->yjsn). */
 #include <stdio.h>
 #include <string.h>
 
 #include "model/model_internal.h"
 #include "model/rtree.h"
+#include "model/terms/rtree_num.h"
 #include "model/terms/vec3_nodes.h"
 
 /* the kinematic nodes of a body: A (9), r (3), e (4) */
@@ -182,8 +186,8 @@ static mblx_id dot(mblx_graph *g, int n, const mblx_id *a, const mblx_id *b)
 /* Row i's chain part: the wrench F of each body whose cut nodes the output reads (adj: the
  * derivatives with respect to the cut symbols, substituted back), summed over subtrees (Fs: 6
  * per body, has: its flags), and S_j . F_j added to row[q column of j]. */
-static void chain_row(mbl_model *md, const mbl_rtree_num *r, const cutset *c, const mblx_id *adj, mblx_id *G, mblx_id *Fs,
-                      unsigned char *has, mblx_id *row)
+static void chain_row(mbl_model *md, const mbl_rtree_num *r, const cutset *c, const mblx_id *kn, const mblx_id *adj,
+                      mblx_id *G, mblx_id *Fs, unsigned char *has, mblx_id *row)
 {
     mblx_graph *g = md->g;
     int nb = model_rtree_num_nbodies(r), jq = model_blk0(md, MBL_BLK_Q);
@@ -199,6 +203,7 @@ static void chain_row(mbl_model *md, const mbl_rtree_num *r, const cutset *c, co
         int p, kind, q;
         const mblx_id *tn, *Gb = G + NSLOT * (size_t)b, *gr = Gb + 9, *h = Gb + 12;
         model_rtree_num_body(r, b, &p, &kind, &q, &tn);
+        if (kn) tn = kn + (size_t)b * MBL_RTREE_NT;
         const mblx_id *A = tn + MBL_RTREE_A;
         mblx_id N[9], w[3], rg[3];
         for (int k = 0; k < 3; k++)
@@ -222,6 +227,7 @@ static void chain_row(mbl_model *md, const mbl_rtree_num *r, const cutset *c, co
         int p, kind, q;
         const mblx_id *tn;
         model_rtree_num_body(r, b, &p, &kind, &q, &tn);
+        if (kn) tn = kn + (size_t)b * MBL_RTREE_NT;
         if (!has[b]) continue;
         if (q >= 0 && kind != MBL_RTREE_FIXED) {
             mblx_id S[6];
@@ -238,11 +244,53 @@ static void chain_row(mbl_model *md, const mbl_rtree_num *r, const cutset *c, co
     }
 }
 
-int model_rtree_num_yjac(mbl_model *md, const mbl_rtree_num *r, int ny, const mblx_id *y, mbl_sjac *J, mbl_status *st)
+/* The stand-ins of the native kinematics (rtree_num.h, r->kin): kn (nb * MBL_RTREE_NT) the texts'
+ * nodes with each body's A, r, e that is cut replaced by its cut symbol and each joint's u, p that
+ * is not a number by a symbol of its own; the sources of their values in r (st_sym, st_src). */
+static int standins(mbl_model *md, mbl_rtree_num *r, const cutset *c, size_t nn, mblx_id *kn, mbl_status *st)
+{
+    mblx_graph *g = md->g;
+    int nb = model_rtree_num_nbodies(r), cap = c->nc + 6 * nb + 1;
+    r->st_sym = mbl_alloc_array((size_t)cap, sizeof *r->st_sym);
+    r->st_src = mbl_alloc_array((size_t)cap, sizeof *r->st_src);
+    if (!r->st_sym || !r->st_src) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    r->nst = 0;
+    for (int k = 0; k < c->nc; k++) {
+        int b = c->body[k], s = c->slot[k];
+        int src = s < 9 ? b * NTV + MBL_RTREE_A + s : s < 12 ? b * NTV + MBL_RTREE_R + s - 9 : (int)r->nin + 4 * b + s - 12;
+        r->st_sym[r->nst] = (int)mblx_symbol_index(g, c->sym[k]), r->st_src[r->nst++] = src;
+    }
+    for (int b = 0; b < nb; b++) {
+        int p, kind, q;
+        const mblx_id *tn;
+        model_rtree_num_body(r, b, &p, &kind, &q, &tn);
+        mblx_id *kb = kn + (size_t)b * MBL_RTREE_NT;
+        memcpy(kb, tn, MBL_RTREE_NT * sizeof *kb);
+        for (int s = 0; s < NSLOT; s++) {
+            int at = s < 9 ? MBL_RTREE_A + s : s < 12 ? MBL_RTREE_R + s - 9 : MBL_RTREE_E + s - 12;
+            mblx_id e = tn[at];
+            if ((size_t)e < nn && c->of[e] >= 0) kb[at] = c->sym[c->of[e]];
+        }
+        if (q < 0 || kind == MBL_RTREE_FIXED) continue;
+        for (int k = 0; k < 6; k++) {
+            int at = k < 3 ? MBL_RTREE_U + k : MBL_RTREE_P + k - 3;
+            if (mblx_is_const(g, tn[at], NULL)) continue;
+            char name[48];
+            snprintf(name, sizeof name, "rtree_kin#%d_%d", b, k);
+            mblx_id sy = mblx_symbol(g, name);
+            if (sy == MBLX_NONE) return mblx_graph_status(g, st);
+            kb[at] = sy;
+            r->st_sym[r->nst] = (int)mblx_symbol_index(g, sy), r->st_src[r->nst++] = b * NTV + at;
+        }
+    }
+    return 0;
+}
+
+int model_rtree_num_yjac(mbl_model *md, mbl_rtree_num *r, int ny, const mblx_id *y, mbl_sjac *J, mbl_status *st)
 {
     mblx_graph *g = md->g;
     size_t nn = mblx_node_count(g), cap = 64;
-    int nu = md->nunk, nb = model_rtree_num_nbodies(r);
+    int nu = md->nunk, nb = model_rtree_num_nbodies(r), nz0 = J->nz;
     cutset c;
     memset(&c, 0, sizeof c);
     int rc = find_cuts(md, r, nn, &c, st);
@@ -266,7 +314,7 @@ int model_rtree_num_yjac(mbl_model *md, const mbl_rtree_num *r, int ny, const mb
         /* back to the kinematic nodes; then the chain part on the q columns */
         for (int j = 0; j < ns; j++)
             if (c.nc && !is_zero(g, grad[j])) grad[j] = mblx_subst(g, grad[j], (size_t)c.nc, c.sym, c.node);
-        if (c.nc) chain_row(md, r, &c, grad + nu, G, Fs, has, grad);
+        if (c.nc) chain_row(md, r, &c, NULL, grad + nu, G, Fs, has, grad);
         if ((rc = mblx_graph_status(g, st))) break;
         for (int j = 0; j < nu && !rc; j++) {
             if (is_zero(g, grad[j])) continue;
@@ -279,7 +327,35 @@ int model_rtree_num_yjac(mbl_model *md, const mbl_rtree_num *r, int ny, const mb
                 rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         }
     }
-    mbl_free(syms), mbl_free(grad), mbl_free(map), mbl_free(stk), mbl_free(Fs), mbl_free(has);
+    /* With the native kinematics, the same outputs and entries over the stand-ins (the gradients
+     * again, the same nodes; their chain part over the stand-ins), made after all of the above so
+     * that its nodes keep the places they had without it (the code generator's order) */
+    mblx_id *kn = NULL;
+    if (!rc && r->kin && nz0 == 0) {
+        mbl_free(r->ysn), mbl_free(r->yjsn), mbl_free(r->st_sym), mbl_free(r->st_src);
+        r->st_sym = r->st_src = NULL, r->nyj = r->nst = 0;
+        kn = mbl_alloc_array((size_t)nb * MBL_RTREE_NT + 1, sizeof *kn);
+        r->ysn = mbl_alloc_array((size_t)ny + 1, sizeof *r->ysn);
+        r->yjsn = mbl_alloc_array((size_t)J->nz + 1, sizeof *r->yjsn);
+        if (!kn || !r->ysn || !r->yjsn) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        if (!rc) rc = standins(md, r, &c, nn, kn, st);
+        for (int i = 0, p = 0; i < ny && !rc; i++) {
+            mblx_id f = c.nc ? rebuild(g, &c, (size_t)md->nsym, y[i], map, &stk, &cap) : y[i];
+            if (f == MBLX_NONE || mblx_gradient(g, f, (size_t)ns, syms, grad)) {
+                rc = mblx_graph_status(g, st) ? mblx_graph_status(g, st) : mbl_error(st, MBL_ENOMEM, "out of memory");
+                break;
+            }
+            r->ysn[i] = f;
+            if (c.nc) chain_row(md, r, &c, kn, grad + nu, G, Fs, has, grad);
+            if ((rc = mblx_graph_status(g, st))) break;
+            for (; p < J->nz && J->row[p] == i; p++) r->yjsn[r->nyj++] = grad[J->col[p]];
+        }
+        if (rc || r->nyj != J->nz) { /* the outputs' tape from md->y and md->yjac (rtree_kin.c) */
+            mbl_free(r->ysn), mbl_free(r->yjsn);
+            r->ysn = r->yjsn = NULL, r->nyj = 0;
+        }
+    }
+    mbl_free(syms), mbl_free(grad), mbl_free(map), mbl_free(stk), mbl_free(Fs), mbl_free(has), mbl_free(kn);
     cutset_free(&c);
     return rc;
 }
