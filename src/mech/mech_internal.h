@@ -162,6 +162,14 @@ typedef struct mech {
                    position made later takes the place reserved when the marker was read) */
     int cvseq, nseq, nlate; /* nlate: variables made out of that order (mech_drop_spare_vars sorts) */
     nameset hpt; /* texts known to be (1) or not to be (0) functions of the parameters (pmech.c) */
+    nameset hev; /* texts evaluated to numbers (mech_eval_text): their index in ev */
+    struct mech_ev {
+        double v;  /* the value */
+        int first; /* the --set the parse met first (what it sets used_set to from -1), or -1 */
+        int np;    /* np_eval when evaluated: the parameters it could resolve */
+        int track; /* track_numeric when evaluated (1: the parameters' param_numeric flags are set) */
+    } *ev;
+    int nev, cev;
     double beam_elems, beam_coords, beam_nz, beam_bytes; /* the beams read so far: their size estimate
                                                             (mech_beam_budget) */
     mech_point *npt; /* the points of natural-coordinate bodies, by name in hnp (natural.c) */

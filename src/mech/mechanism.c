@@ -425,6 +425,8 @@ int mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *file, c
     mech_ns_free(&M.hm);
     mech_ns_free(&M.hj);
     mech_ns_free(&M.hpt);
+    mech_ns_free(&M.hev);
+    mbl_free(M.ev);
     mech_ns_free(&M.hnp);
     mbl_free(M.npt);
     mblx_graph_free(M.g);
