@@ -121,7 +121,7 @@ static int orientation_eval(mech *M, const yaml_node_t *map, const char *what, d
         for (int i = 0; i < 3; i++) {
             double row[3];
             snprintf(w, sizeof w, "%s: rotation row %d", what, i + 1);
-            rc = mech_eval_vec(M, yaml_document_get_node(M->doc, ro->data.sequence.items.start[i]), 3, w, row);
+            rc = mech_eval_vec(M, mech_node(M->doc, ro->data.sequence.items.start[i]), 3, w, row);
             if (rc) return rc;
             for (int j = 0; j < 3; j++) R[3 * j + i] = row[j];
         }
@@ -325,9 +325,9 @@ int mech_add_markers(mech *M, int bi, const yaml_node_t *mks)
     mech_snprintf(what, sizeof what, "markers of body '%s'", M->b[bi].name);
     int rc = mech_want_map(M, mks, what);
     for (yaml_node_pair_t *p = mks->data.mapping.pairs.start; !rc && p < mks->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
+        yaml_node_t *k = mech_node(M->doc, p->key);
         if (!mech_is_scalar(k)) return err_at(M, k, "%s: a marker name must be a plain word", what);
-        rc = add_marker(M, bi, k, yaml_document_get_node(M->doc, p->value));
+        rc = add_marker(M, bi, k, mech_node(M->doc, p->value));
     }
     return rc;
 }

@@ -49,7 +49,7 @@ static int copy_map(mech *M, const yaml_node_t *m, mbl_src_list *l, const char *
     if (!m || (m->type == YAML_SCALAR_NODE && m->data.scalar.length == 0)) return 0;
     if (m->type != YAML_MAPPING_NODE) return err_at(M, m, "'%s' must be a mapping of name: value", what);
     for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(M->doc, p->key), *v = yaml_document_get_node(M->doc, p->value);
+        yaml_node_t *k = mech_node(M->doc, p->key), *v = mech_node(M->doc, p->value);
         if (!mech_is_scalar(k) || k->data.scalar.length == 0) return err_at(M, k, "in '%s': a name must be a plain word", what);
         const char *t = NULL;
         int rc = mech_text_of(M, v, what, &t);
@@ -71,7 +71,7 @@ static int state_list(mech *M, const yaml_node_t *s, mbl_src_list *l, const char
     if (!s || (s->type == YAML_SCALAR_NODE && s->data.scalar.length == 0)) return 0;
     if (s->type != YAML_SEQUENCE_NODE) return err_at(M, s, "'%s' must be a list", what);
     for (yaml_node_item_t *p = s->data.sequence.items.start; p < s->data.sequence.items.top; p++) {
-        yaml_node_t *v = yaml_document_get_node(M->doc, *p);
+        yaml_node_t *v = mech_node(M->doc, *p);
         const char *t = NULL, *x = NULL;
         int rc = mech_text_of(M, v, what, &t);
         if (!rc) rc = mech_subst(M, t, v, NULL, 0, &x);
@@ -112,7 +112,7 @@ static int held_velocities(mech *M, const yaml_node_t *m)
     if (m->type != YAML_MAPPING_NODE) return err_at(M, m, "'velocities' must be a mapping of quantity: value");
     mbl_src_list *l = &M->src->held_velocities;
     for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(M->doc, p->key), *v = yaml_document_get_node(M->doc, p->value);
+        yaml_node_t *k = mech_node(M->doc, p->key), *v = mech_node(M->doc, p->value);
         if (!mech_is_scalar(k) || k->data.scalar.length == 0)
             return err_at(M, k, "in 'velocities': a key must be a measure (JV(joint)), a coordinate or an expression");
         const char *t = NULL, *x = NULL;
@@ -151,17 +151,17 @@ static int pen_matrix(mech *M, int i, const yaml_node_t *k, const yaml_node_t *v
     if (!nrow)
         return err_at(M, v, "linearize.%s must be a list of numbers (a diagonal, one per constraint) or a list of "
                       "lists (the full matrix, row by row)", mech_sc(k));
-    int full = yaml_document_get_node(M->doc, *p0)->type == YAML_SEQUENCE_NODE;
+    int full = mech_node(M->doc, *p0)->type == YAML_SEQUENCE_NODE;
     s->pen_mat_rows[i] = full ? nrow : -1;
     for (yaml_node_item_t *p = p0; p < v->data.sequence.items.top; p++) {
-        yaml_node_t *row = yaml_document_get_node(M->doc, *p);
+        yaml_node_t *row = mech_node(M->doc, *p);
         yaml_node_item_t *q0 = full && row->type == YAML_SEQUENCE_NODE ? row->data.sequence.items.start : NULL;
         if (full && (!q0 || (int)(row->data.sequence.items.top - q0) != nrow))
             return err_at(M, row, "linearize.%s: row %d must be a list of %d numbers (the matrix is square, %d rows)",
                           mech_sc(k), (int)(p - p0) + 1, nrow, nrow);
         yaml_node_item_t *q = full ? q0 : p, *qe = full ? row->data.sequence.items.top : p + 1;
         for (; q < qe; q++) {
-            yaml_node_t *x = yaml_document_get_node(M->doc, *q);
+            yaml_node_t *x = mech_node(M->doc, *q);
             if (!mech_is_scalar(x)) return err_at(M, x, "linearize.%s: expected a number", mech_sc(k));
             int rc = mech_push_at(M, &s->pen_mat[i], NULL, mech_sc(x), x);
             if (rc) return rc;
@@ -179,7 +179,7 @@ static int read_linearize(mech *M, const yaml_node_t *v)
     if (!rc) rc = mech_check_keys(M, v, ok, "linearize");
     if (rc) return rc;
     for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top && !rc; p++) {
-        yaml_node_t *k = yaml_document_get_node(M->doc, p->key), *x = yaml_document_get_node(M->doc, p->value);
+        yaml_node_t *k = mech_node(M->doc, p->key), *x = mech_node(M->doc, p->value);
         if (!strcmp(mech_sc(k), "at")) rc = scalar_item(M, k, x, &M->src->at);
         else if (!strcmp(mech_sc(k), "time")) rc = scalar_item(M, k, x, &M->src->time);
         else if (!strcmp(mech_sc(k), "penalty_Xi")) rc = pen_matrix(M, 0, k, x);
@@ -296,9 +296,9 @@ static int read_all(mech *M, const yaml_node_t *root)
         return err_at(M, n ? n : root, "the mechanism has no bodies ('bodies' must be a mapping name: {...})");
     if ((rc = mech_beam_prescan(M, n))) return rc; /* the size estimate before anything is built */
     for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
+        yaml_node_t *k = mech_node(M->doc, p->key);
         if (!mech_is_scalar(k)) return err_at(M, k, "a body name must be a plain word");
-        if ((rc = mech_read_body(M, k, yaml_document_get_node(M->doc, p->value)))) return rc;
+        if ((rc = mech_read_body(M, k, mech_node(M->doc, p->value)))) return rc;
     }
     if ((rc = mech_modal_damping_check(M, root))) return rc; /* modal_damping.c */
     if (M->nnp && (rc = mech_natural_names(M))) return rc; /* natural coordinates' names (natural.c) */
@@ -310,10 +310,10 @@ static int read_all(mech *M, const yaml_node_t *root)
         nameset seen;
         memset(&seen, 0, sizeof seen);
         for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top && !rc; p++) {
-            yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
+            yaml_node_t *k = mech_node(M->doc, p->key);
             if (!mech_is_scalar(k) || !mech_valid_name(mech_sc(k))) rc = err_at(M, k, "a force name must be a plain word");
             if (!rc) rc = mech_dup_key(M, &seen, n, p, "force");
-            if (!rc) rc = mech_read_force(M, k, yaml_document_get_node(M->doc, p->value));
+            if (!rc) rc = mech_read_force(M, k, mech_node(M->doc, p->value));
         }
         mech_ns_free(&seen);
         if (rc) return rc;

@@ -245,8 +245,6 @@ char *mech_sb_done(mech *M, sbuf *b)
 
 int mech_oom(mech *M) { return mbl_error(M->st, MBL_ENOMEM, "out of memory reading %s", M->file); }
 
-const char *mech_sc(const yaml_node_t *n) { return (const char *)n->data.scalar.value; }
-int mech_is_scalar(const yaml_node_t *n) { return n && n->type == YAML_SCALAR_NODE; }
 
 yaml_node_t *mech_get(mech *M, const yaml_node_t *map, const char *key)
 {
@@ -254,9 +252,9 @@ yaml_node_t *mech_get(mech *M, const yaml_node_t *map, const char *key)
     /* the first characters compared before the names (four to six keys of ten or more possible per
      * element of a large mechanism) */
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
+        yaml_node_t *k = mech_node(M->doc, p->key);
         if (mech_is_scalar(k) && *mech_sc(k) == *key && !strcmp(mech_sc(k), key))
-            return yaml_document_get_node(M->doc, p->value);
+            return mech_node(M->doc, p->value);
     }
     return NULL;
 }
@@ -265,7 +263,7 @@ yaml_node_t *mech_get(mech *M, const yaml_node_t *map, const char *key)
 int mech_check_keys(mech *M, const yaml_node_t *map, const char *const *ok, const char *what)
 {
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
+        yaml_node_t *k = mech_node(M->doc, p->key);
         if (!mech_is_scalar(k)) return err_at(M, k, "%s: keys must be plain words", what);
         const char *s = mech_sc(k);
         int found = 0;
@@ -279,7 +277,7 @@ int mech_check_keys(mech *M, const yaml_node_t *map, const char *const *ok, cons
             return err_at(M, k, "%s: unknown key '%s' (expected %s)", what, mech_sc(k), list);
         }
         for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
-            yaml_node_t *k2 = yaml_document_get_node(M->doc, q->key);
+            yaml_node_t *k2 = mech_node(M->doc, q->key);
             if (mech_is_scalar(k2) && *mech_sc(k2) == *s && !strcmp(mech_sc(k2), s))
                 return err_at(M, k, "%s: duplicate key '%s'", what, s);
         }
@@ -307,7 +305,7 @@ int mech_vec_of(mech *M, const yaml_node_t *n, int cnt, const char *what, const 
     if (!n || n->type != YAML_SEQUENCE_NODE || n->data.sequence.items.top - n->data.sequence.items.start != cnt)
         return err_at(M, n, "%s must be a list of %d expressions", what, cnt);
     for (int i = 0; i < cnt; i++) {
-        int rc = mech_text_of(M, yaml_document_get_node(M->doc, n->data.sequence.items.start[i]), what, &out[i]);
+        int rc = mech_text_of(M, mech_node(M->doc, n->data.sequence.items.start[i]), what, &out[i]);
         if (rc) return rc;
     }
     return 0;
@@ -484,7 +482,7 @@ int mech_eval_vec(mech *M, const yaml_node_t *n, int cnt, const char *what, doub
     const char *t[9];
     int rc = mech_vec_of(M, n, cnt, what, t);
     for (int i = 0; i < cnt && !rc; i++)
-        rc = mech_eval_text(M, t[i], yaml_document_get_node(M->doc, n->data.sequence.items.start[i]), what, &v[i]);
+        rc = mech_eval_text(M, t[i], mech_node(M->doc, n->data.sequence.items.start[i]), what, &v[i]);
     return rc;
 }
 
@@ -726,11 +724,11 @@ int mech_is_id(char c) { return mech_is_id0(c) || (c >= '0' && c <= '9'); }
 int mech_dup_key(mech *M, nameset *seen, const yaml_node_t *map, const yaml_node_pair_t *p, const char *kind)
 {
     /* the earlier keys are in `seen` (a scan of them was quadratic: 10^4 forces, 5e7 comparisons) */
-    yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
+    yaml_node_t *k = mech_node(M->doc, p->key);
     const char *name = mech_sc(k);
     int i = mech_ns_find(seen, name, strlen(name));
     if (i >= 0) {
-        yaml_node_t *k2 = yaml_document_get_node(M->doc, map->data.mapping.pairs.start[i].key);
+        yaml_node_t *k2 = mech_node(M->doc, map->data.mapping.pairs.start[i].key);
         return err_at(M, k, "duplicate %s name '%s' (first at line %lu)", kind, name,
                       (unsigned long)k2->start_mark.line + 1);
     }
