@@ -159,12 +159,12 @@ static const unsigned char jslot_s[JSLOTS] = {0, 0, 1, 1, 0, 0, 1, 1, 1, 1, 0, 0
                                               1, 1, 1, 1, 0, 0, 1, 1, 1, 2, 2, 2, 2};
 
 /* the joint's row of component comp (0 x, 1 y, 2 the angle) */
-static int jrow(const pjoint *J, int comp)
+static inline int jrow(const pjoint *J, int comp)
 {
     return J->c0 + (comp < 2 ? comp : J->haspos ? 2 : 0);
 }
 
-static int blk_col(const cols *c, char blk, int coord)
+static inline int blk_col(const cols *c, char blk, int coord)
 {
     return (blk == 'a' ? c->ja : blk == 'v' ? c->jv : c->jq) + coord;
 }
@@ -175,7 +175,7 @@ static void body_rc(const cols *c, const pbody *B, int k, int *row, int *col)
     *col = blk_col(c, (char)bslot[k][1], B->q[(int)bslot[k][2]]);
 }
 
-static void joint_rc(const cols *c, const pjoint *J, const pbody *B, int k, int *row, int *col)
+static inline void joint_rc(const cols *c, const pjoint *J, const pbody *B, int k, int *row, int *col)
 {
     char grp = (char)jslot[k][0];
     int comp = jslot[k][1];
