@@ -148,6 +148,16 @@ TEST(set_checks)
     snprintf(file_neg, sizeof file_neg, "%.*sm: -2%s", (int)(p - PLANAR_PEND), PLANAR_PEND, p + 4);
     expect_error(file_neg, NULL, 0, (const char *[]){"bad.yaml:7:11:", "body 'rod'", "mass must be positive", NULL});
     CHECK(strstr(file_neg, "m: -2, L") != NULL);
+    /* a text evaluated again (body b's mass "mt" after body a's angle "mt": mech_eval_text keeps
+     * the value by text): the second evaluation still says which --set its value came from */
+    const char *two = "model: mechanism\nparameters: {mt: 1}\nground: {markers: {O: {}}}\nbodies:\n"
+                      "  a: {mass: 1, inertia: [1, 1, 1], axis: [0, 0, 1], angle: mt, markers: {A: {}}}\n"
+                      "  b: {mass: mt, inertia: [1, 1, 1], markers: {B: {}}}\n"
+                      "joints: {hinge: {type: revolute, i: A, j: O}, h2: {type: revolute, i: B, j: A}}\n";
+    mbl_setting neg_mt = {"mt", -2};
+    expect_error(two, &neg_mt, 1,
+                 (const char *[]){"bad.yaml:6:13:", "body 'b'", "mass must be positive (it is -2)", "--set mt=-2", NULL});
+    expect_ok(two, NULL, 0);
     /* a derived parameter: the planar inertia m*L^2/12 with --set L=0 */
     mbl_setting zero_L = {"L", 0};
     expect_error(PLANAR_PEND, &zero_L, 1,
