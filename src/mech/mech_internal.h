@@ -234,7 +234,9 @@ static inline yaml_node_t *mech_node(yaml_document_t *doc, int index)
     return index > 0 && doc->nodes.start + index <= doc->nodes.top ? doc->nodes.start + index - 1 : NULL;
 }
 yaml_node_t *mech_get(mech *M, const yaml_node_t *map, const char *key);
-/* every key of map must be in the NULL-terminated list `ok` */
+/* every key of map must be in the NULL-terminated list `ok`. These checks name the element by
+ * what in their messages; a NULL what checks quietly (-1 on failure, no message), so that a
+ * caller writes its description only when a message needs it */
 int mech_check_keys(mech *M, const yaml_node_t *map, const char *const *ok, const char *what);
 int mech_want_map(mech *M, const yaml_node_t *n, const char *what);
 /* a scalar expression text */

@@ -264,11 +264,12 @@ int mech_check_keys(mech *M, const yaml_node_t *map, const char *const *ok, cons
 {
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
         yaml_node_t *k = mech_node(M->doc, p->key);
-        if (!mech_is_scalar(k)) return err_at(M, k, "%s: keys must be plain words", what);
+        if (!mech_is_scalar(k)) return what ? err_at(M, k, "%s: keys must be plain words", what) : -1;
         const char *s = mech_sc(k);
         int found = 0;
         for (const char *const *o = ok; *o && !found; o++) found = **o == *s && !strcmp(*o, s);
         if (!found) {
+            if (!what) return -1;
             char list[400];
             size_t off = 0;
             list[0] = '\0';
@@ -279,7 +280,7 @@ int mech_check_keys(mech *M, const yaml_node_t *map, const char *const *ok, cons
         for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
             yaml_node_t *k2 = mech_node(M->doc, q->key);
             if (mech_is_scalar(k2) && *mech_sc(k2) == *s && !strcmp(mech_sc(k2), s))
-                return err_at(M, k, "%s: duplicate key '%s'", what, s);
+                return what ? err_at(M, k, "%s: duplicate key '%s'", what, s) : -1;
         }
     }
     return 0;
@@ -294,7 +295,8 @@ int mech_want_map(mech *M, const yaml_node_t *n, const char *what)
 /* a scalar expression text */
 int mech_text_of(mech *M, const yaml_node_t *n, const char *what, const char **out)
 {
-    if (!mech_is_scalar(n) || n->data.scalar.length == 0) return err_at(M, n, "%s must be an expression or a number", what);
+    if (!mech_is_scalar(n) || n->data.scalar.length == 0)
+        return what ? err_at(M, n, "%s must be an expression or a number", what) : -1;
     *out = mech_sc(n);
     return 0;
 }
@@ -303,7 +305,7 @@ int mech_text_of(mech *M, const yaml_node_t *n, const char *what, const char **o
 int mech_vec_of(mech *M, const yaml_node_t *n, int cnt, const char *what, const char **out)
 {
     if (!n || n->type != YAML_SEQUENCE_NODE || n->data.sequence.items.top - n->data.sequence.items.start != cnt)
-        return err_at(M, n, "%s must be a list of %d expressions", what, cnt);
+        return what ? err_at(M, n, "%s must be a list of %d expressions", what, cnt) : -1;
     for (int i = 0; i < cnt; i++) {
         int rc = mech_text_of(M, mech_node(M->doc, n->data.sequence.items.start[i]), what, &out[i]);
         if (rc) return rc;
