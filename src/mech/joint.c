@@ -2,6 +2,7 @@
  * couplers, and the check that constraint texts depend on no input or velocity. */
 #include "mech/mech_internal.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -161,6 +162,14 @@ int mech_read_joints(mech *M, const yaml_node_t *js)
     if (!js || (js->type == YAML_SCALAR_NODE && js->data.scalar.length == 0)) return 0;
     int rc = mech_want_map(M, js, "'joints'");
     if (rc) return rc;
+    /* the joints' array and names at their count (6,001 at the N = 2000 four-bar) */
+    size_t njs = (size_t)(js->data.mapping.pairs.top - js->data.mapping.pairs.start);
+    if ((size_t)M->cj < (size_t)M->nj + njs) {
+        joint *j = njs < (size_t)INT_MAX / 2 ? mbl_realloc_array(M->jt, (size_t)M->nj + njs, sizeof *j) : NULL;
+        if (!j) return mech_oom(M);
+        M->jt = j, M->cj = M->nj + (int)njs;
+    }
+    if (mech_ns_reserve(&M->hj, njs)) return mech_oom(M);
     /* first pass: names, types and markers (so measures may name any joint) */
     for (yaml_node_pair_t *p = js->data.mapping.pairs.start; p < js->data.mapping.pairs.top; p++) {
         yaml_node_t *k = mech_node(M->doc, p->key), *v = mech_node(M->doc, p->value);

@@ -197,6 +197,8 @@ typedef struct local {
 
 int mech_ns_find(const nameset *t, const char *name, size_t len);
 int mech_ns_add(nameset *t, const char *name, int idx);
+/* room for n more names at once (one rehash instead of one per doubling); -1 when out of memory */
+int mech_ns_reserve(nameset *t, size_t n);
 void mech_ns_free(nameset *t);
 char *mech_keep(mech *M, char *s);
 /* printf into a string owned by the arena; "" on out of memory (the flag is then set) */

@@ -28,30 +28,41 @@ int mech_ns_find(const nameset *t, const char *name, size_t len)
     }
 }
 
+/* the table rehashed into cap slots (a power of 2 above twice its names); -1 when out of memory */
+static int ns_grow(nameset *t, size_t cap)
+{
+    const char **k = mbl_calloc(cap, sizeof *k);
+    int *v = mbl_calloc(cap, sizeof *v);
+    if (!k || !v) {
+        mbl_free(k);
+        mbl_free(v);
+        return -1;
+    }
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->key[i]) {
+            size_t h = name_hash(t->key[i], strlen(t->key[i])) & (cap - 1);
+            while (k[h]) h = (h + 1) & (cap - 1);
+            k[h] = t->key[i];
+            v[h] = t->idx[i];
+        }
+    mbl_free(t->key);
+    mbl_free(t->idx);
+    t->key = k;
+    t->idx = v;
+    t->cap = cap;
+    return 0;
+}
+
+int mech_ns_reserve(nameset *t, size_t n)
+{
+    size_t cap = t->cap ? t->cap : 64;
+    while (2 * (t->n + n) > cap) cap *= 2;
+    return cap > t->cap ? ns_grow(t, cap) : 0;
+}
+
 int mech_ns_add(nameset *t, const char *name, int idx)
 {
-    if (2 * (t->n + 1) > t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 64;
-        const char **k = mbl_calloc(cap, sizeof *k);
-        int *v = mbl_calloc(cap, sizeof *v);
-        if (!k || !v) {
-            mbl_free(k);
-            mbl_free(v);
-            return -1;
-        }
-        for (size_t i = 0; i < t->cap; i++)
-            if (t->key[i]) {
-                size_t h = name_hash(t->key[i], strlen(t->key[i])) & (cap - 1);
-                while (k[h]) h = (h + 1) & (cap - 1);
-                k[h] = t->key[i];
-                v[h] = t->idx[i];
-            }
-        mbl_free(t->key);
-        mbl_free(t->idx);
-        t->key = k;
-        t->idx = v;
-        t->cap = cap;
-    }
+    if (2 * (t->n + 1) > t->cap && ns_grow(t, t->cap ? 2 * t->cap : 64)) return -1;
     size_t h = name_hash(name, strlen(name)) & (t->cap - 1);
     while (t->key[h]) h = (h + 1) & (t->cap - 1);
     t->key[h] = name;
