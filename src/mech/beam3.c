@@ -64,7 +64,7 @@ static int beam3_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double
     snprintf(what, sizeof what, "markers of body '%s'", B->name);
     int rc = mech_want_map(M, mks, what);
     for (yaml_node_pair_t *p = mks->data.mapping.pairs.start; !rc && p < mks->data.mapping.pairs.top; p++) {
-        yaml_node_t *key = yaml_document_get_node(M->doc, p->key), *val = yaml_document_get_node(M->doc, p->value);
+        yaml_node_t *key = mech_node(M->doc, p->key), *val = mech_node(M->doc, p->value);
         static const char *ok[] = {"node", "s", NULL};
         if ((rc = mech_flex_marker_key(M, B, key, val, ok, what, sizeof what))) return rc;
         const char *name = mech_sc(key);

@@ -166,7 +166,7 @@ static int beam_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double 
     snprintf(what, sizeof what, "markers of body '%s'", B->name);
     int rc = mech_want_map(M, mks, what);
     for (yaml_node_pair_t *p = mks->data.mapping.pairs.start; !rc && p < mks->data.mapping.pairs.top; p++) {
-        yaml_node_t *key = yaml_document_get_node(M->doc, p->key), *val = yaml_document_get_node(M->doc, p->value);
+        yaml_node_t *key = mech_node(M->doc, p->key), *val = mech_node(M->doc, p->value);
         static const char *ok[] = {"node", "s", "angle", NULL};
         if ((rc = mech_flex_marker_key(M, B, key, val, ok, what, sizeof what))) return rc;
         const char *name = mech_sc(key);
@@ -345,7 +345,7 @@ int mech_beam_prescan(mech *M, const yaml_node_t *bodies)
 {
     if (M->relative) return 0; /* beams are refused there */
     for (yaml_node_pair_t *p = bodies->data.mapping.pairs.start; p < bodies->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(M->doc, p->key), *v = yaml_document_get_node(M->doc, p->value);
+        yaml_node_t *k = mech_node(M->doc, p->key), *v = mech_node(M->doc, p->value);
         yaml_node_t *ty = v && v->type == YAML_MAPPING_NODE ? mech_get(M, v, "type") : NULL, *en;
         if (!mech_is_scalar(k) || !mech_is_scalar(ty) || strcmp(mech_sc(ty), "beam") || !(en = mech_get(M, v, "elements")))
             continue;

@@ -67,11 +67,11 @@ static int vec6(mech *M, const yaml_node_t *n, const char *what, const char *out
     if (n->type != YAML_SEQUENCE_NODE) return err_at(M, n, "%s must be a list of 6 numbers or 6 rows of 6", what);
     int cnt = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
     if (cnt != 6) return err_at(M, n, "%s must be a list of 6 numbers or 6 rows of 6", what);
-    yaml_node_t *first = yaml_document_get_node(M->doc, n->data.sequence.items.start[0]);
+    yaml_node_t *first = mech_node(M->doc, n->data.sequence.items.start[0]);
     if (first->type == YAML_SEQUENCE_NODE) {
         for (int r = 0; r < 6; r++) {
             const char *row[6];
-            int rc = mech_vec_of(M, yaml_document_get_node(M->doc, n->data.sequence.items.start[r]), 6, what, row);
+            int rc = mech_vec_of(M, mech_node(M->doc, n->data.sequence.items.start[r]), 6, what, row);
             if (rc) return rc;
             for (int c = 0; c < 6; c++) out[6 * r + c] = row[c];
         }

@@ -2,6 +2,7 @@
  * couplers, and the check that constraint texts depend on no input or velocity. */
 #include "mech/mech_internal.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -161,9 +162,17 @@ int mech_read_joints(mech *M, const yaml_node_t *js)
     if (!js || (js->type == YAML_SCALAR_NODE && js->data.scalar.length == 0)) return 0;
     int rc = mech_want_map(M, js, "'joints'");
     if (rc) return rc;
+    /* the joints' array and names at their count (6,001 at the N = 2000 four-bar) */
+    size_t njs = (size_t)(js->data.mapping.pairs.top - js->data.mapping.pairs.start);
+    if ((size_t)M->cj < (size_t)M->nj + njs) {
+        joint *j = njs < (size_t)INT_MAX / 2 ? mbl_realloc_array(M->jt, (size_t)M->nj + njs, sizeof *j) : NULL;
+        if (!j) return mech_oom(M);
+        M->jt = j, M->cj = M->nj + (int)njs;
+    }
+    if (mech_ns_reserve(&M->hj, njs)) return mech_oom(M);
     /* first pass: names, types and markers (so measures may name any joint) */
     for (yaml_node_pair_t *p = js->data.mapping.pairs.start; p < js->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(M->doc, p->key), *v = yaml_document_get_node(M->doc, p->value);
+        yaml_node_t *k = mech_node(M->doc, p->key), *v = mech_node(M->doc, p->value);
         if (!mech_is_scalar(k) || !mech_valid_name(mech_sc(k))) return err_at(M, k, "a joint name must be a plain word");
         char what[200];
         mech_snprintf(what, sizeof what, "joint '%s'", mech_sc(k));
@@ -207,7 +216,7 @@ int mech_read_joints(mech *M, const yaml_node_t *js)
     if (M->relative && (rc = mech_rel_tree(M))) return rc;
     int idx = 0;
     for (yaml_node_pair_t *p = js->data.mapping.pairs.start; p < js->data.mapping.pairs.top; p++, idx++) {
-        yaml_node_t *v = yaml_document_get_node(M->doc, p->value);
+        yaml_node_t *v = mech_node(M->doc, p->value);
         joint *J = &M->jt[idx];
         if (strcmp(J->type, "coupler")) {
             if (J->tree) continue; /* satisfied by the joint coordinates */
@@ -225,11 +234,11 @@ int mech_read_joints(mech *M, const yaml_node_t *js)
         if (of && (rc = mech_con_text(M, mech_fmt(M, "coupler '%s'", J->name), "offset", of, off, 0))) return rc;
         for (int a = 0; a < nj; a++)
             if ((rc = mech_con_text(M, mech_fmt(M, "coupler '%s'", J->name), "ratio",
-                                    yaml_document_get_node(M->doc, rl->data.sequence.items.start[a]), r[a], 0)))
+                                    mech_node(M->doc, rl->data.sequence.items.start[a]), r[a], 0)))
                 return rc;
         const char *sum = mech_fmt(M, "-(%s)", off);
         for (int a = 0; a < nj; a++) {
-            yaml_node_t *jn = yaml_document_get_node(M->doc, jl->data.sequence.items.start[a]);
+            yaml_node_t *jn = mech_node(M->doc, jl->data.sequence.items.start[a]);
             if (!mech_is_scalar(jn)) return err_at(M, jn, "coupler '%s': expected a joint name", J->name);
             int jj = mech_find_joint(M, mech_sc(jn), jn->data.scalar.length);
             if (jj < 0) return err_at(M, jn, "coupler '%s': no joint named '%s'", J->name, mech_sc(jn));
@@ -244,7 +253,7 @@ int mech_read_joints(mech *M, const yaml_node_t *js)
                               : 0;
                 if (ncl != nj)
                     return err_at(M, cl, "coupler '%s': 'coordinates' must list one number (1 to 4) per joint", J->name);
-                cn = yaml_document_get_node(M->doc, cl->data.sequence.items.start[a]);
+                cn = mech_node(M->doc, cl->data.sequence.items.start[a]);
                 const char *t = mech_is_scalar(cn) ? mech_sc(cn) : "";
                 if (strlen(t) != 1 || t[0] < '1' || t[0] > '4')
                     return err_at(M, cn, "coupler '%s': a coordinate number is 1, 2, 3 or 4", J->name);
@@ -318,7 +327,7 @@ int mech_read_drivers(mech *M, const yaml_node_t *ds)
     nameset seen;
     memset(&seen, 0, sizeof seen);
     for (yaml_node_pair_t *p = ds->data.mapping.pairs.start; !rc && p < ds->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(M->doc, p->key), *v = yaml_document_get_node(M->doc, p->value);
+        yaml_node_t *k = mech_node(M->doc, p->key), *v = mech_node(M->doc, p->value);
         if (!mech_is_scalar(k) || !mech_valid_name(mech_sc(k))) rc = err_at(M, k, "a driver name must be a plain word");
         if (!rc) rc = mech_dup_key(M, &seen, ds, p, "driver");
         if (!rc) rc = read_driver(M, k, v);

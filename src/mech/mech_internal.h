@@ -162,6 +162,14 @@ typedef struct mech {
                    position made later takes the place reserved when the marker was read) */
     int cvseq, nseq, nlate; /* nlate: variables made out of that order (mech_drop_spare_vars sorts) */
     nameset hpt; /* texts known to be (1) or not to be (0) functions of the parameters (pmech.c) */
+    nameset hev; /* texts evaluated to numbers (mech_eval_text): their index in ev */
+    struct mech_ev {
+        double v;  /* the value */
+        int first; /* the --set the parse met first (what it sets used_set to from -1), or -1 */
+        int np;    /* np_eval when evaluated: the parameters it could resolve */
+        int track; /* track_numeric when evaluated (1: the parameters' param_numeric flags are set) */
+    } *ev;
+    int nev, cev;
     double beam_elems, beam_coords, beam_nz, beam_bytes; /* the beams read so far: their size estimate
                                                             (mech_beam_budget) */
     mech_point *npt; /* the points of natural-coordinate bodies, by name in hnp (natural.c) */
@@ -189,6 +197,8 @@ typedef struct local {
 
 int mech_ns_find(const nameset *t, const char *name, size_t len);
 int mech_ns_add(nameset *t, const char *name, int idx);
+/* room for n more names at once (one rehash instead of one per doubling); -1 when out of memory */
+int mech_ns_reserve(nameset *t, size_t n);
 void mech_ns_free(nameset *t);
 char *mech_keep(mech *M, char *s);
 /* printf into a string owned by the arena; "" on out of memory (the flag is then set) */
@@ -217,10 +227,18 @@ char *mech_sb_done(mech *M, sbuf *b);
  * is the text "0" (the same expression with fewer items to format, parse and differentiate) */
 char *mech_affine(mech *M, const char *r, int nt, const char *const *a, const char *const *x, const char *sign);
 int mech_oom(mech *M);
-const char *mech_sc(const yaml_node_t *n);
-int mech_is_scalar(const yaml_node_t *n);
+static inline const char *mech_sc(const yaml_node_t *n) { return (const char *)n->data.scalar.value; }
+static inline int mech_is_scalar(const yaml_node_t *n) { return n && n->type == YAML_SCALAR_NODE; }
+/* libyaml's yaml_document_get_node, inline: the compiler looks keys up 540,000 times at the N = 2000
+ * four-bar (mech_get, mech_check_keys), where the call was two thirds of a key's cost */
+static inline yaml_node_t *mech_node(yaml_document_t *doc, int index)
+{
+    return index > 0 && doc->nodes.start + index <= doc->nodes.top ? doc->nodes.start + index - 1 : NULL;
+}
 yaml_node_t *mech_get(mech *M, const yaml_node_t *map, const char *key);
-/* every key of map must be in the NULL-terminated list `ok` */
+/* every key of map must be in the NULL-terminated list `ok`. These checks name the element by
+ * what in their messages; a NULL what checks quietly (-1 on failure, no message), so that a
+ * caller writes its description only when a message needs it */
 int mech_check_keys(mech *M, const yaml_node_t *map, const char *const *ok, const char *what);
 int mech_want_map(mech *M, const yaml_node_t *n, const char *what);
 /* a scalar expression text */

@@ -34,6 +34,7 @@
  * A new element family gets its own file here (e.g. beam.c, modal_body.c, tree.c, urdf.c). */
 #include "mech/mechanism.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,7 +50,7 @@ static int copy_map(mech *M, const yaml_node_t *m, mbl_src_list *l, const char *
     if (!m || (m->type == YAML_SCALAR_NODE && m->data.scalar.length == 0)) return 0;
     if (m->type != YAML_MAPPING_NODE) return err_at(M, m, "'%s' must be a mapping of name: value", what);
     for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(M->doc, p->key), *v = yaml_document_get_node(M->doc, p->value);
+        yaml_node_t *k = mech_node(M->doc, p->key), *v = mech_node(M->doc, p->value);
         if (!mech_is_scalar(k) || k->data.scalar.length == 0) return err_at(M, k, "in '%s': a name must be a plain word", what);
         const char *t = NULL;
         int rc = mech_text_of(M, v, what, &t);
@@ -71,7 +72,7 @@ static int state_list(mech *M, const yaml_node_t *s, mbl_src_list *l, const char
     if (!s || (s->type == YAML_SCALAR_NODE && s->data.scalar.length == 0)) return 0;
     if (s->type != YAML_SEQUENCE_NODE) return err_at(M, s, "'%s' must be a list", what);
     for (yaml_node_item_t *p = s->data.sequence.items.start; p < s->data.sequence.items.top; p++) {
-        yaml_node_t *v = yaml_document_get_node(M->doc, *p);
+        yaml_node_t *v = mech_node(M->doc, *p);
         const char *t = NULL, *x = NULL;
         int rc = mech_text_of(M, v, what, &t);
         if (!rc) rc = mech_subst(M, t, v, NULL, 0, &x);
@@ -112,7 +113,7 @@ static int held_velocities(mech *M, const yaml_node_t *m)
     if (m->type != YAML_MAPPING_NODE) return err_at(M, m, "'velocities' must be a mapping of quantity: value");
     mbl_src_list *l = &M->src->held_velocities;
     for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(M->doc, p->key), *v = yaml_document_get_node(M->doc, p->value);
+        yaml_node_t *k = mech_node(M->doc, p->key), *v = mech_node(M->doc, p->value);
         if (!mech_is_scalar(k) || k->data.scalar.length == 0)
             return err_at(M, k, "in 'velocities': a key must be a measure (JV(joint)), a coordinate or an expression");
         const char *t = NULL, *x = NULL;
@@ -151,17 +152,17 @@ static int pen_matrix(mech *M, int i, const yaml_node_t *k, const yaml_node_t *v
     if (!nrow)
         return err_at(M, v, "linearize.%s must be a list of numbers (a diagonal, one per constraint) or a list of "
                       "lists (the full matrix, row by row)", mech_sc(k));
-    int full = yaml_document_get_node(M->doc, *p0)->type == YAML_SEQUENCE_NODE;
+    int full = mech_node(M->doc, *p0)->type == YAML_SEQUENCE_NODE;
     s->pen_mat_rows[i] = full ? nrow : -1;
     for (yaml_node_item_t *p = p0; p < v->data.sequence.items.top; p++) {
-        yaml_node_t *row = yaml_document_get_node(M->doc, *p);
+        yaml_node_t *row = mech_node(M->doc, *p);
         yaml_node_item_t *q0 = full && row->type == YAML_SEQUENCE_NODE ? row->data.sequence.items.start : NULL;
         if (full && (!q0 || (int)(row->data.sequence.items.top - q0) != nrow))
             return err_at(M, row, "linearize.%s: row %d must be a list of %d numbers (the matrix is square, %d rows)",
                           mech_sc(k), (int)(p - p0) + 1, nrow, nrow);
         yaml_node_item_t *q = full ? q0 : p, *qe = full ? row->data.sequence.items.top : p + 1;
         for (; q < qe; q++) {
-            yaml_node_t *x = yaml_document_get_node(M->doc, *q);
+            yaml_node_t *x = mech_node(M->doc, *q);
             if (!mech_is_scalar(x)) return err_at(M, x, "linearize.%s: expected a number", mech_sc(k));
             int rc = mech_push_at(M, &s->pen_mat[i], NULL, mech_sc(x), x);
             if (rc) return rc;
@@ -179,7 +180,7 @@ static int read_linearize(mech *M, const yaml_node_t *v)
     if (!rc) rc = mech_check_keys(M, v, ok, "linearize");
     if (rc) return rc;
     for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top && !rc; p++) {
-        yaml_node_t *k = yaml_document_get_node(M->doc, p->key), *x = yaml_document_get_node(M->doc, p->value);
+        yaml_node_t *k = mech_node(M->doc, p->key), *x = mech_node(M->doc, p->value);
         if (!strcmp(mech_sc(k), "at")) rc = scalar_item(M, k, x, &M->src->at);
         else if (!strcmp(mech_sc(k), "time")) rc = scalar_item(M, k, x, &M->src->time);
         else if (!strcmp(mech_sc(k), "penalty_Xi")) rc = pen_matrix(M, 0, k, x);
@@ -197,6 +198,19 @@ static int read_linearize(mech *M, const yaml_node_t *v)
 /* ---- the root -------------------------------------------------------------------------------- */
 
 static int emit_draw(mech *M);
+
+/* the bodies' array and names at the count of the bodies mapping (4,001 at the N = 2000 four-bar:
+ * nine doublings of the array and of the name set) */
+static int reserve_bodies(mech *M, const yaml_node_t *bodies)
+{
+    size_t nbod = (size_t)(bodies->data.mapping.pairs.top - bodies->data.mapping.pairs.start);
+    if ((size_t)M->cb < (size_t)M->nb + nbod) {
+        body *b = nbod < (size_t)INT_MAX / 2 ? mbl_realloc_array(M->b, (size_t)M->nb + nbod, sizeof *b) : NULL;
+        if (!b) return mech_oom(M);
+        M->b = b, M->cb = M->nb + (int)nbod;
+    }
+    return mech_ns_reserve(&M->hb, nbod) ? mech_oom(M) : 0;
+}
 
 static int read_all(mech *M, const yaml_node_t *root)
 {
@@ -295,10 +309,11 @@ static int read_all(mech *M, const yaml_node_t *root)
     if (!n || n->type != YAML_MAPPING_NODE || n->data.mapping.pairs.start == n->data.mapping.pairs.top)
         return err_at(M, n ? n : root, "the mechanism has no bodies ('bodies' must be a mapping name: {...})");
     if ((rc = mech_beam_prescan(M, n))) return rc; /* the size estimate before anything is built */
+    if ((rc = reserve_bodies(M, n))) return rc;
     for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
+        yaml_node_t *k = mech_node(M->doc, p->key);
         if (!mech_is_scalar(k)) return err_at(M, k, "a body name must be a plain word");
-        if ((rc = mech_read_body(M, k, yaml_document_get_node(M->doc, p->value)))) return rc;
+        if ((rc = mech_read_body(M, k, mech_node(M->doc, p->value)))) return rc;
     }
     if ((rc = mech_modal_damping_check(M, root))) return rc; /* modal_damping.c */
     if (M->nnp && (rc = mech_natural_names(M))) return rc; /* natural coordinates' names (natural.c) */
@@ -310,10 +325,10 @@ static int read_all(mech *M, const yaml_node_t *root)
         nameset seen;
         memset(&seen, 0, sizeof seen);
         for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top && !rc; p++) {
-            yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
+            yaml_node_t *k = mech_node(M->doc, p->key);
             if (!mech_is_scalar(k) || !mech_valid_name(mech_sc(k))) rc = err_at(M, k, "a force name must be a plain word");
             if (!rc) rc = mech_dup_key(M, &seen, n, p, "force");
-            if (!rc) rc = mech_read_force(M, k, yaml_document_get_node(M->doc, p->value));
+            if (!rc) rc = mech_read_force(M, k, mech_node(M->doc, p->value));
         }
         mech_ns_free(&seen);
         if (rc) return rc;
@@ -425,6 +440,8 @@ int mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *file, c
     mech_ns_free(&M.hm);
     mech_ns_free(&M.hj);
     mech_ns_free(&M.hpt);
+    mech_ns_free(&M.hev);
+    mbl_free(M.ev);
     mech_ns_free(&M.hnp);
     mbl_free(M.npt);
     mblx_graph_free(M.g);

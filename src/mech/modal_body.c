@@ -336,7 +336,7 @@ static int modal_markers(mech *M, int bi, const yaml_node_t *mks, int nm)
     snprintf(what, sizeof what, "markers of body '%s'", M->b[bi].name);
     int rc = mech_want_map(M, mks, what);
     for (yaml_node_pair_t *p = mks->data.mapping.pairs.start; !rc && p < mks->data.mapping.pairs.top; p++) {
-        yaml_node_t *key = yaml_document_get_node(M->doc, p->key), *val = yaml_document_get_node(M->doc, p->value);
+        yaml_node_t *key = mech_node(M->doc, p->key), *val = mech_node(M->doc, p->value);
         body *B = &M->b[bi];
         static const char *ok[] = {"position", "shapes", "angle", "geometric_stiffness", NULL};
         if ((rc = mech_flex_marker_key(M, B, key, val, ok, what, sizeof what))) return rc;
@@ -430,7 +430,7 @@ int mech_read_modal(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         if ((rc = mech_vec_of(M, sn, 2, "s0", st))) return rc;
         for (int k = 0; k < 2; k++) {
             fa[2 + k].text = (char *)st[k], fa[2 + k].value = s0[k];
-            mech_pos_of(yaml_document_get_node(M->doc, sn->data.sequence.items.start[k]), &fa[2 + k].line, &fa[2 + k].col);
+            mech_pos_of(mech_node(M->doc, sn->data.sequence.items.start[k]), &fa[2 + k].line, &fa[2 + k].col);
         }
     }
     if (!(m > 0) || !(J0 > 0) || !isfinite(m) || !isfinite(J0))

@@ -286,7 +286,7 @@ static int read_markers(mech *M, const body *Bn, const yaml_node_t *mks, int k, 
     if (!b->X || !b->T || !*names || !mech_keep(M, (char *)*names)) return mech_oom(M);
     for (int i = 0; i < n && !rc; i++) {
         yaml_node_pair_t *p = mks->data.mapping.pairs.start + i;
-        yaml_node_t *key = yaml_document_get_node(M->doc, p->key), *val = yaml_document_get_node(M->doc, p->value);
+        yaml_node_t *key = mech_node(M->doc, p->key), *val = mech_node(M->doc, p->value);
         static const char *ok[] = {"position", "shapes", NULL};
         if ((rc = mech_flex_marker_key(M, Bn, key, val, ok, what, sizeof what))) return rc;
         yaml_node_t *pn = mech_get(M, val, "position"), *sh = mech_get(M, val, "shapes");

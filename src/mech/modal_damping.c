@@ -49,7 +49,7 @@ static int read_zeta(mech *M, const yaml_node_t *n, const char *what, int k, dou
     int len = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
     if (len != k) return err_at(M, n, "%s: damping zeta has %d ratios for the body's %d modes", what, len, k);
     for (int i = 0; i < k; i++) {
-        int rc = zeta_number(M, yaml_document_get_node(M->doc, n->data.sequence.items.start[i]), what, &zeta[i]);
+        int rc = zeta_number(M, mech_node(M->doc, n->data.sequence.items.start[i]), what, &zeta[i]);
         if (rc) return rc;
     }
     return 0;

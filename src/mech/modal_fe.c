@@ -99,7 +99,7 @@ static int node_list(mech *M, const yaml_node_t *ln, const char *w, const char *
     int *idx = mbl_alloc_array((size_t)n, sizeof *idx);
     if (!idx || !mech_keep(M, (char *)idx)) return mech_oom(M);
     for (int j = 0; j < n; j++) {
-        yaml_node_t *e = yaml_document_get_node(M->doc, ln->data.sequence.items.start[j]);
+        yaml_node_t *e = mech_node(M->doc, ln->data.sequence.items.start[j]);
         double id;
         int rc = e && mech_is_scalar(e) ? scalar_num(M, e, "nodes", &id) : err_at(M, ln, "%s: marker '%s': 'nodes' holds numbers", w, name);
         if (rc) return rc;
@@ -124,7 +124,7 @@ static int read_ifaces(mech *M, const yaml_node_t *body, const yaml_node_t *mks,
     snprintf(w, sizeof w, "markers of %s", what);
     for (int i = 0; i < n; i++) {
         yaml_node_pair_t *pr = mks->data.mapping.pairs.start + i;
-        yaml_node_t *key = yaml_document_get_node(M->doc, pr->key), *val = yaml_document_get_node(M->doc, pr->value);
+        yaml_node_t *key = mech_node(M->doc, pr->key), *val = mech_node(M->doc, pr->value);
         static const char *ok[] = {"set", "nodes", "at", "node", NULL};
         int rc = mech_want_map(M, val, w);
         if (!rc) rc = mech_check_keys(M, val, ok, w);

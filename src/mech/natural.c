@@ -118,7 +118,7 @@ static int natural_points(mech *M, body *B, const yaml_node_t *val, const char *
     double loc[2][2]; /* the points in body axes, for the check that they differ */
     for (int i = 0; i < cnt && !rc; i++) {
         yaml_node_pair_t *p = &pn->data.mapping.pairs.start[i];
-        yaml_node_t *k = yaml_document_get_node(M->doc, p->key), *v = yaml_document_get_node(M->doc, p->value);
+        yaml_node_t *k = mech_node(M->doc, p->key), *v = mech_node(M->doc, p->value);
         if (!mech_is_scalar(k)) return err_at(M, k, "%s: a point name must be a plain word", what);
         char w[200];
         mech_snprintf(w, sizeof w, "%s: point '%s'", what, mech_sc(k));
@@ -142,8 +142,8 @@ static int natural_points(mech *M, body *B, const yaml_node_t *val, const char *
     double L = hypot(loc[1][0] - loc[0][0], loc[1][1] - loc[0][1]);
     if (!(L > MBL_MECH_FRAME_TOL * fmax(hypot(loc[0][0], loc[0][1]), hypot(loc[1][0], loc[1][1]))))
         return err_at(M, pn, "%s: its points %s and %s are at one place in body axes (|B - A| = %.3g): no direction, "
-                      "no length", what, mech_sc(yaml_document_get_node(M->doc, pn->data.mapping.pairs.start[0].key)),
-                      mech_sc(yaml_document_get_node(M->doc, pn->data.mapping.pairs.start[1].key)), L);
+                      "no length", what, mech_sc(mech_node(M->doc, pn->data.mapping.pairs.start[0].key)),
+                      mech_sc(mech_node(M->doc, pn->data.mapping.pairs.start[1].key)), L);
     *np = cnt;
     return rc;
 }
@@ -199,7 +199,7 @@ static int natural_markers(mech *M, int bi, const yaml_node_t *val, const char *
         mech_point *P = &M->npt[B->natp[i]];
         if (P->body != bi) continue;
         marker *K;
-        yaml_node_t *k = yaml_document_get_node(M->doc, pn->data.mapping.pairs.start[i].key);
+        yaml_node_t *k = mech_node(M->doc, pn->data.mapping.pairs.start[i].key);
         int rc = mech_new_marker(M, P->name, bi, k, &K);
         if (rc) return rc;
         for (int c = 0; c < 3; c++) K->s[c] = s[i][c], K->p[c] = (char *)P->c[c];

@@ -60,7 +60,7 @@ static int read_entities(mech *M, body *B, const yaml_node_t *val, const char *w
                           key[e], key[e], e ? "directions (unit)" : "positions");
         for (int i = 0; i < 2; i++) {
             yaml_node_pair_t *p = &pn->data.mapping.pairs.start[i];
-            yaml_node_t *k = yaml_document_get_node(M->doc, p->key), *v = yaml_document_get_node(M->doc, p->value);
+            yaml_node_t *k = mech_node(M->doc, p->key), *v = mech_node(M->doc, p->value);
             if (!mech_is_scalar(k)) return err_at(M, k, "%s: a %s name must be a plain word", what, e ? "vector" : "point");
             char w[200];
             mech_snprintf(w, sizeof w, "%s: %s '%s'", what, e ? "vector" : "point", mech_sc(k));
@@ -222,7 +222,7 @@ static int point_markers(mech *M, int bi, const yaml_node_t *val, const char *s[
         mech_point *P = &M->npt[B->natp[i]];
         if (P->body != bi) continue;
         marker *K;
-        int rc = mech_new_marker(M, P->name, bi, yaml_document_get_node(M->doc, pn->data.mapping.pairs.start[i].key), &K);
+        int rc = mech_new_marker(M, P->name, bi, mech_node(M->doc, pn->data.mapping.pairs.start[i].key), &K);
         if (rc) return rc;
         memcpy(K->R0, B->R0, sizeof K->R0);
         K->mq[0] = 1;

@@ -13,12 +13,12 @@
 static const yaml_node_t *input_node(mech *M, const yaml_node_t *rn, const char *name, int j)
 {
     for (yaml_node_pair_t *p = rn->data.mapping.pairs.start; p < rn->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
+        yaml_node_t *k = mech_node(M->doc, p->key);
         if (!mech_is_scalar(k) || strcmp(mech_sc(k), name)) continue;
-        yaml_node_t *in = mech_get(M, yaml_document_get_node(M->doc, p->value), "inputs");
+        yaml_node_t *in = mech_get(M, mech_node(M->doc, p->value), "inputs");
         if (!in || in->type != YAML_SEQUENCE_NODE || j >= in->data.sequence.items.top - in->data.sequence.items.start)
             return NULL;
-        return yaml_document_get_node(M->doc, in->data.sequence.items.start[j]);
+        return mech_node(M->doc, in->data.sequence.items.start[j]);
     }
     return NULL;
 }

@@ -96,7 +96,7 @@ static int trim_targets(mech *M, const yaml_node_t *m)
     if (m->type != YAML_MAPPING_NODE || m->data.mapping.pairs.start == m->data.mapping.pairs.top)
         return err_at(M, m, "trim.targets must be a mapping of expression: value");
     for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(M->doc, p->key), *v = yaml_document_get_node(M->doc, p->value);
+        yaml_node_t *k = mech_node(M->doc, p->key), *v = mech_node(M->doc, p->value);
         if (!mech_is_scalar(k) || k->data.scalar.length == 0) return err_at(M, k, "in trim.targets: a key must be an expression");
         for (int i = 0; i < M->src->trim_targets.n; i++)
             if (!strcmp(M->src->trim_targets.items[i].key2, mech_sc(k))) return err_at(M, k, "trim.targets: '%s' named twice", mech_sc(k));
@@ -129,7 +129,7 @@ int mech_read_trim(mech *M, const yaml_node_t *tn)
     if (f && !(f->type == YAML_SCALAR_NODE && f->data.scalar.length == 0)) {
         if (f->type != YAML_SEQUENCE_NODE) return err_at(M, f, "trim.free must be a list of input names");
         for (yaml_node_item_t *p = f->data.sequence.items.start; p < f->data.sequence.items.top && !rc; p++) {
-            yaml_node_t *v = yaml_document_get_node(M->doc, *p);
+            yaml_node_t *v = mech_node(M->doc, *p);
             if (!mech_is_scalar(v)) return err_at(M, v, "trim.free: an input name must be a plain word");
             rc = mech_push_at(M, &M->src->trim_free, NULL, mech_sc(v), v);
         }
@@ -139,7 +139,7 @@ int mech_read_trim(mech *M, const yaml_node_t *tn)
     if (!a || (a->type == YAML_SCALAR_NODE && a->data.scalar.length == 0)) return 0;
     if (a->type != YAML_MAPPING_NODE) return err_at(M, a, "trim.accelerations must be a mapping of coordinate: expression");
     for (yaml_node_pair_t *p = a->data.mapping.pairs.start; p < a->data.mapping.pairs.top && !rc; p++) {
-        yaml_node_t *k = yaml_document_get_node(M->doc, p->key), *v = yaml_document_get_node(M->doc, p->value);
+        yaml_node_t *k = mech_node(M->doc, p->key), *v = mech_node(M->doc, p->value);
         const char *x = NULL;
         if (!mech_is_scalar(k)) return err_at(M, k, "trim.accelerations: a key must be a coordinate name");
         rc = mech_text_of(M, v, "trim.accelerations", &x);

@@ -28,30 +28,41 @@ int mech_ns_find(const nameset *t, const char *name, size_t len)
     }
 }
 
+/* the table rehashed into cap slots (a power of 2 above twice its names); -1 when out of memory */
+static int ns_grow(nameset *t, size_t cap)
+{
+    const char **k = mbl_calloc(cap, sizeof *k);
+    int *v = mbl_calloc(cap, sizeof *v);
+    if (!k || !v) {
+        mbl_free(k);
+        mbl_free(v);
+        return -1;
+    }
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->key[i]) {
+            size_t h = name_hash(t->key[i], strlen(t->key[i])) & (cap - 1);
+            while (k[h]) h = (h + 1) & (cap - 1);
+            k[h] = t->key[i];
+            v[h] = t->idx[i];
+        }
+    mbl_free(t->key);
+    mbl_free(t->idx);
+    t->key = k;
+    t->idx = v;
+    t->cap = cap;
+    return 0;
+}
+
+int mech_ns_reserve(nameset *t, size_t n)
+{
+    size_t cap = t->cap ? t->cap : 64;
+    while (2 * (t->n + n) > cap) cap *= 2;
+    return cap > t->cap ? ns_grow(t, cap) : 0;
+}
+
 int mech_ns_add(nameset *t, const char *name, int idx)
 {
-    if (2 * (t->n + 1) > t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 64;
-        const char **k = mbl_calloc(cap, sizeof *k);
-        int *v = mbl_calloc(cap, sizeof *v);
-        if (!k || !v) {
-            mbl_free(k);
-            mbl_free(v);
-            return -1;
-        }
-        for (size_t i = 0; i < t->cap; i++)
-            if (t->key[i]) {
-                size_t h = name_hash(t->key[i], strlen(t->key[i])) & (cap - 1);
-                while (k[h]) h = (h + 1) & (cap - 1);
-                k[h] = t->key[i];
-                v[h] = t->idx[i];
-            }
-        mbl_free(t->key);
-        mbl_free(t->idx);
-        t->key = k;
-        t->idx = v;
-        t->cap = cap;
-    }
+    if (2 * (t->n + 1) > t->cap && ns_grow(t, t->cap ? 2 * t->cap : 64)) return -1;
     size_t h = name_hash(name, strlen(name)) & (t->cap - 1);
     while (t->key[h]) h = (h + 1) & (t->cap - 1);
     t->key[h] = name;
@@ -245,8 +256,6 @@ char *mech_sb_done(mech *M, sbuf *b)
 
 int mech_oom(mech *M) { return mbl_error(M->st, MBL_ENOMEM, "out of memory reading %s", M->file); }
 
-const char *mech_sc(const yaml_node_t *n) { return (const char *)n->data.scalar.value; }
-int mech_is_scalar(const yaml_node_t *n) { return n && n->type == YAML_SCALAR_NODE; }
 
 yaml_node_t *mech_get(mech *M, const yaml_node_t *map, const char *key)
 {
@@ -254,9 +263,9 @@ yaml_node_t *mech_get(mech *M, const yaml_node_t *map, const char *key)
     /* the first characters compared before the names (four to six keys of ten or more possible per
      * element of a large mechanism) */
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
+        yaml_node_t *k = mech_node(M->doc, p->key);
         if (mech_is_scalar(k) && *mech_sc(k) == *key && !strcmp(mech_sc(k), key))
-            return yaml_document_get_node(M->doc, p->value);
+            return mech_node(M->doc, p->value);
     }
     return NULL;
 }
@@ -265,12 +274,13 @@ yaml_node_t *mech_get(mech *M, const yaml_node_t *map, const char *key)
 int mech_check_keys(mech *M, const yaml_node_t *map, const char *const *ok, const char *what)
 {
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
-        if (!mech_is_scalar(k)) return err_at(M, k, "%s: keys must be plain words", what);
+        yaml_node_t *k = mech_node(M->doc, p->key);
+        if (!mech_is_scalar(k)) return what ? err_at(M, k, "%s: keys must be plain words", what) : -1;
         const char *s = mech_sc(k);
         int found = 0;
         for (const char *const *o = ok; *o && !found; o++) found = **o == *s && !strcmp(*o, s);
         if (!found) {
+            if (!what) return -1;
             char list[400];
             size_t off = 0;
             list[0] = '\0';
@@ -279,9 +289,9 @@ int mech_check_keys(mech *M, const yaml_node_t *map, const char *const *ok, cons
             return err_at(M, k, "%s: unknown key '%s' (expected %s)", what, mech_sc(k), list);
         }
         for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
-            yaml_node_t *k2 = yaml_document_get_node(M->doc, q->key);
+            yaml_node_t *k2 = mech_node(M->doc, q->key);
             if (mech_is_scalar(k2) && *mech_sc(k2) == *s && !strcmp(mech_sc(k2), s))
-                return err_at(M, k, "%s: duplicate key '%s'", what, s);
+                return what ? err_at(M, k, "%s: duplicate key '%s'", what, s) : -1;
         }
     }
     return 0;
@@ -296,7 +306,8 @@ int mech_want_map(mech *M, const yaml_node_t *n, const char *what)
 /* a scalar expression text */
 int mech_text_of(mech *M, const yaml_node_t *n, const char *what, const char **out)
 {
-    if (!mech_is_scalar(n) || n->data.scalar.length == 0) return err_at(M, n, "%s must be an expression or a number", what);
+    if (!mech_is_scalar(n) || n->data.scalar.length == 0)
+        return what ? err_at(M, n, "%s must be an expression or a number", what) : -1;
     *out = mech_sc(n);
     return 0;
 }
@@ -305,9 +316,9 @@ int mech_text_of(mech *M, const yaml_node_t *n, const char *what, const char **o
 int mech_vec_of(mech *M, const yaml_node_t *n, int cnt, const char *what, const char **out)
 {
     if (!n || n->type != YAML_SEQUENCE_NODE || n->data.sequence.items.top - n->data.sequence.items.start != cnt)
-        return err_at(M, n, "%s must be a list of %d expressions", what, cnt);
+        return what ? err_at(M, n, "%s must be a list of %d expressions", what, cnt) : -1;
     for (int i = 0; i < cnt; i++) {
-        int rc = mech_text_of(M, yaml_document_get_node(M->doc, n->data.sequence.items.start[i]), what, &out[i]);
+        int rc = mech_text_of(M, mech_node(M->doc, n->data.sequence.items.start[i]), what, &out[i]);
         if (rc) return rc;
     }
     return 0;
@@ -409,8 +420,40 @@ int mech_resolve_param(void *ud, mblx_graph *g, const char *name, size_t len, in
 /* Start tracking which --set the next evaluated numbers depend on (set_note names it). */
 void mech_set_track(mech *M) { M->used_set = -1; }
 
+/* A text evaluated before with the same parameters at hand: its value, and the parse's effects on
+ * used_set (the flags of param_numeric and param_evaluated it set then stay set). The bodies of a
+ * large mechanism repeat their mass and inertia texts (4,001 "m*l^2/12" at the N = 2000 four-bar:
+ * 9 M instructions of parsing and folding). 1: found, *v set. */
+static int eval_memo_get(mech *M, const char *text, size_t len, double *v)
+{
+    int i = mech_ns_find(&M->hev, text, len);
+    if (i < 0 || M->ev[i].np != M->np_eval || (M->track_numeric && !M->ev[i].track)) return 0;
+    if (M->used_set < 0) M->used_set = M->ev[i].first;
+    *v = M->ev[i].v;
+    return 1;
+}
+
+static void eval_memo_put(mech *M, const char *text, double v, int first)
+{
+    int i = mech_ns_find(&M->hev, text, strlen(text));
+    if (i < 0) {
+        if (M->nev == M->cev) {
+            int cap = M->cev ? 2 * M->cev : 16;
+            struct mech_ev *e = mbl_realloc_array(M->ev, (size_t)cap, sizeof *e);
+            if (!e) return; /* not kept: evaluated again next time */
+            M->ev = e, M->cev = cap;
+        }
+        const char *key = mech_fmt(M, "%s", text); /* the text may be the caller's buffer */
+        if (!key || mech_ns_add(&M->hev, key, M->nev)) return;
+        i = M->nev++;
+    }
+    M->ev[i].v = v, M->ev[i].first = first, M->ev[i].np = M->np_eval, M->ev[i].track = M->track_numeric;
+}
+
 int mech_eval_text(mech *M, const char *text, const yaml_node_t *n, const char *what, double *v)
 {
+    size_t len = strlen(text);
+    if (eval_memo_get(M, text, len, v)) return 0;
     mblx_parse_opts po;
     memset(&po, 0, sizeof po);
     po.resolve = mech_resolve_param;
@@ -418,7 +461,11 @@ int mech_eval_text(mech *M, const char *text, const yaml_node_t *n, const char *
     if (n) mech_pos_of(n, &po.line, &po.col);
     mbl_status st;
     mblx_id e;
-    int rc = mblx_parse(M->g, text, strlen(text), &po, &e, &st);
+    /* the --set this parse meets first, alone (used_set from -1), then as the parse would have left it */
+    int used = M->used_set;
+    M->used_set = -1;
+    int rc = mblx_parse(M->g, text, len, &po, &e, &st), first = M->used_set;
+    M->used_set = used >= 0 ? used : first;
     if (rc == MBL_ENOMEM) return mech_oom(M);
     if (rc)
         return mbl_error(M->st, MBL_EMODEL, "%s:%s (in %s; only numbers and parameters can be used here)", M->file,
@@ -430,6 +477,7 @@ int mech_eval_text(mech *M, const char *text, const yaml_node_t *n, const char *
     if (rc == MBL_ENOMEM) return mech_oom(M);
     if (rc) return err_at(M, n, "%s: %s%s", what, st.msg, mech_set_note(M));
     if (!isfinite(*v)) return err_at(M, n, "%s is not a finite number%s", what, mech_set_note(M));
+    eval_memo_put(M, text, *v, first);
     return 0;
 }
 
@@ -447,7 +495,7 @@ int mech_eval_vec(mech *M, const yaml_node_t *n, int cnt, const char *what, doub
     const char *t[9];
     int rc = mech_vec_of(M, n, cnt, what, t);
     for (int i = 0; i < cnt && !rc; i++)
-        rc = mech_eval_text(M, t[i], yaml_document_get_node(M->doc, n->data.sequence.items.start[i]), what, &v[i]);
+        rc = mech_eval_text(M, t[i], mech_node(M->doc, n->data.sequence.items.start[i]), what, &v[i]);
     return rc;
 }
 
@@ -689,11 +737,11 @@ int mech_is_id(char c) { return mech_is_id0(c) || (c >= '0' && c <= '9'); }
 int mech_dup_key(mech *M, nameset *seen, const yaml_node_t *map, const yaml_node_pair_t *p, const char *kind)
 {
     /* the earlier keys are in `seen` (a scan of them was quadratic: 10^4 forces, 5e7 comparisons) */
-    yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
+    yaml_node_t *k = mech_node(M->doc, p->key);
     const char *name = mech_sc(k);
     int i = mech_ns_find(seen, name, strlen(name));
     if (i >= 0) {
-        yaml_node_t *k2 = yaml_document_get_node(M->doc, map->data.mapping.pairs.start[i].key);
+        yaml_node_t *k2 = mech_node(M->doc, map->data.mapping.pairs.start[i].key);
         return err_at(M, k, "duplicate %s name '%s' (first at line %lu)", kind, name,
                       (unsigned long)k2->start_mark.line + 1);
     }

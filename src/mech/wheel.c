@@ -58,7 +58,7 @@ static int plane_of(mech *M, joint *J, const yaml_node_t *val, const char *n[3],
     yaml_node_t *root = yaml_document_get_root_node(M->doc), *fs = mech_get(M, root, "forces");
     if (fs && fs->type == YAML_MAPPING_NODE)
         for (yaml_node_pair_t *q = fs->data.mapping.pairs.start; q < fs->data.mapping.pairs.top; q++) {
-            yaml_node_t *v = yaml_document_get_node(M->doc, q->value);
+            yaml_node_t *v = mech_node(M->doc, q->value);
             yaml_node_t *ty = v && v->type == YAML_MAPPING_NODE ? mech_get(M, v, "type") : NULL;
             yaml_node_t *gn = ty && mech_is_scalar(ty) && !strcmp(mech_sc(ty), "gravity") ? mech_get(M, v, "g") : NULL;
             double gk[3];

@@ -286,7 +286,6 @@ static int bind_terms(mbl_model *md, const int *merged_at, mbl_status *st)
     }
     rc = merged_at ? 0 : model_jac_index(md, md->sjac.nz, md->sjac.row, md->sjac.col, map, st);
     if (merged_at) memcpy(map, merged_at, (size_t)md->sjac.nz * sizeof *map);
-    if (!rc) remap_terms(md, map);
     /* the entries whose node is 0 (computed by no tape) go last, in order */
     mblx_id zero = mblx_const(md->g, 0.0);
     int k = 0;
@@ -295,6 +294,9 @@ static int bind_terms(mbl_model *md, const int *merged_at, mbl_status *st)
     md->jac_ntape = k;
     for (int p = 0; p < nz && !rc; p++)
         if (md->jac.node[p] == zero) perm[p] = k++;
+    /* the terms' places through both at once: md->jac's index, then its place after the move */
+    for (int s = 0; s < md->sjac.nz && !rc; s++)
+        if (map[s] >= 0) map[s] = perm[map[s]];
     if (!rc) {
         int *r2 = mbl_alloc_array((size_t)nz + 1, sizeof *r2), *c2 = mbl_alloc_array((size_t)nz + 1, sizeof *c2);
         mblx_id *n2 = mbl_alloc_array((size_t)nz + 1, sizeof *n2);
@@ -305,7 +307,7 @@ static int bind_terms(mbl_model *md, const int *merged_at, mbl_status *st)
             for (int p = 0; p < nz; p++) r2[perm[p]] = md->jac.row[p], c2[perm[p]] = md->jac.col[p], n2[perm[p]] = md->jac.node[p];
             mbl_free(md->jac.row), mbl_free(md->jac.col), mbl_free(md->jac.node);
             md->jac.row = r2, md->jac.col = c2, md->jac.node = n2, md->jac.cap = nz + 1;
-            remap_terms(md, perm);
+            remap_terms(md, map);
         }
     }
     mbl_free(map), mbl_free(perm);

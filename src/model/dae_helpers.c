@@ -43,7 +43,7 @@ int model_structured_rows(mbl_model *md, mbl_status *st)
     return 0;
 }
 
-int model_sjac_push(mbl_sjac *J, int row, int col, mblx_id node)
+int model_sjac_push_grow(mbl_sjac *J, int row, int col, mblx_id node)
 {
     if (J->nz == J->cap && sjac_grow(J, J->cap ? 2 * (size_t)J->cap : 64)) return MBL_ENOMEM;
     J->row[J->nz] = row;

@@ -148,6 +148,26 @@ TEST(set_checks)
     snprintf(file_neg, sizeof file_neg, "%.*sm: -2%s", (int)(p - PLANAR_PEND), PLANAR_PEND, p + 4);
     expect_error(file_neg, NULL, 0, (const char *[]){"bad.yaml:7:11:", "body 'rod'", "mass must be positive", NULL});
     CHECK(strstr(file_neg, "m: -2, L") != NULL);
+    /* a text evaluated again (body b's mass "mt" after body a's angle "mt": mech_eval_text keeps
+     * the value by text): the second evaluation still says which --set its value came from */
+    const char *two = "model: mechanism\nparameters: {mt: 1}\nground: {markers: {O: {}}}\nbodies:\n"
+                      "  a: {mass: 1, inertia: [1, 1, 1], axis: [0, 0, 1], angle: mt, markers: {A: {}}}\n"
+                      "  b: {mass: mt, inertia: [1, 1, 1], markers: {B: {}}}\n"
+                      "joints: {hinge: {type: revolute, i: A, j: O}, h2: {type: revolute, i: B, j: A}}\n";
+    mbl_setting neg_mt = {"mt", -2};
+    expect_error(two, &neg_mt, 1,
+                 (const char *[]){"bad.yaml:6:13:", "body 'b'", "mass must be positive (it is -2)", "--set mt=-2", NULL});
+    expect_ok(two, NULL, 0);
+    /* the same text first as a mass, then as an orientation's angle (a number of the equations): its
+     * parameter is flagged numeric (no derivative by it) though the mass's evaluation was kept */
+    const char *flag = "model: mechanism\nparameters: {mt: 1, m2: 1}\nground: {markers: {O: {}}}\nbodies:\n"
+                       "  a: {mass: mt, inertia: [1, 1, 1], markers: {A: {}}}\n"
+                       "  b: {mass: m2, inertia: [1, 1, 1], axis: [0, 0, 1], angle: mt, markers: {B: {}}}\n"
+                       "joints: {hinge: {type: revolute, i: A, j: O}, h2: {type: revolute, i: B, j: A}}\n";
+    run rf;
+    CHECK(run_text(flag, NULL, 0, 0, &rf) == 0);
+    CHECK(rf.md && mbl_model_param_numeric(rf.md, 0) == 1 && mbl_model_param_numeric(rf.md, 1) == 0);
+    run_free(&rf);
     /* a derived parameter: the planar inertia m*L^2/12 with --set L=0 */
     mbl_setting zero_L = {"L", 0};
     expect_error(PLANAR_PEND, &zero_L, 1,

@@ -50,9 +50,9 @@ typedef struct model_term_ops {
     /* after the text rows' Jacobian and md->Fs/md->sjac merged into md->jac: the entries it
      * computes appended to md->jac (with the node 0) */
     int (*pattern)(mbl_model *md, mbl_status *st);
-    /* its places of md->jac renumbered, place p -> map[p]: first md->sjac's entry p -> its md->jac
-     * place, then the permutation that puts the entries no tape computes last (model_compile's
-     * bind; NULL: it keeps no place pushed into md->sjac) */
+    /* its places of md->jac renumbered, place p -> map[p]: md->sjac's entry p -> its final md->jac
+     * place, in one call (model_compile's bind: the merge's place composed with the permutation that
+     * puts the entries no tape computes last; NULL: it keeps no place pushed into md->sjac) */
     void (*remap)(mbl_model *md, const int *map);
     /* the outputs' Jacobian md->yjac of md->y (NULL: the symbolic one, jacobian_unknowns) */
     int (*outputs_jac)(mbl_model *md, mbl_status *st);
