@@ -14,6 +14,9 @@ int mech_rel_kind(mech *M, const joint *J);
 int mech_rel_ncoord(mech *M, int kind);
 /* a marker's global position and axes (column-major R; planar: the angle in phi) in the file */
 int mech_rel_marker_file(mech *M, int m, double p[3], double R[9], double *phi);
+/* the constant part c (Euler parameters) of a joint's relative rotation, snapped to the joint from
+ * X = R_j^T R_i of the file's configuration (relative_kinematics.c) */
+void mech_rel_snap_c(int kind, const double X[9], double c[4]);
 /* marker m's global Euler parameters as texts (its body's times the marker's) */
 void mech_rel_marker_q(mech *M, int m, const char *o[4]);
 /* the body of b's parent in the tree (-1: b is a root) */

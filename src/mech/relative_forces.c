@@ -248,25 +248,16 @@ static void planar_texts(mech *M, const body *B, const joint *J, int kind, const
  * mech_rel_tree_kinematics writes it (e_c = e_p (x) m_p (x) xs (x) conj(m_c), xs = qz(q) (x) c or its
  * conjugate when the child carries marker j), R(m_p) Rz(+-q) R(c) R(m_c)^T or
  * R(m_p) R(c)^T Rz(-q) R(m_c)^T, split about Rz into C1 and C2; c, the joint's constant rotation
- * snapped from the file's configuration, is found as relative_kinematics.c's snap_C finds it.
+ * snapped from the file's configuration, by mech_rel_snap_c as the kinematics' texts have it.
  * 0, or an error of the file's numbers (already met by the kinematics). */
 static int local_data(mech *M, const joint *J, int kind, const marker *P, const marker *C, mbl_rtree_body *R)
 {
-    double pf[3], Ri[9], Rj[9], phi, X[9], c[4] = {1, 0, 0, 0};
+    double pf[3], Ri[9], Rj[9], phi, X[9], c[4];
     int rc = mech_rel_marker_file(M, J->i, pf, Ri, &phi);
     if (!rc) rc = mech_rel_marker_file(M, J->j, pf, Rj, &phi);
     if (rc) return rc;
     mat3_tmul(Rj, Ri, X);
-    int zz = X[8] >= 0, xx = X[0] >= 0;
-    if (kind == JK_REV) {
-        if (!zz) c[0] = 0, c[1] = 1; /* z_i = -z_j: flipped about x */
-    } else if (zz && !xx) {
-        c[0] = 0, c[3] = 1; /* Rz(pi) */
-    } else if (!zz && xx) {
-        c[0] = 0, c[1] = 1; /* Rx(pi) */
-    } else if (!zz && !xx) {
-        c[0] = 0, c[2] = 1; /* Ry(pi) */
-    }
+    mech_rel_snap_c(kind, X, c);
     double cc[4] = {c[0], -c[1], -c[2], -c[3]}, mc[4] = {C->mq[0], -C->mq[1], -C->mq[2], -C->mq[3]}, q1[4], q2[4];
     if (J->child_i) {
         memcpy(q1, P->mq, sizeof q1);

@@ -10,8 +10,7 @@
 #include "mech/mech_internal.h"
 #include "mech/relative.h"
 
-/* the constant part of a joint's relative rotation, snapped to the joint (numbers) */
-static void snap_C(int kind, const double X[9], double c[4])
+void mech_rel_snap_c(int kind, const double X[9], double c[4])
 {
     c[0] = 1, c[1] = c[2] = c[3] = 0;
     int zz = X[8] >= 0, xx = X[0] >= 0;
@@ -395,7 +394,7 @@ int mech_rel_tree_kinematics(mech *M, int ji)
     double X[9];
     mat3_tmul(Rjf, Rif, X);
     double cq[4];
-    snap_C(kind, X, cq);
+    mech_rel_snap_c(kind, X, cq);
     const char *x[4], *c4[4], *t[4];
     mech_tx_qnum(M, cq, c4);
     switch (kind) {
