@@ -256,7 +256,6 @@ char *mech_sb_done(mech *M, sbuf *b)
 
 int mech_oom(mech *M) { return mbl_error(M->st, MBL_ENOMEM, "out of memory reading %s", M->file); }
 
-
 yaml_node_t *mech_get(mech *M, const yaml_node_t *map, const char *key)
 {
     if (!map || map->type != YAML_MAPPING_NODE) return NULL;

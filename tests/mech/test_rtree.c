@@ -49,8 +49,6 @@ static int eval_dense(const mbl_model *md, const double *syms, double *F, double
     return rc;
 }
 
-/* structured (recursive) against symbolic: returns the largest relative deviation over npt random
- * points; *nstruct: the structured term's Jacobian entries (0: the term is not used) */
 /* What compare_text saw of its model's tree: the kinematics natively (1; 2 with parameters among
  * the local values), by the texts' tape (0), no tree (-1); and the largest difference of the texts'
  * values (u, p, A, r, centres, masses, inertias, gravity) from their expressions' (the mechanism
@@ -91,6 +89,8 @@ static double texts_diff(const mbl_model *a, const mblx_tape *t, const double *s
     return d;
 }
 
+/* structured (recursive) against symbolic: returns the largest relative deviation over npt random
+ * points; *nstruct: the structured term's Jacobian entries (0: the term is not used) */
 static double compare_text(const char *text, const char *name, int npt, int *nstruct)
 {
     char *sym = symbolic_of(text);
