@@ -2,7 +2,7 @@
 """Progress and Ctrl-C on the command line (issue 33, item 3; docs/cli.md, "Progress and Ctrl-C").
 
 - `--progress` prints "mblin: progress: ..." lines on a pipe, at most one a second, for a model
-  whose load takes more than a second (the flexible pendulum at n_p = 3000, 18,012 coordinates; 1000
+  whose load takes more than a second (the flexible pendulum at n_p = 5000, 30,012 coordinates; 2000
   in the sanitized build);
   the results on stdout are those of a run without it;
 - on a terminal (a pseudo-terminal as stderr) a progress line is drawn with carriage returns, and
@@ -21,35 +21,44 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from checks import check, finish  # noqa: E402
 
 MBLIN = sys.argv[1]
 tmp = tempfile.mkdtemp(prefix="mblin_progress_")
-# n_p = 1000 in the sanitized build (MBLIN_SANITIZED=1), where it loads as slowly as 3000 here
-NP = "1000" if os.environ.get("MBLIN_SANITIZED") == "1" else "3000"
+# n_p = 2000 in the sanitized build (MBLIN_SANITIZED=1), where it loads about as slowly as 5000 here; the
+# load must outlast the first progress line (1 s): 3000 (1000 sanitized) loaded in 1.0-1.2 s on an idle machine in
+# session 45, and a run without the line was seen
+NP = "2000" if os.environ.get("MBLIN_SANITIZED") == "1" else "5000"
 model = os.path.join(tmp, "flex%s.yaml" % NP)
 subprocess.run([sys.executable, "examples/flexible_pendulum.py", "--np", NP, "-o", model], check=True)
 
 
 def interrupt_when(args, needle, timeout=120):
     """Run mblin, send SIGINT once stderr has a line containing needle; (rc, stdout, stderr lines,
-    seconds from the signal to the exit)."""
+    seconds from the signal to the exit). stdout is drained beside stderr, and the run killed after
+    timeout: a run that ends its stage before the first progress line writes its results, and with
+    stdout unread it blocked on a full pipe while the test waited for stderr's end (seen once)."""
     p = subprocess.Popen([MBLIN, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = []
+    drain = threading.Thread(target=lambda: out.append(p.stdout.read()))
+    drain.start()
+    watchdog = threading.Timer(timeout, p.kill)
+    watchdog.start()
     lines, t_sig = [], None
-    t0 = time.monotonic()
     for line in p.stderr:
         lines.append(line.rstrip("\n"))
         if t_sig is None and needle in line:
             p.send_signal(signal.SIGINT)
             t_sig = time.monotonic()
-        if time.monotonic() - t0 > timeout:
-            break
-    out = p.stdout.read()
-    rc = p.wait(timeout=timeout)
+    rc = p.wait()
     t_end = time.monotonic()
-    return rc, out, lines, (t_end - t_sig) if t_sig else None
+    watchdog.cancel()
+    drain.join()
+    check(t_sig is not None, "a line '%s' on stderr before the end (%s)" % (needle, lines[-3:]))
+    return rc, "".join(out), lines, (t_end - t_sig) if t_sig else None
 
 
 # --- --progress on a pipe: lines, at most about one a second, and the same results ---
