@@ -317,6 +317,24 @@ static int bind_terms(mbl_model *md, const int *merged_at, mbl_status *st)
 
 static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st);
 
+/* md->jac0: tape_jac's values once when the tape reads no symbol (model_eval_jac and its kin copy
+ * them: the 20-link chain's text rows, 3 instructions for 1,220 outputs, most of them the zeros the
+ * tree's term adds to); none when that evaluation fails (each evaluation reports it then), and
+ * none in a model with user routines (each evaluation calls them, as without the copy) */
+static int jac_constant(mbl_model *md, mbl_status *st)
+{
+    mbl_free(md->jac0);
+    md->jac0 = NULL;
+    if (!md->tape_jac || md->jac_ntape <= 0 || md->nroutines || mblx_tape_nsymbols(md->tape_jac)) return 0;
+    double *v = mbl_alloc_array((size_t)md->jac_ntape, sizeof *v);
+    double *w = mbl_alloc_array(mblx_tape_work_size(md->tape_jac) + 1, sizeof *w);
+    mbl_status quiet;
+    int rc = !v || !w ? mbl_error(st, MBL_ENOMEM, "out of memory") : 0;
+    if (!rc && !mblx_tape_eval(md->tape_jac, NULL, v, w, &quiet)) md->jac0 = v, v = NULL;
+    mbl_free(v), mbl_free(w);
+    return rc;
+}
+
 int model_compile(mbl_model *md, mbl_status *st)
 {
     mblx_fwdjac *fj = NULL;
@@ -418,6 +436,7 @@ static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
         if (st) *st = job.st;
         return job.st.code ? job.st.code : MBL_ENOMEM;
     }
+    if (jac_constant(md, st)) return st ? st->code : MBL_ENOMEM;
     for (int t = 0; t < MODEL_NTERMS; t++)
         if (model_terms[t]->outputs_bind && model_terms[t]->present(md) && model_terms[t]->outputs_bind(md, st))
             return st ? st->code : MBL_ENOMEM;

@@ -37,11 +37,20 @@ void model_set_jac_observer(model_jac_observer fn, void *ctx)
     jac_observer = fn, jac_observer_ctx = ctx;
 }
 
+/* tape_jac's values at syms: copied when they are the same at every point (md->jac0) */
+static int jac_tape(const mbl_model *md, const double *syms, double *jac, double *work, mbl_status *st)
+{
+    if (!md->jac0) return mblx_tape_eval(md->tape_jac, syms, jac, work, st);
+    memcpy(jac, md->jac0, (size_t)md->jac_ntape * sizeof *jac);
+    mbl_status_clear(st);
+    return 0;
+}
+
 int model_eval_jac(const mbl_model *md, const double *syms, double *jac, double *work, mbl_status *st)
 {
     if (jac_observer) jac_observer(jac_observer_ctx, md, syms);
     /* a model loaded with forward_jacobian has no Jacobian tape: forward sweeps of tape_F */
-    int rc = md->tape_jac ? mblx_tape_eval(md->tape_jac, syms, jac, work, st)
+    int rc = md->tape_jac ? jac_tape(md, syms, jac, work, st)
                           : mblx_fwdjac_eval(mblx_tape_fwdjac(md->tape_F), md->tape_F, syms, jac, NULL, work, st),
         zeroed = 0;
     for (int t = 0; t < MODEL_NTERMS && !rc; t++) {
@@ -101,7 +110,7 @@ int model_eval_jac_y(const mbl_model *md, const double *syms, double *jac, doubl
         return rc || !y ? rc : mblx_tape_eval(md->tape_y, syms, y, work, st);
     }
     if (jac_observer) jac_observer(jac_observer_ctx, md, syms);
-    int rc = mblx_tape_eval(md->tape_jac, syms, jac, work, st);
+    int rc = jac_tape(md, syms, jac, work, st);
     return rc ? rc : term->jac_y(md, syms, jac, y, work, st);
 }
 
@@ -178,7 +187,7 @@ int model_eval_jac_y_minv(const mbl_model *md, const double *syms, double *jac, 
     if (!term) return mbl_error(st, MBL_EARG, "model_eval_jac_y_minv: the model's mass matrix is not a tree's alone");
     if (jac) {
         if (jac_observer) jac_observer(jac_observer_ctx, md, syms);
-        int rc = mblx_tape_eval(md->tape_jac, syms, jac, work, st);
+        int rc = jac_tape(md, syms, jac, work, st);
         if (rc) return rc;
     }
     /* y from the term's shared tape with the outputs (jac_y_term), else from the outputs' own */

@@ -218,6 +218,7 @@ void mbl_model_free(mbl_model *md)
     mblx_graph_free(md->g);
     mblx_tape_free(md->tape_F);
     mblx_tape_free(md->tape_jac);
+    mbl_free(md->jac0);
     mblx_tape_free(md->tape_y);
     mblx_tape_free(md->tape_us);
     mblx_tape_free(md->tape_srcx);

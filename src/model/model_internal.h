@@ -106,6 +106,9 @@ struct mbl_model {
     mbl_sjac yjac;               /* dy/d[a lam mu v q r] */
     mblx_tape *tape_F;           /* -> F (nF) */
     mblx_tape *tape_jac;         /* -> jac values (jac.nz) */
+    /* tape_jac's outputs when it reads no symbol (the same at every point: a tree's text rows with
+     * constant partials), copied instead of evaluated; NULL otherwise (model_compile) */
+    double *jac0;
     mblx_id *Fc;                 /* NULL, or the rows as tape_F and tape_jac compile them (formulate_let) */
     mblx_tape *tape_y;           /* -> y (ny) then yjac values */
     mbl_sjac usjac;              /* d[s; sdot; sddot; w; wdot]/d[a lam mu v q r] of the user states */

@@ -92,8 +92,13 @@ static inline void m6v(const double *X, const double *s, double *o)
     o[0] = r0, o[1] = r1, o[2] = r2, o[3] = r3, o[4] = r4, o[5] = r5;
 }
 
-/* The loops over the columns j below take two columns at a time (each column's operations the same
- * as one at a time, in pairs of vector lanes at -O2). */
+/* The loops over the columns j below take two columns at a time as the two lanes of a vector of
+ * GCC's vector extension (SSE2: one instruction for both), then the last column alone: each
+ * lane's operations are the same, in the same order and rounded the same, as one column's alone.
+ * (GCC at -O2 vectorizes no loop whose trip count it does not know to be a multiple of two.) */
+typedef double v2d __attribute__((vector_size(2 * sizeof(double)), aligned(sizeof(double)), may_alias));
+#define V2(p, j) (*(v2d *)((p) + (j)))
+#define S2(x) ((v2d){(x), (x)})
 
 /* the backward pass of body b (a joint with coordinate k): u into column k of Minv, its part
  * (F_b + U u / D, moved by d to the parent's point) into the parent's F; 1 when its pivot is not
@@ -109,14 +114,26 @@ static int backward_joint(const mbl_rtree_num *r, int b, const double *S, const 
     const double *f0 = F, *f1 = F + n, *f2 = F + 2 * n, *f3 = F + 3 * n, *f4 = F + 4 * n, *f5 = F + 5 * n;
     const double s0 = S[0], s1 = S[1], s2 = S[2], s3 = S[3], s4 = S[4], s5 = S[5];
     double *mk = Minv + (size_t)k * n;
-    for (int j = lo; j <= hi; j++)
+    int j = lo;
+    for (; j < hi; j += 2)
+        V2(mk, j) = (v2d){j == k ? 1.0 : 0.0, j + 1 == k ? 1.0 : 0.0} -
+                    (S2(s0) * V2(f0, j) + S2(s1) * V2(f1, j) + S2(s2) * V2(f2, j) + S2(s3) * V2(f3, j) +
+                     S2(s4) * V2(f4, j) + S2(s5) * V2(f5, j));
+    if (j == hi)
         mk[j] = (j == k ? 1.0 : 0.0) - (s0 * f0[j] + s1 * f1[j] + s2 * f2[j] + s3 * f3[j] + s4 * f4[j] + s5 * f5[j]);
     if (!Fp) return 0;
     const double w0 = U[0] / d, w1 = U[1] / d, w2 = U[2] / d, w3 = U[3] / d, w4 = U[4] / d, w5 = U[5] / d;
     const double d0 = dv[0], d1 = dv[1], d2 = dv[2];
     double *restrict g0 = Fp, *restrict g1 = Fp + n, *restrict g2 = Fp + 2 * n, *restrict g3 = Fp + 3 * n,
                      *restrict g4 = Fp + 4 * n, *restrict g5 = Fp + 5 * n;
-    for (int j = lo; j <= hi; j++) {
+    for (j = lo; j < hi; j += 2) {
+        v2d u = V2(mk, j), y3 = V2(f3, j) + S2(w3) * u, y4 = V2(f4, j) + S2(w4) * u, y5 = V2(f5, j) + S2(w5) * u;
+        V2(g0, j) += (V2(f0, j) + S2(w0) * u) + (S2(d1) * y5 - S2(d2) * y4);
+        V2(g1, j) += (V2(f1, j) + S2(w1) * u) + (S2(d2) * y3 - S2(d0) * y5);
+        V2(g2, j) += (V2(f2, j) + S2(w2) * u) + (S2(d0) * y4 - S2(d1) * y3);
+        V2(g3, j) += y3, V2(g4, j) += y4, V2(g5, j) += y5;
+    }
+    if (j == hi) {
         double u = mk[j], y3 = f3[j] + w3 * u, y4 = f4[j] + w4 * u, y5 = f5[j] + w5 * u;
         g0[j] += (f0[j] + w0 * u) + (d1 * y5 - d2 * y4);
         g1[j] += (f1[j] + w1 * u) + (d2 * y3 - d0 * y5);
@@ -144,15 +161,32 @@ static void fwd_range(const fwd_body *f, int j1, int j2, int useu)
     const double U0 = f->U[0], U1 = f->U[1], U2 = f->U[2], U3 = f->U[3], U4 = f->U[4], U5 = f->U[5], D = f->D;
     const double s0 = f->s[0], s1 = f->s[1], s2 = f->s[2], s3 = f->s[3], s4 = f->s[4], s5 = f->s[5];
     const double d0 = f->d[0], d1 = f->d[1], d2 = f->d[2];
+    int j = j1;
     if (!p0) { /* the ground: A_p = 0 */
-        for (int j = j1; j < j2; j++) {
+        for (; j + 1 < j2; j += 2) {
+            v2d x = (useu ? V2(mk, j) : S2(0.0)) / S2(D);
+            V2(mk, j) = x;
+            V2(a0, j) = S2(s0) * x, V2(a1, j) = S2(s1) * x, V2(a2, j) = S2(s2) * x;
+            V2(a3, j) = S2(s3) * x, V2(a4, j) = S2(s4) * x, V2(a5, j) = S2(s5) * x;
+        }
+        if (j < j2) {
             double x = (useu ? mk[j] : 0.0) / D;
             mk[j] = x;
             a0[j] = s0 * x, a1[j] = s1 * x, a2[j] = s2 * x, a3[j] = s3 * x, a4[j] = s4 * x, a5[j] = s5 * x;
         }
         return;
     }
-    for (int j = j1; j < j2; j++) {
+    for (; j + 1 < j2; j += 2) {
+        v2d w0 = V2(p0, j), w1 = V2(p1, j), w2 = V2(p2, j);
+        v2d v0 = V2(p3, j) + (w1 * S2(d2) - w2 * S2(d1)), v1 = V2(p4, j) + (w2 * S2(d0) - w0 * S2(d2));
+        v2d v2 = V2(p5, j) + (w0 * S2(d1) - w1 * S2(d0));
+        v2d t = S2(U0) * w0 + S2(U1) * w1 + S2(U2) * w2 + S2(U3) * v0 + S2(U4) * v1 + S2(U5) * v2;
+        v2d x = ((useu ? V2(mk, j) : S2(0.0)) - t) / S2(D);
+        V2(mk, j) = x;
+        V2(a0, j) = w0 + S2(s0) * x, V2(a1, j) = w1 + S2(s1) * x, V2(a2, j) = w2 + S2(s2) * x;
+        V2(a3, j) = v0 + S2(s3) * x, V2(a4, j) = v1 + S2(s4) * x, V2(a5, j) = v2 + S2(s5) * x;
+    }
+    if (j < j2) {
         double w0 = p0[j], w1 = p1[j], w2 = p2[j];
         double v0 = p3[j] + (w1 * d2 - w2 * d1), v1 = p4[j] + (w2 * d0 - w0 * d2), v2 = p5[j] + (w0 * d1 - w1 * d0);
         double t = U0 * w0 + U1 * w1 + U2 * w2 + U3 * v0 + U4 * v1 + U5 * v2;
