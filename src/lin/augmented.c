@@ -140,7 +140,7 @@ void mbl_lin_work_free(mbl_lin_work *w)
     mbl_free(w->tfirst), mbl_free(w->ktfirst), mbl_free(w->mdiag);
     mbla_dlu_free(w->mlu);
     mbl_free(w->dcptr), mbl_free(w->dcrow), mbl_free(w->diwork), mbl_free(w->desrc), mbl_free(w->dedst), mbl_free(w->dbuf);
-    mbl_free(w->dminv), mbl_free(w->dmwork);
+    mbl_free(w->dminv), mbl_free(w->dmwork), mbl_free(w->dkcm), mbl_free(w->dtpl), mbl_free(w->ddiag);
     mbl_free(w);
 }
 

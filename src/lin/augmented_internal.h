@@ -80,6 +80,14 @@ struct mbl_lin_work {
      * recursion at each evaluation (w->ev.minv = dminv, n x n; dmwork its work) instead of a
      * factorization of M */
     double *dminv, *dmwork;
+    /* and when every other Jacobian value is a constant (model_mass_dense_ok): the tree's entries
+     * added straight into dkcm (K-hat, C-hat, M: n x n each, by columns) at each evaluation
+     * (aug_dense_eval), which starts from dtpl (the constants' K-hat, C-hat and M as the gathers
+     * above leave them, then F, n x nr); ddiag: M's diagonal in M; ddone: this point's evaluation
+     * went so (w->ev.jac not made) */
+    int ddirect, ddone;
+    double *dkcm, *dtpl;
+    int *ddiag;
     aug_alloc wa, ka; /* the allocations of work_prepare's arrays (ti .. ework), of kin_prepare's */
     /* a sweep's workspace (mbl_lin_work_new): it keeps the triplets, their maps and the matrices for
      * the next points; a one-shot's (0) drops each as soon as the factorizations no longer need it,
@@ -129,5 +137,9 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st);
  * the tree's articulated bodies when the model's mass is theirs alone (model_mass_inverse_ok) and
  * the dense path applies; otherwise lin stays as it is */
 int aug_dense_oneshot(mbl_lin_work *w, mbl_linear *lin, mbl_status *st);
+/* The point's evaluation straight into the dense matrices (w->ddirect): syms from pt, then
+ * model_eval_dense_minv, the user states' rows; w->ddone 1 when it went so, 0 when the point brings
+ * its Jacobian's values (the caller evaluates as before). 0 or an error. */
+int aug_dense_eval(mbl_lin_work *w, const mbl_point *pt, int outputs, mbl_status *st);
 
 #endif

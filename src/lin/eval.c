@@ -70,7 +70,7 @@ int lin_eval_at_y(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, int ou
 
 /* A lean evaluator's work (need doubles) and, unless the values are given (given), its own Jacobian
  * values; 0 or MBL_ENOMEM. */
-static int eval_lean_arrays(mbl_eval *ev, size_t need, int given, mbl_status *st)
+int lin_eval_lean_arrays(mbl_eval *ev, size_t need, int given, mbl_status *st)
 {
     const model_view *mv = &ev->mv;
     if (need + 1 > ev->work_cap) {
@@ -104,7 +104,7 @@ int lin_eval_at_given_syms(const mbl_model *md, const mbl_point *pt, mbl_eval *e
     if (ev->lean) {
         size_t need = mv->work_size, wy = outputs ? mv->work_y : 0;
         if (given && !ev->minv) need = mv->work_us > wy ? mv->work_us : wy;
-        if ((rc = eval_lean_arrays(ev, need, given, st))) return rc;
+        if ((rc = lin_eval_lean_arrays(ev, need, given, st))) return rc;
     }
     if (given) {
         if (ev->lean) {

@@ -48,6 +48,8 @@ int lin_eval_init(const mbl_model *md, mbl_eval *ev, mbl_status *st);
  * states' and the outputs' tapes, not the Jacobian's). Only ev->jac, us, y are for the caller;
  * ev->work is not (lin_eval_init's is). */
 int lin_eval_init_lean(const mbl_model *md, mbl_eval *ev, mbl_status *st);
+/* A lean evaluator's work array of need doubles and, unless given, its own Jacobian values' (eval.c) */
+int lin_eval_lean_arrays(mbl_eval *ev, size_t need, int given, mbl_status *st);
 int lin_eval_at(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, mbl_status *st);
 /* The same with the outputs' tape only when outputs is nonzero (a sweep that does not want C, D) */
 int lin_eval_at_y(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, int outputs, mbl_status *st);

@@ -247,7 +247,7 @@ int mbl_relinearize(mbl_lin_work *w, const mbl_point *pt, mbl_linear *lin, mbl_s
 
 /* The re-linearization at pt with the workspace's evaluation (w->ev) done: its values read from
  * w->ev for the whole call */
-static int relin_evaluated(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
+static int relin_evaluated(mbl_lin_work *w, const mbl_point *pt, mbl_linear *lin, mbl_status *st)
 {
     const mbl_model *md = w->md;
     const model_view *mv = &w->ev.mv;
@@ -261,7 +261,9 @@ static int relin_evaluated(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
             if (rc == MBL_ESINGULAR) mbl_error_prefix(st, "%s", mv->file);
             return rc;
         }
-        rc = 0;
+        /* the general path reads the Jacobian's values, which the dense evaluation did not make */
+        rc = w->ddone ? lin_eval_at_given_syms(md, pt, &w->ev, outputs, NULL, NULL, st) : 0;
+        if (rc) return rc;
     }
     if (w->kin) {
         double rcond = 0;
@@ -299,9 +301,12 @@ int lin_relinearize_jac(mbl_lin_work *w, const mbl_point *pt, const double *jac,
      * own again on return */
     int lean = w->ev.lean;
     w->ev.lean = 1;
-    int rc = lin_eval_at_given_syms(md, pt, &w->ev, !w->opt.skip_outputs, jac, jac ? syms : NULL, st);
+    /* an unconstrained tree with constant text partials: its entries straight into the dense path's
+     * matrices (aug_dense_eval), unless values are given */
+    int rc = w->ddirect && !jac ? aug_dense_eval(w, pt, !w->opt.skip_outputs, st) : (w->ddone = 0);
+    if (!rc && !w->ddone) rc = lin_eval_at_given_syms(md, pt, &w->ev, !w->opt.skip_outputs, jac, jac ? syms : NULL, st);
     w->ev.lean = lean;
-    if (!rc) rc = relin_evaluated(w, lin, st);
+    if (!rc) rc = relin_evaluated(w, pt, lin, st);
     if (!lean) w->ev.jac = w->ev.jac_buf;
     return rc;
 }

@@ -52,6 +52,48 @@ static inline void fill(size_t n, double *a, double x)
     if (e < n) a[e] = x;
 }
 
+/* The constants' K-hat, C-hat and M (n x n each) and F (n x nr) in w->dtpl, as aug_dense_relin's
+ * gathers leave them from the Jacobian's values (K-hat's and C-hat's -0 outside their pattern,
+ * M's and F's +0), and M's diagonal's places; w->ddirect */
+static int dense_templates(mbl_lin_work *w, mbl_status *st)
+{
+    int n = w->ev.mv.n, nr = w->ev.mv.nr;
+    size_t nn = (size_t)n * n;
+    const double *jac0 = model_jac_constant(w->md);
+    w->dkcm = mbl_alloc_array(3 * nn + 1, sizeof *w->dkcm);
+    w->dtpl = mbl_calloc(3 * nn + (size_t)n * nr + 1, sizeof *w->dtpl);
+    w->ddiag = mbl_alloc_array((size_t)n + 1, sizeof *w->ddiag);
+    if (!w->dkcm || !w->dtpl || !w->ddiag) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    double *K = w->dtpl, *C = K + nn, *M = C + nn, *F = M + nn;
+    fill(2 * nn, K, -0.0);
+    const int *src = w->desrc, *dst = w->dedst;
+    for (int e = 0; e < w->ndm; e++) M[dst[e]] = jac0[src[e]];
+    for (int e = w->ndm; e < w->ndk; e++) K[dst[e]] = jac0[src[e]];
+    for (int e = w->ndk; e < w->ndc; e++) C[dst[e]] = jac0[src[e]];
+    for (int e = w->ndc; e < w->nde; e++) F[dst[e]] = -jac0[src[e]];
+    for (int i = 0; i < n; i++) w->ddiag[i] = i + i * n;
+    w->ddirect = 1;
+    return 0;
+}
+
+int aug_dense_eval(mbl_lin_work *w, const mbl_point *pt, int outputs, mbl_status *st)
+{
+    const mbl_model *md = w->md;
+    mbl_eval *ev = &w->ev;
+    w->ddone = 0;
+    model_fill_syms_pt(md, pt, ev->syms);
+    if (model_jac_memo_at(md, pt->jac_memo, ev->syms)) return 0; /* the point's own values: as before */
+    int rc = lin_eval_lean_arrays(ev, ev->mv.work_size, 1, st);
+    if (rc) return rc;
+    memcpy(w->dkcm, w->dtpl, 3 * (size_t)ev->mv.n * ev->mv.n * sizeof *w->dkcm);
+    rc = model_eval_dense_minv(md, ev->syms, w->dkcm, outputs ? ev->y : NULL, ev->minv, ev->mwork, ev->work, st);
+    ev->minv_rc = rc > 0, rc = rc > 0 ? 0 : rc;
+    if (!rc) rc = model_eval_user_states(md, ev->syms, ev->us, ev->work, st);
+    if (rc) return model_eval_error(md, ev->syms, "at the operating point", st);
+    w->ddone = 1;
+    return 0;
+}
+
 int aug_dense_prepare(mbl_lin_work *w, mbl_status *st)
 {
     const model_view *mv = &w->ev.mv;
@@ -126,6 +168,7 @@ int aug_dense_prepare(mbl_lin_work *w, mbl_status *st)
         w->dmwork = mbl_alloc_array(model_mass_inverse_work(w->md) + 1, sizeof *w->dmwork);
         if (!w->dminv || !w->dmwork) return mbl_error(st, MBL_ENOMEM, "out of memory");
         w->ev.minv = w->dminv, w->ev.mwork = w->dmwork;
+        if (model_mass_dense_ok(w->md)) return dense_templates(w, st);
     }
     return 0;
 }
@@ -310,29 +353,41 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     double *Mb = w->dbuf, *Fb = Mb + nn, *Kb = Fb + (size_t)n * nr, *Cb = Kb + nn, *d = Cb + nn, *work = d + n;
     const double *jac = w->ev.jac;
     const int *src = w->desrc, *dst = w->dedst;
-    /* M's entries outside its pattern: zero since the workspace was made, unless the Cholesky path
-     * left the last point's inverse there (the tree's own M^-1 path scales M in place, 0 stays 0) */
-    if ((size_t)w->ndm < nn && !w->dminv) memset(Mb, 0, nn * sizeof *Mb);
-    for (int e = 0; e < w->ndm; e++) Mb[dst[e]] = jac[src[e]];
-    if (!mass_symmetric(Mb, n, d)) return 1;
-    /* M-hat, F (from its own buffer), and K-hat, C-hat: gathered from the Jacobian in place when
-     * their pattern fills them, else through their buffers (the right-hand sides are read from the
-     * result, rcol); the maps */
-    memcpy(lin->M, Mb, nn * sizeof *Mb);
-    for (int e = w->ndc; e < w->nde; e++) Fb[dst[e]] = -jac[src[e]];
-    memcpy(lin->F, Fb, (size_t)n * (size_t)nr * sizeof *Fb);
-    double *K = (size_t)(w->ndk - w->ndm) < nn ? Kb : lin->K, *Cd = (size_t)(w->ndc - w->ndk) < nn ? Cb : lin->Cd;
-    for (int e = w->ndm; e < w->ndk; e++) K[dst[e]] = jac[src[e]];
-    for (int e = w->ndk; e < w->ndc; e++) Cd[dst[e]] = jac[src[e]];
-    if (K != lin->K) memcpy(lin->K, K, nn * sizeof *K);
-    if (Cd != lin->Cd) memcpy(lin->Cd, Cd, nn * sizeof *Cd);
+    const int *mdiag = w->mdiag;
+    int nmdiag = w->nmdiag;
+    if (w->ddone) { /* the Jacobian's K-hat, C-hat and M made in place (aug_dense_eval): copied */
+        Mb = w->dkcm + 2 * nn, jac = lin->M, mdiag = w->ddiag, nmdiag = n;
+        if (!mass_symmetric(Mb, n, d)) return 1;
+        memcpy(lin->M, Mb, nn * sizeof *Mb);
+        memcpy(lin->F, w->dtpl + 3 * nn, (size_t)n * (size_t)nr * sizeof *lin->F);
+        memcpy(lin->K, w->dkcm, nn * sizeof *lin->K);
+        memcpy(lin->Cd, w->dkcm + nn, nn * sizeof *lin->Cd);
+    } else {
+        /* M's entries outside its pattern: zero since the workspace was made, unless the Cholesky
+         * path left the last point's inverse there (the tree's own M^-1 path scales M in place, 0
+         * stays 0) */
+        if ((size_t)w->ndm < nn && !w->dminv) memset(Mb, 0, nn * sizeof *Mb);
+        for (int e = 0; e < w->ndm; e++) Mb[dst[e]] = jac[src[e]];
+        if (!mass_symmetric(Mb, n, d)) return 1;
+        /* M-hat, F (from its own buffer), and K-hat, C-hat: gathered from the Jacobian in place when
+         * their pattern fills them, else through their buffers (the right-hand sides are read from
+         * the result, rcol); the maps */
+        memcpy(lin->M, Mb, nn * sizeof *Mb);
+        for (int e = w->ndc; e < w->nde; e++) Fb[dst[e]] = -jac[src[e]];
+        memcpy(lin->F, Fb, (size_t)n * (size_t)nr * sizeof *Fb);
+        double *K = (size_t)(w->ndk - w->ndm) < nn ? Kb : lin->K, *Cd = (size_t)(w->ndc - w->ndk) < nn ? Cb : lin->Cd;
+        for (int e = w->ndm; e < w->ndk; e++) K[dst[e]] = jac[src[e]];
+        for (int e = w->ndk; e < w->ndc; e++) Cd[dst[e]] = jac[src[e]];
+        if (K != lin->K) memcpy(lin->K, K, nn * sizeof *K);
+        if (Cd != lin->Cd) memcpy(lin->Cd, Cd, nn * sizeof *Cd);
+    }
     memset(lin->q_S, 0, nn * sizeof *lin->q_S);
     memset(lin->v_W, 0, nn * sizeof *lin->v_W);
     for (int j = 0; j < n; j++) lin->q_S[j + (size_t)j * n] = 1.0, lin->v_W[j + (size_t)j * n] = 1.0;
     /* the same states' test as the general path; its last part (M-hat scaled to unit diagonal
      * regular) from the inverse of the matrix S = D M D scaled by powers of 2 to a diagonal in
      * [1/4, 1) (the same rounding as M's own), which also gives the responses */
-    int rc = lin_check_states_mass(md, jac, w->mdiag, w->nmdiag, lin, &w->opt, st);
+    int rc = lin_check_states_mass(md, jac, mdiag, nmdiag, lin, &w->opt, st);
     if (rc) return rc;
     double anorm = 0;
     for (int i = 0; i < n; i++) { /* powers of 2 (exact): d_i^2 M_ii in [1/4, 1) */
@@ -389,7 +444,7 @@ int aug_dense_oneshot(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     rc = model_eval_jac_y_minv(w->md, w->ev.syms, NULL, NULL, w->dminv, w->dmwork, work, st);
     mbl_free(work);
     if (rc < 0) return rc;
-    w->ev.minv_rc = rc > 0;
+    w->ev.minv_rc = rc > 0, w->ddone = 0;
     double cond = lin->cond;
     rc = aug_dense_relin(w, lin, st);
     lin->cond = cond; /* the general path's figure, as before */

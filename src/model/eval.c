@@ -192,7 +192,32 @@ int model_eval_jac_y_minv(const mbl_model *md, const double *syms, double *jac, 
     }
     /* y from the term's shared tape with the outputs (jac_y_term), else from the outputs' own */
     int shared = jac_y_term(md) != NULL;
-    int rc = term->minv(md, syms, jac, shared ? y : NULL, minv, mwork, work, st);
+    int rc = term->minv(md, syms, jac, shared ? y : NULL, minv, mwork, work, 0, st);
+    if (rc < 0 || shared || !y || md->ny <= 0) return rc;
+    int rc2 = mblx_tape_eval(md->tape_y, syms, y, work, st);
+    return rc2 ? rc2 : rc;
+}
+
+const double *model_jac_constant(const mbl_model *md)
+{
+    return md->jac0 && md->jac_ntape == md->jac.nz ? md->jac0 : NULL;
+}
+
+int model_mass_dense_ok(const mbl_model *md)
+{
+    const model_term_ops *term = mass_term(md);
+    return term && term->dense_ok && term->dense_ok(md) && model_jac_constant(md) != NULL;
+}
+
+int model_eval_dense_minv(const mbl_model *md, const double *syms, double *KCM, double *y, double *minv, double *mwork,
+                          double *work, mbl_status *st)
+{
+    const model_term_ops *term = mass_term(md);
+    if (!term || !model_mass_dense_ok(md))
+        return mbl_error(st, MBL_EARG, "model_eval_dense_minv: the model's Jacobian is not a tree's and constants");
+    if (jac_observer) jac_observer(jac_observer_ctx, md, syms);
+    int shared = jac_y_term(md) != NULL;
+    int rc = term->minv(md, syms, KCM, shared ? y : NULL, minv, mwork, work, 1, st);
     if (rc < 0 || shared || !y || md->ny <= 0) return rc;
     int rc2 = mblx_tape_eval(md->tape_y, syms, y, work, st);
     return rc2 ? rc2 : rc;

@@ -185,6 +185,17 @@ int model_mass_inverse_ok(const mbl_model *md);
 size_t model_mass_inverse_work(const mbl_model *md);
 int model_eval_jac_y_minv(const mbl_model *md, const double *syms, double *jac, double *y, double *minv, double *mwork,
                           double *work, mbl_status *st);
+/* The same with the Jacobian's entries of the equations of motion straight into three dense
+ * matrices (issue 69; src/lin/relin_dense.c): model_mass_dense_ok 1 when the model's M is its tree's
+ * alone (model_mass_inverse_ok) and every other Jacobian value is a constant (model_jac_constant:
+ * md->jac's values, the same at every point; NULL otherwise). model_eval_dense_minv adds the tree's
+ * entries at syms to KCM, three n x n matrices by columns (dR/dq, dR/dv, dR/da) that hold the
+ * constants' on entry, and gives M^-1 and y as model_eval_jac_y_minv: each matrix entry is then the
+ * Jacobian value model_eval_jac_y_minv gives, bit for bit (the same sums in the same order). */
+const double *model_jac_constant(const mbl_model *md);
+int model_mass_dense_ok(const mbl_model *md);
+int model_eval_dense_minv(const mbl_model *md, const double *syms, double *KCM, double *y, double *minv, double *mwork,
+                          double *work, mbl_status *st);
 
 /* An evaluation of the model's tapes at the symbol values `syms` failed with `st` (MBL_EDOMAIN:
  * a division by zero, log/sqrt outside the domain, a non-finite result). Find which of the

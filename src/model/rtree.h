@@ -104,13 +104,16 @@ int model_rtree_num_jac_y(const mbl_rtree_num *r, const double *syms, double *ja
 /* The inverse of the mass matrix by the tree's articulated bodies (rtree_minv.c), when
  * model_rtree_num_mass_only: M^-1 at syms into minv (n x n by columns), and when jac is not NULL the
  * term's Jacobian entries added to jac and the outputs into y (NULL: not wanted, nor computed) as
- * model_rtree_num_jac_y or model_rtree_num_jac add them (the same values, bit for bit); mwork:
+ * model_rtree_num_jac_y or model_rtree_num_jac add them (the same values, bit for bit); dense: jac
+ * is three n x n matrices by columns (dR/dq, dR/dv, dR/da) and the entries are added at their
+ * places there instead (model_rtree_num_dense_ok: when the term has them). mwork:
  * model_rtree_num_mass_work doubles. 1 when M is not positive definite there (a pivot), else 0 or
  * an error of the texts' evaluation. */
 int model_rtree_num_mass_only(const mbl_rtree_num *r);
+int model_rtree_num_dense_ok(const mbl_rtree_num *r);
 size_t model_rtree_num_mass_work(const mbl_rtree_num *r);
 int model_rtree_num_minv(const mbl_rtree_num *r, const double *syms, double *jac, double *y, double *minv,
-                         double *mwork, double *work, mbl_status *st);
+                         double *mwork, double *work, int dense, mbl_status *st);
 /* Number of Jacobian entries the term writes (for tests and benchmarks). */
 int model_rtree_num_entries(const mbl_rtree_num *r);
 void model_rtree_num_free(mbl_rtree_num *r);

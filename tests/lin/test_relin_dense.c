@@ -8,13 +8,17 @@
  * 30-joint humanoid-like tree. A fresh one-shot mbl_linearize agrees too (its own scaling and
  * factorization). Where the mass matrix is not symmetric (a force of an acceleration) or not
  * positive definite at the point, the general path answers (the same results). With skip_outputs
- * a sweep forms the same A and B (bit for bit) and no C, D (zero), on either path. */
+ * a sweep forms the same A and B (bit for bit) and no C, D (zero), on either path. Where the
+ * text rows' partials are constants, the tree's entries go straight into the dense matrices
+ * (aug_dense_eval): every matrix of the result bit for bit that of the Jacobian's values gathered
+ * (the same workspace with w->ddirect off). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lin/augmented_internal.h"
+#include "model/model_view.h"
 #include "mblin/la.h"
 #include "mblin/mblin.h"
 #include "test.h"
@@ -113,13 +117,26 @@ static int history_same(const mbl_linear *l, double *const *s)
 
 /* the dense path's way to M^-1 in check_model's workspaces (MBL_DENSE_TREE_AUTO: a tree's own) */
 static int g_dense_tree = MBL_DENSE_TREE_AUTO;
+/* how many models took the tree's entries straight into the dense matrices (w->ddirect) */
+static int g_direct;
+
+/* the ten matrices of a and b bit for bit the same */
+static int same_bits(const mbl_linear *a, const mbl_linear *b)
+{
+    size_t nx = (size_t)a->nx, nu = (size_t)a->nu, ny = (size_t)a->ny, n = (size_t)a->n;
+    size_t z0 = (size_t)a->z0, z1 = (size_t)a->z1, e = sizeof *a->A;
+    return !memcmp(a->A, b->A, nx * nx * e) && !memcmp(a->B, b->B, nx * nu * e) && !memcmp(a->C, b->C, ny * nx * e) &&
+           !memcmp(a->D, b->D, ny * nu * e) && !memcmp(a->M, b->M, z1 * z1 * e) && !memcmp(a->Cd, b->Cd, z1 * z1 * e) &&
+           !memcmp(a->K, b->K, z1 * z0 * e) && !memcmp(a->F, b->F, z1 * nu * e) && !memcmp(a->q_S, b->q_S, n * z0 * e) &&
+           !memcmp(a->v_W, b->v_W, n * z1 * e);
+}
 
 static void check_model(const char *name, mbl_model *md, double dq, double vq, int dense, double tol)
 {
     mbl_status st;
     mbl_point *p0 = NULL, *p1 = NULL, *p2 = NULL;
-    mbl_lin_work *wd = NULL, *wg = NULL, *ws[2] = {NULL, NULL};
-    mbl_linear *ld = NULL, *lg = NULL, *fresh = NULL, *ls[2] = {NULL, NULL};
+    mbl_lin_work *wd = NULL, *wg = NULL, *ws[2] = {NULL, NULL}, *wj = NULL;
+    mbl_linear *ld = NULL, *lg = NULL, *fresh = NULL, *ls[2] = {NULL, NULL}, *lj = NULL;
     mbl_lin_options off, skip[2];
     mbl_lin_options_default(&off);
     off.dense_tree = MBL_DENSE_TREE_OFF;
@@ -150,12 +167,19 @@ static void check_model(const char *name, mbl_model *md, double dq, double vq, i
     dopt.dense_tree = g_dense_tree;
     if (ok) ok = mbl_lin_work_new(md, p0, &dopt, &wd, &ld, &st) == 0 && mbl_lin_work_new(md, p0, &off, &wg, &lg, &st) == 0 &&
                  mbl_lin_work_new(md, p0, &skip[0], &ws[0], &ls[0], &st) == 0 &&
-                 mbl_lin_work_new(md, p0, &skip[1], &ws[1], &ls[1], &st) == 0;
+                 mbl_lin_work_new(md, p0, &skip[1], &ws[1], &ls[1], &st) == 0 &&
+                 mbl_lin_work_new(md, p0, &dopt, &wj, &lj, &st) == 0;
     if (!ok) fprintf(stderr, "%s: %s\n", name, st.msg);
     CHECK(ok);
     if (!ok) goto done;
     CHECK_EQ_INT(wd->dense, dense);
     CHECK_EQ_INT(wg->dense, 0);
+    /* the tree's entries straight into the dense matrices (relin_dense.c, aug_dense_eval) against
+     * the Jacobian's values gathered into them (wj): bit for bit */
+    g_direct += wd->ddirect;
+    if (getenv("RELIN_VERBOSE")) fprintf(stderr, "%s: in place %d\n", name, wd->ddirect);
+    CHECK(!wd->ddirect || (wd->dminv && model_mass_dense_ok(md)));
+    wj->ddirect = 0;
     for (int k = 0; k < 3; k++) {
         const mbl_point *pt = k == 0 ? p1 : k == 1 ? p2 : p0;
         ok = mbl_relinearize(wd, pt, ld, &st) == 0 && mbl_relinearize(wg, pt, lg, &st) == 0 &&
@@ -165,6 +189,17 @@ static void check_model(const char *name, mbl_model *md, double dq, double vq, i
         if (!ok) break;
         compare_all(name, ld, lg, tol);
         compare_eigs(name, ld->A, lg->A, ld->nx);
+        /* at the point without its Jacobian's values (as bench/bench_relin.c's own evaluation):
+         * made in place by wd where it can, gathered by wj, bit for bit the same */
+        mbl_point *ptw = (mbl_point *)pt;
+        void *memo = ptw->jac_memo;
+        ptw->jac_memo = NULL;
+        CHECK_EQ_INT(mbl_relinearize(wd, pt, ld, &st), 0);
+        CHECK_EQ_INT(mbl_relinearize(wj, pt, lj, &st), 0);
+        ptw->jac_memo = memo;
+        CHECK_MSG(same_bits(ld, lj), "%s: point %d: the dense matrices made in place differ", name, k);
+        CHECK(wd->ddone == wd->ddirect && !wj->ddone);
+        compare_all(name, ld, lg, tol);
         /* skip_outputs: the same A and B (the same operations), C = D = 0, on either path */
         for (int s = 0; s < 2; s++) {
             const mbl_linear *ref = s ? lg : ld, *l = ls[s];
@@ -192,8 +227,9 @@ static void check_model(const char *name, mbl_model *md, double dq, double vq, i
 done:
     free(saved[0]);
     mbl_linear_free(fresh);
-    mbl_linear_free(ld), mbl_linear_free(lg), mbl_linear_free(ls[0]), mbl_linear_free(ls[1]);
+    mbl_linear_free(ld), mbl_linear_free(lg), mbl_linear_free(ls[0]), mbl_linear_free(ls[1]), mbl_linear_free(lj);
     mbl_lin_work_free(wd), mbl_lin_work_free(wg), mbl_lin_work_free(ws[0]), mbl_lin_work_free(ws[1]);
+    mbl_lin_work_free(wj);
     mbl_point_free(p0), mbl_point_free(p1), mbl_point_free(p2);
 }
 
@@ -301,6 +337,63 @@ TEST(near_singular_mass)
     mbl_model_free(md);
 }
 
+static void count_jac(void *ctx, const mbl_model *md, const double *syms)
+{
+    (void)md, (void)syms;
+    ++*(int *)ctx;
+}
+
+/* A point the dense path leaves to the general path (its reciprocal condition within
+ * RELIN_DENSE_RCOND_MARGIN of rcond_min, rcond_min raised here until that happens) after the
+ * tree's entries went straight into the dense matrices: the general path's Jacobian values are
+ * evaluated then, and the results are bit for bit those of the workspace that gathers them. */
+TEST(in_place_refused)
+{
+    size_t len = 0;
+    char name[32], *s = fixture_urdf_chain(7, &len, name);
+    mbl_status st;
+    mbl_model *md = NULL;
+    mbl_point *p0 = NULL, *p1 = NULL;
+    int ok = s && mbl_model_load_string(s, len, name, NULL, 0, &md, &st) == 0 && mbl_operating_point(md, NULL, &p0, &st) == 0;
+    double q[7], v[7]; /* a point other than the workspaces' first: stale values would show */
+    for (int i = 0; ok && i < 7; i++) q[i] = p0->q[i] + 0.1 * (i + 1), v[i] = 0.3 - 0.1 * i;
+    mbl_opoint_options po;
+    mbl_opoint_options_default(&po);
+    po.at = MBL_AT_GIVEN, po.q = q, po.v = v;
+    ok = ok && mbl_operating_point(md, &po, &p1, &st) == 0;
+    CHECK(ok);
+    int refused = 0;
+    for (int e = 1; ok && e <= 16 && !refused; e++) {
+        mbl_lin_options o;
+        mbl_lin_options_default(&o);
+        o.rcond_min = pow(10.0, -e);
+        mbl_lin_work *wd = NULL, *wj = NULL;
+        mbl_linear *ld = NULL, *lj = NULL;
+        if (mbl_lin_work_new(md, p0, &o, &wd, &ld, &st) == 0 && mbl_lin_work_new(md, p0, &o, &wj, &lj, &st) == 0 &&
+            wd->ddirect) {
+            wj->ddirect = 0;
+            void *memo = p1->jac_memo;
+            p1->jac_memo = NULL;
+            int evals = 0; /* the Jacobian's evaluations of wd's point: 2 when the general path answered */
+            model_set_jac_observer(count_jac, &evals);
+            int rd = mbl_relinearize(wd, p1, ld, &st);
+            model_set_jac_observer(NULL, NULL);
+            int rj = mbl_relinearize(wj, p1, lj, &st);
+            p1->jac_memo = memo;
+            CHECK_EQ_INT(rd, rj);
+            CHECK(wd->ddone && (evals == 1 || evals == 2));
+            refused |= !rd && evals == 2;
+            if (!rd && !rj) CHECK_MSG(same_bits(ld, lj), "rcond_min 1e-%d (%d evaluations): not the same", e, evals);
+        }
+        mbl_linear_free(ld), mbl_linear_free(lj);
+        mbl_lin_work_free(wd), mbl_lin_work_free(wj);
+    }
+    CHECK_MSG(refused, "no rcond_min had the dense path refuse and the general path answer");
+    mbl_point_free(p0), mbl_point_free(p1);
+    mbl_model_free(md);
+    free(s);
+}
+
 /* constraints, or user states: never the dense path */
 TEST(not_chosen)
 {
@@ -315,7 +408,9 @@ int main(void)
     RUN(cholesky_path);
     RUN(fallback);
     RUN(near_singular_mass);
+    RUN(in_place_refused);
     RUN(not_chosen);
-    if (getenv("RELIN_VERBOSE")) fprintf(stderr, "largest difference %.3g\n", g_worst);
+    CHECK_MSG(g_direct >= 5, "%d models took the dense matrices in place", g_direct);
+    if (getenv("RELIN_VERBOSE")) fprintf(stderr, "largest difference %.3g, %d in place\n", g_worst, g_direct);
     return test_summary("relin_dense");
 }

@@ -21,6 +21,7 @@
  * symbolic derivative of the recursion costs O(depth) (docs/benchmarks.md). */
 #include "model/rtree.h"
 
+#include <limits.h>
 #include <string.h>
 
 #include "core/vec3.h"
@@ -337,7 +338,7 @@ void model_rtree_num_free(mbl_rtree_num *r)
     mblx__subtape_free(r->intx);
     mblx_tape_free(r->iny);
     mbl_free(r->tn);
-    mbl_free(r->pi), mbl_free(r->pj), mbl_free(r->pos), mbl_free(r->qzero);
+    mbl_free(r->pi), mbl_free(r->pj), mbl_free(r->pos), mbl_free(r->dpos), mbl_free(r->qzero);
     mbl_free(r->qlo), mbl_free(r->qhi);
     mbl_free(r->kin), mbl_free(r->qs), mbl_free(r->lv0);
     mbl_free(r->ysn), mbl_free(r->yjsn), mbl_free(r->st_sym), mbl_free(r->st_src), mbl_free(r->eneed);
@@ -527,6 +528,18 @@ int model_rtree_num_pattern(mbl_model *md, mbl_rtree_num *r, mbl_status *st)
             entry_of(md, r, tent[t] / 6, tent[t] % 6, &row, &col);
             pos[col] = -1;
         }
+    }
+    /* the places in K, C, M (n x n each, by columns, one after the other), while they fit an int */
+    mbl_free(r->dpos);
+    r->dpos = rc || 3.0 * n * n >= INT_MAX ? NULL : mbl_alloc_array(6 * (size_t)r->npair + 1, sizeof *r->dpos);
+    if (!rc && !r->dpos && 3.0 * n * n < INT_MAX) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int e = 0; e < 6 * r->npair && r->dpos; e++) {
+        int row, col, s = e % 6, b = s % 3;
+        r->dpos[e] = -1;
+        if (r->pos[e] < 0) continue;
+        entry_of(md, r, e / 6, s, &row, &col);
+        static const int blk[3] = {MBL_BLK_Q, MBL_BLK_V, MBL_BLK_A};
+        r->dpos[e] = b * n * n + row + (col - model_blk0(md, blk[b])) * n;
     }
 out:
     mbl_free(rp), mbl_free(ent), mbl_free(fill), mbl_free(pos), mbl_free(trp), mbl_free(tent);
@@ -809,8 +822,8 @@ int model_rtree_num_F(const mbl_rtree_num *r, const double *syms, double *out, d
     return 0;
 }
 
-/* The Jacobian's entries from the bodies N of the full pass */
-void model_rtree_jac_entries(const mbl_rtree_num *r, double *N, double *out)
+/* The Jacobian's entries from the bodies N of the full pass, added to out at the slots' places pos */
+static void jac_entries(const mbl_rtree_num *r, double *N, double *out, const int *pos)
 {
     for (int b = 0; b < r->tree.nb; b++) {
         double *n = N + (size_t)b * NB_SIZE;
@@ -849,7 +862,7 @@ void model_rtree_jac_entries(const mbl_rtree_num *r, double *N, double *out)
             }
         }
     }
-    const int *pi = r->pi, *pj = r->pj, *pos = r->pos;
+    const int *pi = r->pi, *pj = r->pj;
     for (int p = 0, np = r->npair; p < np; p++) {
         const double *ni = N + (size_t)pi[p] * NB_SIZE, *nj = N + (size_t)pj[p] * NB_SIZE;
         const int *ps = pos + 6 * (size_t)p;
@@ -869,6 +882,10 @@ void model_rtree_jac_entries(const mbl_rtree_num *r, double *N, double *out)
         if (p5 >= 0) out[p5] += ps2;
     }
 }
+
+void model_rtree_jac_entries(const mbl_rtree_num *r, double *N, double *out) { jac_entries(r, N, out, r->pos); }
+
+void model_rtree_jac_dense(const mbl_rtree_num *r, double *N, double *KCM) { jac_entries(r, N, KCM, r->dpos); }
 
 int model_rtree_num_jac(const mbl_rtree_num *r, const double *syms, double *out, double *work, mbl_status *st)
 {

@@ -299,10 +299,12 @@ int model_rtree_minv(const mbl_rtree_num *r, const double *tv, const double *N, 
 
 int model_rtree_num_mass_only(const mbl_rtree_num *r) { return r && r->mass_only; }
 
+int model_rtree_num_dense_ok(const mbl_rtree_num *r) { return r && r->mass_only && r->dpos; }
+
 size_t model_rtree_num_mass_work(const mbl_rtree_num *r) { return model_rtree_minv_work(r); }
 
 int model_rtree_num_minv(const mbl_rtree_num *r, const double *syms, double *jac, double *y, double *minv,
-                         double *mwork, double *work, mbl_status *st)
+                         double *mwork, double *work, int dense, mbl_status *st)
 {
     double *tv = work, *N;
     int rc;
@@ -318,6 +320,7 @@ int model_rtree_num_minv(const mbl_rtree_num *r, const double *syms, double *jac
     /* the Jacobian's passes; M^-1 reads their bodies' points, axes and inertias (which
      * model_rtree_jac_entries leaves as they are) */
     model_rtree_nrnea_tv(r, syms, tv, N, 1);
-    model_rtree_jac_entries(r, N, jac);
+    if (dense) model_rtree_jac_dense(r, N, jac);
+    else model_rtree_jac_entries(r, N, jac);
     return model_rtree_minv(r, tv, N, minv, mwork);
 }

@@ -22,6 +22,8 @@ struct mbl_rtree_num {
     int npair;        /* (i, j): j = i or an ancestor of i, both with coordinates */
     int *pi, *pj;
     int *pos;         /* 6 per pair: positions in the Jacobian's values, -1 for none */
+    int *dpos;        /* 6 per pair: the same entries' places in three n x n matrices by columns, K = dR/dq,
+                       * C = dR/dv, M = dR/da one after the other (model_rtree_jac_dense), -1 for none */
     char *qzero;      /* nb: the rows do not depend on the body's coordinate (in structure) */
     /* the articulated-body inverse of M (rtree_minv.c): mass_only 1 when M = dR/da is the term's
      * alone (every coordinate a joint of the tree, no text row of the equations of motion with an
@@ -116,6 +118,9 @@ void model_rtree_shift6(const double *X, const double *d, double *out);
 int model_rtree_num_texts_y(const mbl_rtree_num *r, const double *syms, double *y, double *work, mbl_status *st);
 /* The Jacobian's entries added to out from the bodies N of the full pass, rtree.c */
 void model_rtree_jac_entries(const mbl_rtree_num *r, double *N, double *out);
+/* The same entries added to the three matrices KCM at their places dpos instead (the dense path of
+ * src/lin/relin_dense.c; model_eval_dense_minv) */
+void model_rtree_jac_dense(const mbl_rtree_num *r, double *N, double *KCM);
 /* rtree_minv.c: M^-1 (n x n by columns) from the texts' values tv (the articulated bodies, each
  * about its own point; mwork: model_rtree_minv_work doubles); 1 when a pivot is not positive. N:
  * NULL, or the bodies of model_rtree_nrnea_tv's pass at the same point, whose points, axes and

@@ -110,10 +110,12 @@ static int num_mass_only(const mbl_model *md) { return model_rtree_num_mass_only
 static size_t num_mass_work(const mbl_model *md) { return model_rtree_num_mass_work(md->rtn); }
 
 static int num_minv(const mbl_model *md, const double *syms, double *jac, double *y, double *minv, double *mwork,
-                    double *work, mbl_status *st)
+                    double *work, int dense, mbl_status *st)
 {
-    return model_rtree_num_minv(md->rtn, syms, jac, y, minv, mwork, work, st);
+    return model_rtree_num_minv(md->rtn, syms, jac, y, minv, mwork, work, dense, st);
 }
+
+static int num_dense_ok(const mbl_model *md) { return model_rtree_num_dense_ok(md->rtn); }
 
 static void num_free(mbl_model *md) { model_rtree_num_free(md->rtn); }
 
@@ -132,6 +134,7 @@ const model_term_ops model_term_rtree = {
     .mass_only = num_mass_only,
     .mass_work = num_mass_work,
     .minv = num_minv,
+    .dense_ok = num_dense_ok,
     .exprs = num_exprs,
     .row_depends = num_row_depends,
     .free = num_free,

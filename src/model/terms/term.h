@@ -74,11 +74,14 @@ typedef struct model_term_ops {
      * for a model whose M = dR/da is the term's alone (mass_only 1; once compiled): M^-1 at syms
      * into minv (n x n by columns; mwork: mass_work doubles), and with jac not NULL its Jacobian
      * entries and outputs as jac_y (or eval) gives them, in the same pass; 1 when M is not
-     * positive definite there. All three NULL for a term without one */
+     * positive definite there. All three NULL for a term without one. dense_ok: 1 when minv also
+     * takes dense 1, jac then three n x n matrices by columns (dR/dq, dR/dv, dR/da) to add its
+     * entries to (model_eval_dense_minv); NULL: never */
     int (*mass_only)(const mbl_model *md);
     size_t (*mass_work)(const mbl_model *md);
     int (*minv)(const mbl_model *md, const double *syms, double *jac, double *y, double *minv, double *mwork,
-                double *work, mbl_status *st);
+                double *work, int dense, mbl_status *st);
+    int (*dense_ok)(const mbl_model *md);
     /* its rows (added to Fs) and Jacobian entries (pushed into S) as expressions (model_dae_nodes;
      * graph lock held) */
     int (*exprs)(mbl_model *md, mblx_id *Fs, mbl_sjac *S, mbl_status *st);
