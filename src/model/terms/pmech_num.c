@@ -23,6 +23,7 @@
 #include "model/pmech_num.h"
 
 enum { BSLOTS = 12, JSLOTS = 27 };
+_Static_assert(JSLOTS == 27, "joints_eval writes the 27 joint slots one by one");
 
 typedef struct pbody {
     int q[3];
@@ -572,36 +573,39 @@ static int joints_eval(const mbl_model *md, const mbl_pmech_num *t, const cols *
                 F[c.e0 + iy] += sg * ly;
                 F[c.e0 + it] += sg * (-lx * wy + ly * wx);
             }
-            if (J) {
-                double v[JSLOTS] = {1,
-                                    1,
-                                    -wy,
-                                    wx,
-                                    1,
-                                    1,
-                                    -wy,
-                                    wx,
-                                    -thd * wx,
-                                    -thd * wy,
-                                    1,
-                                    1,
-                                    -wy,
-                                    wx,
-                                    -2 * thd * wx,
-                                    -2 * thd * wy,
-                                    -thdd * wx + thd2 * wy,
-                                    -thdd * wy - thd2 * wx,
-                                    1,
-                                    1,
-                                    -wy,
-                                    wx,
-                                    -(lx * wx + ly * wy),
-                                    1,
-                                    1,
-                                    1,
-                                    1};
-                for (int k = 0; k < JSLOTS; k++)
-                    if (P->pos[a][k] >= 0) J[P->pos[a][k]] += sg * v[k];
+            if (J) { /* slot by slot in jslot's order, only the present ones computed (the same sums) */
+                const int *ps = P->pos[a];
+                double one = sg, mwy = sg * -wy, pwx = sg * wx;
+#define JADD(k, val) \
+    if (ps[k] >= 0) J[ps[k]] += (val)
+                JADD(0, one);
+                JADD(1, one);
+                JADD(2, mwy);
+                JADD(3, pwx);
+                JADD(4, one);
+                JADD(5, one);
+                JADD(6, mwy);
+                JADD(7, pwx);
+                JADD(8, sg * (-thd * wx));
+                JADD(9, sg * (-thd * wy));
+                JADD(10, one);
+                JADD(11, one);
+                JADD(12, mwy);
+                JADD(13, pwx);
+                JADD(14, sg * (-2 * thd * wx));
+                JADD(15, sg * (-2 * thd * wy));
+                JADD(16, sg * (-thdd * wx + thd2 * wy));
+                JADD(17, sg * (-thdd * wy - thd2 * wx));
+                JADD(18, one);
+                JADD(19, one);
+                JADD(20, mwy);
+                JADD(21, pwx);
+                JADD(22, sg * (-(lx * wx + ly * wy)));
+                JADD(23, one);
+                JADD(24, one);
+                JADD(25, one);
+                JADD(26, one);
+#undef JADD
             }
         }
     }
