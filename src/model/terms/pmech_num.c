@@ -23,7 +23,7 @@
 #include "model/pmech_num.h"
 
 enum { BSLOTS = 12, JSLOTS = 27 };
-_Static_assert(JSLOTS == 27, "joints_eval writes the 27 joint slots one by one");
+_Static_assert(BSLOTS == 12 && JSLOTS == 27, "bodies_eval and joints_eval write their slots one by one");
 
 typedef struct pbody {
     int q[3];
@@ -506,21 +506,23 @@ static int bodies_eval(const mbl_model *md, const mbl_pmech_num *t, const cols *
             F[c.e0 + B->q[1]] += m * (Gy + thdd * ux - thd2 * uy);
             F[c.e0 + B->q[2]] += B->I * thdd + m * cc * thdd + m * (-uy * Gx + ux * Gy);
         }
-        if (J) {
-            double v[BSLOTS] = {m,
-                                -m * uy,
-                                -2 * m * thd * ux,
-                                m * (-thdd * ux + thd2 * uy),
-                                m,
-                                m * ux,
-                                -2 * m * thd * uy,
-                                m * (-thdd * uy - thd2 * ux),
-                                -m * uy,
-                                m * ux,
-                                B->I + m * cc,
-                                -m * (ux * Gx + uy * Gy)};
-            for (int k = 0; k < BSLOTS; k++)
-                if (B->pos[k] >= 0) J[B->pos[k]] += v[k];
+        if (J) { /* slot by slot in bslot's order, only the present ones computed (the same sums) */
+            const int *ps = B->pos;
+#define BADD(k, val) \
+    if (ps[k] >= 0) J[ps[k]] += (val)
+            BADD(0, m);
+            BADD(1, -m * uy);
+            BADD(2, -2 * m * thd * ux);
+            BADD(3, m * (-thdd * ux + thd2 * uy));
+            BADD(4, m);
+            BADD(5, m * ux);
+            BADD(6, -2 * m * thd * uy);
+            BADD(7, m * (-thdd * uy - thd2 * ux));
+            BADD(8, -m * uy);
+            BADD(9, m * ux);
+            BADD(10, B->I + m * cc);
+            BADD(11, -m * (ux * Gx + uy * Gy));
+#undef BADD
         }
     }
     return 0;
