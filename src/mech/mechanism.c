@@ -94,8 +94,7 @@ static int state_list(mech *M, const yaml_node_t *s, mbl_src_list *l, const char
             while (o && nm[o - 1] == '_') o--;
             nm[o] = '\0';
             if (!o || !mech_is_id0(nm[0])) nm = mech_fmt(M, "state_%d", ++M->nstate);
-            for (int i = 0; i < M->src->variables.n; i++)
-                if (!strcmp(M->src->variables.items[i].key, nm)) nm = mech_fmt(M, "%s_%d", nm, ++M->nstate);
+            nm = mech_var_name_free(M, nm, &M->nstate);
             rc = mech_add_var(M, nm, x, line, col);
             if (!rc) rc = mech_push(M, l, NULL, nm, line, col);
         }
@@ -436,6 +435,7 @@ int mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *file, c
     mbl_free(M.torder);
     mbl_free(M.spare);
     mbl_free(M.vseq);
+    mbl_free(M.rot);
     mech_ns_free(&M.hb);
     mech_ns_free(&M.hm);
     mech_ns_free(&M.hj);
