@@ -206,6 +206,17 @@ static int joints_place(mbl_model *md, mbl_pmech_num *t, const cols *cp, mblx_id
         kb[k] = blk == 'q' ? 0 : blk == 'v' ? 1 : blk == 'a' ? 2 : 3;
         kr[k] = (unsigned char)jslot[k][1], kq[k] = (unsigned char)jslot[k][3];
     }
+    /* the present slots of a side, in slot order, for each of its flags hass | hasang << 1 | haspos << 2 */
+    unsigned char present[8][JSLOTS];
+    int npresent[8];
+    for (int f = 0; f < 8; f++) {
+        npresent[f] = 0;
+        for (int k = 0; k < JSLOTS; k++) {
+            if (jslot_s[k] == 1 && !(f & 1)) continue;
+            if (jslot_s[k] == 2 ? !(f & 2) : !(f & 4)) continue;
+            present[f][npresent[f]++] = (unsigned char)k;
+        }
+    }
     for (int j = 0; j < t->nj && !rc; j++) {
         pjoint *J = &t->j[j];
         int jr[3] = {jrow(J, 0), jrow(J, 1), jrow(J, 2)};
@@ -220,9 +231,9 @@ static int joints_place(mbl_model *md, mbl_pmech_num *t, const cols *cp, mblx_id
                 colv[0][m] = c.jq + B->q[m], colv[1][m] = c.jv + B->q[m], colv[2][m] = c.ja + B->q[m];
                 colv[3][m] = c.jl + jr[m];
             }
-            for (int k = 0; k < JSLOTS && !rc; k++) {
-                if (jslot_s[k] == 1 && !J->hass[a]) continue;
-                if (jslot_s[k] == 2 ? !J->hasang : !J->haspos) continue;
+            int f = (J->hass[a] ? 1 : 0) | (J->hasang ? 2 : 0) | (J->haspos ? 4 : 0);
+            for (int u = 0; u < npresent[f] && !rc; u++) {
+                int k = present[f][u];
                 J->pos[a][k] = md->sjac.nz;
                 if (model_sjac_push(&md->sjac, rows[kg[k]][kr[k]], colv[kb[k]][kq[k]], zero))
                     rc = mbl_error(st, MBL_ENOMEM, "out of memory");
