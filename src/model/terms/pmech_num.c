@@ -243,6 +243,39 @@ static int joints_place(mbl_model *md, mbl_pmech_num *t, const cols *cp, mblx_id
     return rc;
 }
 
+/* The springs' slots (k = 12 r + c: row r of the ends' coordinates, column c < 6 their q, else
+ * their v) present when both coordinates are (q[r], q[c % 6] >= 0: not the ground, nor a th the
+ * marker does not turn) and, for a v column, the spring has damping; walked from a list made once
+ * per combination of those seven flags, in slot order (the same places pushed in the same order as
+ * a test per slot). 0 or the error. */
+static int springs_place(mbl_model *md, mbl_pmech_num *t, const cols *c, mblx_id zero, mbl_status *st)
+{
+    unsigned char present[128][SSLOTS];
+    int npresent[128];
+    for (int f = 0; f < 128; f++) { /* f: bit r (< 6) q[r] present, bit 6 hasc */
+        npresent[f] = 0;
+        for (int k = 0; k < SSLOTS; k++) {
+            int r = k / 12, cc = k % 12;
+            if (!(f >> r & 1) || !(f >> (cc % 6) & 1) || (cc >= 6 && !(f >> 6 & 1))) continue;
+            present[f][npresent[f]++] = (unsigned char)k;
+        }
+    }
+    int rc = 0;
+    for (int j = 0; j < t->ns && !rc; j++) {
+        pspring *S = &t->s[j];
+        int f = S->hasc ? 64 : 0;
+        for (int r = 0; r < 6; r++) f |= (S->q[r] >= 0) << r;
+        for (int k = 0; k < SSLOTS; k++) S->pos[k] = -1;
+        for (int u = 0; u < npresent[f] && !rc; u++) {
+            int k = present[f][u], r = k / 12, cc = k % 12;
+            S->pos[k] = md->sjac.nz;
+            if (model_sjac_push(&md->sjac, c->e0 + S->q[r], (cc >= 6 ? c->jv : c->jq) + S->q[cc % 6], zero))
+                rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        }
+    }
+    return rc;
+}
+
 int model_pmech_num_new(mbl_model *md, const mbl_pmech_src *p, const int *qidx, const mblx_id *bn, const mblx_id *jn,
                       const mblx_id *sn, const mblx_id gn[2], mbl_status *st)
 {
@@ -358,17 +391,7 @@ int model_pmech_num_new(mbl_model *md, const mbl_pmech_src *p, const int *qidx, 
         }
     }
     if (!rc) rc = joints_place(md, t, &c, zero, st);
-    for (int j = 0; j < t->ns && !rc; j++) {
-        pspring *S = &t->s[j];
-        for (int k = 0; k < SSLOTS && !rc; k++) {
-            int r = k / 12, cc = k % 12, v = cc >= 6;
-            S->pos[k] = -1;
-            if (S->q[r] < 0 || S->q[cc % 6] < 0 || (v && !S->hasc)) continue;
-            S->pos[k] = md->sjac.nz;
-            if (model_sjac_push(&md->sjac, c.e0 + S->q[r], (v ? c.jv : c.jq) + S->q[cc % 6], zero))
-                rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        }
-    }
+    if (!rc) rc = springs_place(md, t, &c, zero, st);
     if (rc) {
         model_pmech_num_free(t);
         return rc;
