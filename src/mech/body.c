@@ -504,9 +504,9 @@ static int body_planar_rotation(mech *M, body *B, int bi, const char *name, cons
         if (!rc) rc = mech_push_at(M, &M->src->velocities, B->th, w0, wn);
     }
     char *c = mech_fmt(M, "_c_%s", name), *s = mech_fmt(M, "_s_%s", name);
-    /* spare: unused when the body's texts do not need them (the numeric term, no drawing) */
-    if (!rc) rc = mech_add_spare_var(M, c, mech_fmt(M, "cos(%s)", B->th), B->line, B->col);
-    if (!rc) rc = mech_add_spare_var(M, s, mech_fmt(M, "sin(%s)", B->th), B->line, B->col);
+    /* spare: unused when the body's texts do not need them (the numeric term, no drawing), made
+     * only where used */
+    if (!rc) rc = mech_defer_rot(M, c, s, B->th, B->line, B->col);
     B->A[0] = c;
     B->A[1] = mech_fmt(M, "(-%s)", s);
     B->A[2] = "0";

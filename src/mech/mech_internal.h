@@ -161,6 +161,14 @@ typedef struct mech {
     int *vseq;  /* per variable: its place in the order the variables are written (mech_push; a marker's
                    position made later takes the place reserved when the marker was read) */
     int cvseq, nseq, nlate; /* nlate: variables made out of that order (mech_drop_spare_vars sorts) */
+    struct mech_rot {
+        const char *name[2]; /* _c_<body>, _s_<body> */
+        const char *th;      /* the body's angle: their texts cos(th), sin(th) */
+        int line, col;
+        int seq;  /* their places (seq, seq + 1) */
+        int vpos; /* variables.n when deferred: where the two would have been pushed */
+    } *rot;       /* planar bodies' cosines and sines, made by mech_drop_spare_vars only where used */
+    int nrot, crot;
     nameset hpt; /* texts known to be (1) or not to be (0) functions of the parameters (pmech.c) */
     nameset hev; /* texts evaluated to numbers (mech_eval_text): their index in ev */
     struct mech_ev {
@@ -283,6 +291,13 @@ int mech_add_var_of(mech *M, const char *name, const char *text, int line, int c
  * dropped by mech_drop_spare_vars when no item of the generated source uses it (a name of another
  * form makes an ordinary variable). */
 int mech_add_spare_var(mech *M, const char *name, const char *text, int line, int col);
+/* A planar body's cosine and sine variables c = cos(th), s = sin(th), spare: their places reserved
+ * here, made by mech_drop_spare_vars only when an item of the generated source uses them (the
+ * N = 2000 four-bar made and dropped 8,002). */
+int mech_defer_rot(mech *M, const char *c, const char *s, const char *th, int line, int col);
+/* The name of a generated variable (nm, or nm_<k> where a variable or a deferred cosine or sine
+ * had it), as a scan of them in the order they were made renames it */
+char *mech_var_name_free(mech *M, char *nm, int *counter);
 /* Drop the spare variables that nothing uses, directly or through other variables (a planar
  * revolute four-bar used 3 of every marker's 13 variables: the rest were parsed for nothing). */
 int mech_drop_spare_vars(mech *M);

@@ -94,8 +94,7 @@ static int state_list(mech *M, const yaml_node_t *s, mbl_src_list *l, const char
             while (o && nm[o - 1] == '_') o--;
             nm[o] = '\0';
             if (!o || !mech_is_id0(nm[0])) nm = mech_fmt(M, "state_%d", ++M->nstate);
-            for (int i = 0; i < M->src->variables.n; i++)
-                if (!strcmp(M->src->variables.items[i].key, nm)) nm = mech_fmt(M, "%s_%d", nm, ++M->nstate);
+            nm = mech_var_name_free(M, nm, &M->nstate);
             rc = mech_add_var(M, nm, x, line, col);
             if (!rc) rc = mech_push(M, l, NULL, nm, line, col);
         }
@@ -203,13 +202,26 @@ static int emit_draw(mech *M);
  * nine doublings of the array and of the name set) */
 static int reserve_bodies(mech *M, const yaml_node_t *bodies)
 {
-    size_t nbod = (size_t)(bodies->data.mapping.pairs.top - bodies->data.mapping.pairs.start);
+    size_t nbod = (size_t)(bodies->data.mapping.pairs.top - bodies->data.mapping.pairs.start), nmk = 0;
     if ((size_t)M->cb < (size_t)M->nb + nbod) {
         body *b = nbod < (size_t)INT_MAX / 2 ? mbl_realloc_array(M->b, (size_t)M->nb + nbod, sizeof *b) : NULL;
         if (!b) return mech_oom(M);
         M->b = b, M->cb = M->nb + (int)nbod;
     }
-    return mech_ns_reserve(&M->hb, nbod) ? mech_oom(M) : 0;
+    /* the bodies' markers too (their array and name set grew by doubling: 10,003 markers of the
+     * N = 2000 four-bar, 3.5 M instructions of copies and rehashes) */
+    for (yaml_node_pair_t *p = bodies->data.mapping.pairs.start; p < bodies->data.mapping.pairs.top; p++) {
+        yaml_node_t *v = mech_node(M->doc, p->value);
+        yaml_node_t *mk = v && v->type == YAML_MAPPING_NODE ? mech_get(M, v, "markers") : NULL;
+        if (mk && mk->type == YAML_MAPPING_NODE)
+            nmk += (size_t)(mk->data.mapping.pairs.top - mk->data.mapping.pairs.start);
+    }
+    if (nmk && nmk < (size_t)INT_MAX / 2 && (size_t)M->cm < (size_t)M->nm + nmk) {
+        marker *m = mbl_realloc_array(M->mk, (size_t)M->nm + nmk, sizeof *m);
+        if (!m) return mech_oom(M);
+        M->mk = m, M->cm = M->nm + (int)nmk;
+    }
+    return mech_ns_reserve(&M->hb, nbod) || mech_ns_reserve(&M->hm, nmk) ? mech_oom(M) : 0;
 }
 
 static int read_all(mech *M, const yaml_node_t *root)
@@ -436,6 +448,7 @@ int mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *file, c
     mbl_free(M.torder);
     mbl_free(M.spare);
     mbl_free(M.vseq);
+    mbl_free(M.rot);
     mech_ns_free(&M.hb);
     mech_ns_free(&M.hm);
     mech_ns_free(&M.hj);

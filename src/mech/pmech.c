@@ -18,7 +18,12 @@
  * distinct text parsed once (M->hpt: 1 yes, 0 no) */
 static int param_text(mech *M, const char *text)
 {
-    int known = mech_ns_find(&M->hpt, text, strlen(text));
+    /* a run of up to 15 digits ("0", "12": most marker positions and angles of the N = 2000 four-bar)
+     * is a constant, as its parse says (an exact integer, expr/parse.c): no lookup */
+    size_t nd = 0;
+    while (text[nd] >= '0' && text[nd] <= '9') nd++;
+    if (nd && nd <= 15 && !text[nd]) return 1;
+    int known = mech_ns_find(&M->hpt, text, nd + strlen(text + nd));
     if (known >= 0) return known;
     mblx_parse_opts po;
     memset(&po, 0, sizeof po);

@@ -603,6 +603,36 @@ int mech_add_spare_var(mech *M, const char *name, const char *text, int line, in
     return 0;
 }
 
+int mech_defer_rot(mech *M, const char *c, const char *s, const char *th, int line, int col)
+{
+    if (M->nrot == M->crot) {
+        int cap = M->crot ? 2 * M->crot : 64;
+        struct mech_rot *r = mbl_realloc_array(M->rot, (size_t)cap, sizeof *r);
+        if (!r) return mech_oom(M);
+        M->rot = r;
+        M->crot = cap;
+    }
+    struct mech_rot *r = &M->rot[M->nrot++];
+    r->name[0] = c, r->name[1] = s, r->th = th;
+    r->line = line, r->col = col;
+    r->seq = M->nseq, r->vpos = M->src->variables.n;
+    M->nseq += 2;
+    return 0;
+}
+
+char *mech_var_name_free(mech *M, char *nm, int *counter)
+{
+    const mbl_src_list *V = &M->src->variables;
+    int k = 0;
+    for (int i = 0; i <= V->n; i++) { /* the deferred ones where they would have been pushed */
+        for (; k < M->nrot && M->rot[k].vpos == i; k++)
+            for (int h = 0; h < 2; h++)
+                if (!strcmp(M->rot[k].name[h], nm)) nm = mech_fmt(M, "%s_%d", nm, ++*counter);
+        if (i < V->n && !strcmp(V->items[i].key, nm)) nm = mech_fmt(M, "%s_%d", nm, ++*counter);
+    }
+    return nm;
+}
+
 /* mark the variables (by the name index vi) that the identifiers of text name; newly marked ones
  * go on the stack */
 static void mark_uses(const nameset *vi, const char *text, unsigned char *used, int *stack, int *nstack)
@@ -665,13 +695,15 @@ int mech_drop_spare_vars(mech *M)
     mbl_src *s = M->src;
     mbl_src_list *V = &s->variables;
     if (M->oom) return mech_oom(M); /* a marker's position not made (mech_mk_p) */
-    int nv = V->n < M->cspare ? V->n : M->cspare, nspare = 0;
+    int nv = V->n < M->cspare ? V->n : M->cspare, nspare = 0, nv0 = V->n;
     for (int i = 0; i < nv; i++) nspare += M->spare[i];
+    nspare += 2 * M->nrot; /* the deferred cosines and sines: indices nv0 + 2 k (+ 1) */
     if (!nspare) return 0;
     nameset vi;
     memset(&vi, 0, sizeof vi);
-    unsigned char *used = mbl_calloc((size_t)V->n, 1);
-    int *stack = mbl_alloc_array((size_t)V->n, sizeof *stack), nstack = 0, rc = 0;
+    size_t nall = (size_t)nv0 + 2 * (size_t)M->nrot;
+    unsigned char *used = mbl_calloc(nall + 1, 1);
+    int *stack = mbl_alloc_array(nall + 1, sizeof *stack), nstack = 0, rc = 0;
     size_t cap = 64;
     while (cap < 2 * ((size_t)nspare + 1)) cap *= 2; /* sized once: no rehash while adding */
     vi.key = mbl_calloc(cap, sizeof *vi.key);
@@ -680,6 +712,8 @@ int mech_drop_spare_vars(mech *M)
     if (!used || !stack || !vi.key || !vi.idx) rc = -1;
     for (int i = 0; i < nv && !rc; i++)
         if (M->spare[i]) rc = mech_ns_add(&vi, V->items[i].key, i);
+    for (int k = 0; k < M->nrot && !rc; k++)
+        for (int h = 0; h < 2 && !rc; h++) rc = mech_ns_add(&vi, M->rot[k].name[h], nv0 + 2 * k + h);
     if (rc) {
         mbl_free(used), mbl_free(stack), mech_ns_free(&vi);
         return mech_oom(M);
@@ -711,7 +745,10 @@ int mech_drop_spare_vars(mech *M)
         for (int b = 0; b < s->rtree->nb; b++)
             for (int t = 0; t < MBL_RTREE_NT; t++) mark_uses(&vi, s->rtree->b[b].t[t], used, stack, &nstack);
     for (int k = 0; s->rtree && k < 3; k++) mark_uses(&vi, s->rtree->g[k], used, stack, &nstack);
-    while (nstack) mark_uses(&vi, V->items[stack[--nstack]].text, used, stack, &nstack);
+    while (nstack) { /* a deferred cosine's or sine's text names the body's angle only */
+        int i = stack[--nstack];
+        if (i < nv0) mark_uses(&vi, V->items[i].text, used, stack, &nstack);
+    }
     int o = 0;
     for (int i = 0; i < V->n; i++) {
         if (used[i]) {
@@ -725,7 +762,17 @@ int mech_drop_spare_vars(mech *M)
     }
     V->n = o;
     memset(M->spare, 0, (size_t)M->cspare); /* indices changed: nothing is spare any more */
+    /* the deferred cosines and sines used, in their places (vars_in_order) */
+    for (int k = 0; k < M->nrot && !rc; k++)
+        for (int h = 0; h < 2 && !rc; h++) {
+            const struct mech_rot *r = &M->rot[k];
+            if (!used[nv0 + 2 * k + h]) continue;
+            rc = mech_add_var(M, r->name[h], mech_fmt(M, h ? "sin(%s)" : "cos(%s)", r->th), r->line, r->col);
+            if (!rc) M->vseq[V->n - 1] = r->seq + h, M->nlate++;
+        }
+    M->nrot = 0;
     mbl_free(used), mbl_free(stack), mech_ns_free(&vi);
+    if (rc) return rc;
     return M->nlate ? vars_in_order(M) : 0;
 }
 

@@ -1,5 +1,6 @@
 /* The report's output block: texts and numbers gathered, one fwrite a block (report/obuf.h). */
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -43,7 +44,8 @@ typedef struct fmt_memo {
 } fmt_memo;
 static _Thread_local fmt_memo memo[FMT_MEMO];
 
-/* core_fmt_g(d, x, prec) (d: room for CORE_NUMFMT_MAX characters) through the memo */
+/* core_fmt_g(d, x, prec), or printf's "%.*g" beyond its range (d: room for CORE_NUMFMT_MAX
+ * characters), through the memo */
 static int fmt_g(char *d, double x, int prec)
 {
     uint64_t bits;
@@ -54,6 +56,13 @@ static int fmt_g(char *d, double x, int prec)
         return e->len;
     }
     int n = core_fmt_g(d, x, prec);
+    /* beyond core_fmt_g's exact range (at 17 digits |x| below about 1e-15: the rounding noise of a
+     * point's zero coordinates, 3,603 of the N = 2000 mechanism's JSON numbers, 2,021 distinct),
+     * printf's text, remembered too (it was formatted twice over and printed for each) */
+    if (n < 0 && isfinite(x) && prec >= 1 && prec <= 17) {
+        n = snprintf(d, CORE_NUMFMT_MAX, "%.*g", prec, x);
+        if (n >= CORE_NUMFMT_MAX) n = -1; /* cut short (never at 17 digits): the caller's own path */
+    }
     if (n >= 0 && n < CORE_NUMFMT_MAX) {
         e->bits = bits, e->prec = prec, e->len = n;
         memcpy(e->text, d, (size_t)n + 1);

@@ -23,6 +23,7 @@
 #include "model/pmech_num.h"
 
 enum { BSLOTS = 12, JSLOTS = 27 };
+_Static_assert(BSLOTS == 12 && JSLOTS == 27, "bodies_eval and joints_eval write their slots one by one");
 
 typedef struct pbody {
     int q[3];
@@ -205,6 +206,17 @@ static int joints_place(mbl_model *md, mbl_pmech_num *t, const cols *cp, mblx_id
         kb[k] = blk == 'q' ? 0 : blk == 'v' ? 1 : blk == 'a' ? 2 : 3;
         kr[k] = (unsigned char)jslot[k][1], kq[k] = (unsigned char)jslot[k][3];
     }
+    /* the present slots of a side, in slot order, for each of its flags hass | hasang << 1 | haspos << 2 */
+    unsigned char present[8][JSLOTS];
+    int npresent[8];
+    for (int f = 0; f < 8; f++) {
+        npresent[f] = 0;
+        for (int k = 0; k < JSLOTS; k++) {
+            if (jslot_s[k] == 1 && !(f & 1)) continue;
+            if (jslot_s[k] == 2 ? !(f & 2) : !(f & 4)) continue;
+            present[f][npresent[f]++] = (unsigned char)k;
+        }
+    }
     for (int j = 0; j < t->nj && !rc; j++) {
         pjoint *J = &t->j[j];
         int jr[3] = {jrow(J, 0), jrow(J, 1), jrow(J, 2)};
@@ -219,13 +231,46 @@ static int joints_place(mbl_model *md, mbl_pmech_num *t, const cols *cp, mblx_id
                 colv[0][m] = c.jq + B->q[m], colv[1][m] = c.jv + B->q[m], colv[2][m] = c.ja + B->q[m];
                 colv[3][m] = c.jl + jr[m];
             }
-            for (int k = 0; k < JSLOTS && !rc; k++) {
-                if (jslot_s[k] == 1 && !J->hass[a]) continue;
-                if (jslot_s[k] == 2 ? !J->hasang : !J->haspos) continue;
+            int f = (J->hass[a] ? 1 : 0) | (J->hasang ? 2 : 0) | (J->haspos ? 4 : 0);
+            for (int u = 0; u < npresent[f] && !rc; u++) {
+                int k = present[f][u];
                 J->pos[a][k] = md->sjac.nz;
                 if (model_sjac_push(&md->sjac, rows[kg[k]][kr[k]], colv[kb[k]][kq[k]], zero))
                     rc = mbl_error(st, MBL_ENOMEM, "out of memory");
             }
+        }
+    }
+    return rc;
+}
+
+/* The springs' slots (k = 12 r + c: row r of the ends' coordinates, column c < 6 their q, else
+ * their v) present when both coordinates are (q[r], q[c % 6] >= 0: not the ground, nor a th the
+ * marker does not turn) and, for a v column, the spring has damping; walked from a list made once
+ * per combination of those seven flags, in slot order (the same places pushed in the same order as
+ * a test per slot). 0 or the error. */
+static int springs_place(mbl_model *md, mbl_pmech_num *t, const cols *c, mblx_id zero, mbl_status *st)
+{
+    unsigned char present[128][SSLOTS];
+    int npresent[128];
+    for (int f = 0; f < 128; f++) { /* f: bit r (< 6) q[r] present, bit 6 hasc */
+        npresent[f] = 0;
+        for (int k = 0; k < SSLOTS; k++) {
+            int r = k / 12, cc = k % 12;
+            if (!(f >> r & 1) || !(f >> (cc % 6) & 1) || (cc >= 6 && !(f >> 6 & 1))) continue;
+            present[f][npresent[f]++] = (unsigned char)k;
+        }
+    }
+    int rc = 0;
+    for (int j = 0; j < t->ns && !rc; j++) {
+        pspring *S = &t->s[j];
+        int f = S->hasc ? 64 : 0;
+        for (int r = 0; r < 6; r++) f |= (S->q[r] >= 0) << r;
+        for (int k = 0; k < SSLOTS; k++) S->pos[k] = -1;
+        for (int u = 0; u < npresent[f] && !rc; u++) {
+            int k = present[f][u], r = k / 12, cc = k % 12;
+            S->pos[k] = md->sjac.nz;
+            if (model_sjac_push(&md->sjac, c->e0 + S->q[r], (cc >= 6 ? c->jv : c->jq) + S->q[cc % 6], zero))
+                rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         }
     }
     return rc;
@@ -346,17 +391,7 @@ int model_pmech_num_new(mbl_model *md, const mbl_pmech_src *p, const int *qidx, 
         }
     }
     if (!rc) rc = joints_place(md, t, &c, zero, st);
-    for (int j = 0; j < t->ns && !rc; j++) {
-        pspring *S = &t->s[j];
-        for (int k = 0; k < SSLOTS && !rc; k++) {
-            int r = k / 12, cc = k % 12, v = cc >= 6;
-            S->pos[k] = -1;
-            if (S->q[r] < 0 || S->q[cc % 6] < 0 || (v && !S->hasc)) continue;
-            S->pos[k] = md->sjac.nz;
-            if (model_sjac_push(&md->sjac, c.e0 + S->q[r], (v ? c.jv : c.jq) + S->q[cc % 6], zero))
-                rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        }
-    }
+    if (!rc) rc = springs_place(md, t, &c, zero, st);
     if (rc) {
         model_pmech_num_free(t);
         return rc;
@@ -505,21 +540,23 @@ static int bodies_eval(const mbl_model *md, const mbl_pmech_num *t, const cols *
             F[c.e0 + B->q[1]] += m * (Gy + thdd * ux - thd2 * uy);
             F[c.e0 + B->q[2]] += B->I * thdd + m * cc * thdd + m * (-uy * Gx + ux * Gy);
         }
-        if (J) {
-            double v[BSLOTS] = {m,
-                                -m * uy,
-                                -2 * m * thd * ux,
-                                m * (-thdd * ux + thd2 * uy),
-                                m,
-                                m * ux,
-                                -2 * m * thd * uy,
-                                m * (-thdd * uy - thd2 * ux),
-                                -m * uy,
-                                m * ux,
-                                B->I + m * cc,
-                                -m * (ux * Gx + uy * Gy)};
-            for (int k = 0; k < BSLOTS; k++)
-                if (B->pos[k] >= 0) J[B->pos[k]] += v[k];
+        if (J) { /* slot by slot in bslot's order, only the present ones computed (the same sums) */
+            const int *ps = B->pos;
+#define BADD(k, val) \
+    if (ps[k] >= 0) J[ps[k]] += (val)
+            BADD(0, m);
+            BADD(1, -m * uy);
+            BADD(2, -2 * m * thd * ux);
+            BADD(3, m * (-thdd * ux + thd2 * uy));
+            BADD(4, m);
+            BADD(5, m * ux);
+            BADD(6, -2 * m * thd * uy);
+            BADD(7, m * (-thdd * uy - thd2 * ux));
+            BADD(8, -m * uy);
+            BADD(9, m * ux);
+            BADD(10, B->I + m * cc);
+            BADD(11, -m * (ux * Gx + uy * Gy));
+#undef BADD
         }
     }
     return 0;
@@ -572,36 +609,39 @@ static int joints_eval(const mbl_model *md, const mbl_pmech_num *t, const cols *
                 F[c.e0 + iy] += sg * ly;
                 F[c.e0 + it] += sg * (-lx * wy + ly * wx);
             }
-            if (J) {
-                double v[JSLOTS] = {1,
-                                    1,
-                                    -wy,
-                                    wx,
-                                    1,
-                                    1,
-                                    -wy,
-                                    wx,
-                                    -thd * wx,
-                                    -thd * wy,
-                                    1,
-                                    1,
-                                    -wy,
-                                    wx,
-                                    -2 * thd * wx,
-                                    -2 * thd * wy,
-                                    -thdd * wx + thd2 * wy,
-                                    -thdd * wy - thd2 * wx,
-                                    1,
-                                    1,
-                                    -wy,
-                                    wx,
-                                    -(lx * wx + ly * wy),
-                                    1,
-                                    1,
-                                    1,
-                                    1};
-                for (int k = 0; k < JSLOTS; k++)
-                    if (P->pos[a][k] >= 0) J[P->pos[a][k]] += sg * v[k];
+            if (J) { /* slot by slot in jslot's order, only the present ones computed (the same sums) */
+                const int *ps = P->pos[a];
+                double one = sg, mwy = sg * -wy, pwx = sg * wx;
+#define JADD(k, val) \
+    if (ps[k] >= 0) J[ps[k]] += (val)
+                JADD(0, one);
+                JADD(1, one);
+                JADD(2, mwy);
+                JADD(3, pwx);
+                JADD(4, one);
+                JADD(5, one);
+                JADD(6, mwy);
+                JADD(7, pwx);
+                JADD(8, sg * (-thd * wx));
+                JADD(9, sg * (-thd * wy));
+                JADD(10, one);
+                JADD(11, one);
+                JADD(12, mwy);
+                JADD(13, pwx);
+                JADD(14, sg * (-2 * thd * wx));
+                JADD(15, sg * (-2 * thd * wy));
+                JADD(16, sg * (-thdd * wx + thd2 * wy));
+                JADD(17, sg * (-thdd * wy - thd2 * wx));
+                JADD(18, one);
+                JADD(19, one);
+                JADD(20, mwy);
+                JADD(21, pwx);
+                JADD(22, sg * (-(lx * wx + ly * wy)));
+                JADD(23, one);
+                JADD(24, one);
+                JADD(25, one);
+                JADD(26, one);
+#undef JADD
             }
         }
     }
