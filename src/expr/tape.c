@@ -14,7 +14,9 @@
  * FEW_SCHED_MIN instructions not scheduled either: evaluated in the emission's order and SSA form,
  * one register an instruction, by runs of consecutive equal opcodes (the nonlinear bicycle's 202
  * nodes, 238 instructions: 0.20 -> 0.11 M instructions to compile; its one evaluation costs 4.6 k
- * more). mblx__compile_once's tapes are not scheduled below FEW_SCHED_MIN instructions either. */
+ * more). (mblx__compile_once's are scheduled: its SSA form took 0.18 M instructions fewer to compile
+ * the mechanism bicycle's user states but 4 % more CPU for the whole run, interleaved: one
+ * evaluation of 2,925 instructions in runs of one or two, and 4 more pages.) */
 enum { FEW_SHARE_MIN = 1024, FEW_SCHED_MIN = 4096 };
 
 /* ---- node -> local index map (open addressing) ------------------------------------------- */
@@ -888,15 +890,15 @@ static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs,
     if (TICK_OR(reserve_dense(&c, n, outputs)) || TICK_OR(number_sub_dag(&c, n, outputs))) goto oom;
     ticks = ticks || c.nl >= TICK_MIN_NODES;
     if (TICK_OR(share_and_order(&c, n, outputs)) || TICK_OR(tape_arrays(&c, n))) goto oom;
-    /* mblx_compile_few's and mblx__compile_once's tapes are emitted in SSA order (most are not
-     * scheduled); the others scheduled as they are emitted */
-    int fed = form == MBLX__SHARE_ALL && !sched_after && c.nev;
+    /* mblx_compile_few's tapes are emitted in SSA order (most are not scheduled); the others
+     * scheduled as they are emitted */
+    int fed = form != MBLX__SHARE_CHAINS && !sched_after && c.nev;
     if ((fed && mblx__sched_begin(&s, t, c.nev)) || emit_instructions(&c, fed ? &s : NULL)) goto oom;
     if (TICK_OR(0)) goto oom;
     finish_tape(&c, n);
     compiler_free(&c);
     if (TICK_OR(fed                                      ? mblx__sched_finish(&s)
-                : form != MBLX__SHARE_ALL && t->nins < FEW_SCHED_MIN ? ssa_runs(t)
+                : form == MBLX__SHARE_CHAINS && t->nins < FEW_SCHED_MIN ? ssa_runs(t)
                                                       : mblx__schedule_runs(t))) {
         mblx__sched_free(&s); /* (when not finished) */
         mblx_tape_free(t);

@@ -402,7 +402,7 @@ static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
     mbl_free(jc);
     /* a load for a one-point command (forward_jacobian: the tool's linearize, equilibrium, check,
      * compare and report) evaluates the outputs' and user states' tapes at a point or two: compiled
-     * for that, with mblx_compile's values (mblx__compile_once: the mechanism bicycle's load 0.85 M
+     * for that, with mblx_compile's values (mblx__compile_once: the mechanism bicycle's load 0.66 M
      * instructions less) */
     mblx_tape *(*compile_few_evals)(const mblx_graph *, size_t, const mblx_id *, mbl_status *) =
         md->forward_jacobian ? mblx__compile_once : mblx_compile;

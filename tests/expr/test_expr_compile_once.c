@@ -3,7 +3,7 @@
  * - sub-DAGs of 1,024 nodes and more where common pairs of operands are shared (the pairs group
  *   the operations: mblx_compile_few's chains alone give other last bits there, checked, so the
  *   equality is not that of two as-written tapes) and where none is: the once tape has no chains
- *   (more instructions) and is not scheduled (a register an instruction);
+ *   (more instructions);
  * - a smaller sub-DAG with pairs (both forms made and compared, as mblx_compile does);
  * - an evaluation that fails: the same code and message.
  * The user states of the mechanism bicycle (their tape compiled once by a one-point load): the
@@ -128,7 +128,6 @@ TEST(large_with_pairs)
         CHECK(all->nl >= 1024);          /* (the size where the chains are left out) */
         CHECK(few_differs);              /* the pairs group: other bits than the chains alone */
         CHECK(mblx_tape_ninstr(once) >= mblx_tape_ninstr(all) + (NS - 1) * (NT - 1)); /* no chains */
-        CHECK(mblx_tape_work_size(once) >= mblx_tape_ninstr(once)); /* not scheduled */
     }
     mblx_tape_free(all), mblx_tape_free(once);
     free(e);
