@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/progress.h"
+#include "expr/compile_once.h"
 #include "expr/tape_internal.h"
 
 /* mblx_compile_few's tapes are evaluated once a point (a load's domain check), for whether a value
@@ -13,7 +14,9 @@
  * FEW_SCHED_MIN instructions not scheduled either: evaluated in the emission's order and SSA form,
  * one register an instruction, by runs of consecutive equal opcodes (the nonlinear bicycle's 202
  * nodes, 238 instructions: 0.20 -> 0.11 M instructions to compile; its one evaluation costs 4.6 k
- * more). */
+ * more). (mblx__compile_once's are scheduled: its SSA form took 0.18 M instructions fewer to compile
+ * the mechanism bicycle's user states but 4 % more CPU for the whole run, interleaved: one
+ * evaluation of 2,925 instructions in runs of one or two, and 4 more pages.) */
 enum { FEW_SHARE_MIN = 1024, FEW_SCHED_MIN = 4096 };
 
 /* ---- node -> local index map (open addressing) ------------------------------------------- */
@@ -226,7 +229,7 @@ typedef struct compiler {
     size_t extra, lres, ares; /* the chains' extra links (tape_share.c); lnd, largs' capacities */
     size_t nnary;             /* the numbered sums and products of at least two operands (mblx__share) */
     size_t npairs;            /* their pairs of operands the pairs' search counts (mblx__pairs_local) */
-    int no_pairs;             /* mblx_compile_few: the chains alone */
+    int form;                 /* MBLX__SHARE_* (mblx_compile_few: the chains alone; mblx__compile_once) */
     int fuse;                 /* a sum's or product's constant fused into its last operation (mblx__share) */
     mblx__cpool cp;           /* the instructions' constants (emit_instructions) */
 } compiler;
@@ -541,7 +544,7 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
     c->stack = NULL;
     c->sn = c->scap = 0;
     int as_is = 0; /* the shared form is the sub-DAG as it is */
-    if (c->no_pairs && c->nl0 < FEW_SHARE_MIN) { /* a small tape of mblx_compile_few: as written */
+    if (c->form == MBLX__SHARE_CHAINS && c->nl0 < FEW_SHARE_MIN) { /* a small tape of mblx_compile_few: as written */
         if (!(c->owner = mbl_alloc_array(c->nl0 ? c->nl0 : 1, sizeof *c->owner))) return -1;
         for (size_t l = 0; l < c->nl0; l++) c->owner[l] = t->g ? c->gid[l] : (uint32_t)l;
         mbl_free(c->gid);
@@ -553,7 +556,7 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
         size_t lres = t->g ? c->lres : 0, ares = t->g ? c->ares : 0;
         /* a bound tape: owner in graph nodes at once (gid freed) */
         const uint32_t *post = c->npost == c->nl0 ? c->post : NULL; /* (every node numbered is in it) */
-        if (mblx__share(t->lnd, t->largs, c->nl0, c->ka, lres, ares, outl, n, c->no_pairs, t->g ? c->gid : NULL, post,
+        if (mblx__share(t->lnd, t->largs, c->nl0, c->ka, lres, ares, outl, n, c->form, t->g ? c->gid : NULL, post,
                         c->nnary, c->npairs, &cl, &ca, &c->nl, &c->ka, &c->owner, &c->fuse))
             return -1;
         mbl_free(c->gid), mbl_free(c->post);
@@ -855,7 +858,7 @@ void mblx__schedule_after_mode(int on) { sched_after = on; }
 
 /* mblx_compile (bound 0) and mblx_compile_bound (bound 1: the tape refers to g, lock/ctx). */
 static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs, int bound,
-                          void (*lock)(void *ctx, int on), void *ctx, int no_pairs, mbl_status *st)
+                          void (*lock)(void *ctx, int on), void *ctx, int form, mbl_status *st)
 {
     if (!g || (n && !outputs)) {
         mbl_error(st, MBL_EARG, "mblx_compile: NULL graph or outputs");
@@ -866,7 +869,7 @@ static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs,
             mbl_error(st, MBL_EARG, "mblx_compile: output %zu is not a valid node", i);
             return NULL;
         }
-    compiler c = {.g = g, .map = {NULL, NULL, 0, 0, NULL}, .no_pairs = no_pairs};
+    compiler c = {.g = g, .map = {NULL, NULL, 0, 0, NULL}, .form = form};
     mblx__sched s = {0};
     int cancel = 0;
     mblx_tape *t = c.t = mbl_calloc(1, sizeof *t);
@@ -889,13 +892,13 @@ static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs,
     if (TICK_OR(share_and_order(&c, n, outputs)) || TICK_OR(tape_arrays(&c, n))) goto oom;
     /* mblx_compile_few's tapes are emitted in SSA order (most are not scheduled); the others
      * scheduled as they are emitted */
-    int fed = !no_pairs && !sched_after && c.nev;
+    int fed = form != MBLX__SHARE_CHAINS && !sched_after && c.nev;
     if ((fed && mblx__sched_begin(&s, t, c.nev)) || emit_instructions(&c, fed ? &s : NULL)) goto oom;
     if (TICK_OR(0)) goto oom;
     finish_tape(&c, n);
     compiler_free(&c);
     if (TICK_OR(fed                                      ? mblx__sched_finish(&s)
-                : no_pairs && t->nins < FEW_SCHED_MIN ? ssa_runs(t)
+                : form == MBLX__SHARE_CHAINS && t->nins < FEW_SCHED_MIN ? ssa_runs(t)
                                                       : mblx__schedule_runs(t))) {
         mblx__sched_free(&s); /* (when not finished) */
         mblx_tape_free(t);
@@ -922,17 +925,22 @@ oom:
 
 mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, mbl_status *st)
 {
-    return compile(g, n, outputs, 0, NULL, NULL, 0, st);
+    return compile(g, n, outputs, 0, NULL, NULL, MBLX__SHARE_ALL, st);
 }
 
 mblx_tape *mblx_compile_bound(const mblx_graph *g, size_t n, const mblx_id *outputs,
                               void (*lock)(void *ctx, int on), void *ctx, mbl_status *st)
 {
-    return compile(g, n, outputs, 1, lock, ctx, 0, st);
+    return compile(g, n, outputs, 1, lock, ctx, MBLX__SHARE_ALL, st);
 }
 
 mblx_tape *mblx_compile_few(const mblx_graph *g, size_t n, const mblx_id *outputs, int bound,
                             void (*lock)(void *ctx, int on), void *ctx, mbl_status *st)
 {
-    return compile(g, n, outputs, bound != 0, bound ? lock : NULL, bound ? ctx : NULL, 1, st);
+    return compile(g, n, outputs, bound != 0, bound ? lock : NULL, bound ? ctx : NULL, MBLX__SHARE_CHAINS, st);
+}
+
+mblx_tape *mblx__compile_once(const mblx_graph *g, size_t n, const mblx_id *outputs, mbl_status *st)
+{
+    return compile(g, n, outputs, 0, NULL, NULL, MBLX__SHARE_ONCE, st);
 }

@@ -171,8 +171,19 @@ static inline size_t mblx__pairs_local(const mblx__node *nd)
                : 0;
 }
 
+/* The shared forms mblx__share makes (its form):
+ * - MBLX__SHARE_ALL: common pairs of operands, then the chains (mblx_compile, mblx_compile_bound);
+ * - MBLX__SHARE_CHAINS: the chains alone (mblx_compile_few);
+ * - MBLX__SHARE_ONCE: the values of MBLX__SHARE_ALL's form, for a tape evaluated a few times
+ *   (mblx__compile_once): the pairs decide the rounding (they group the operations) and are kept;
+ *   the chains only share prefixes, in the same order, so from SHARE_ONE_FORM_MIN nodes (where
+ *   the pairs form is taken whenever a pair is shared, without the chains alone to compare) they
+ *   are left out. Below, both forms are made and compared, as MBLX__SHARE_ALL does (which one is
+ *   shorter decides the values). */
+enum { MBLX__SHARE_ALL, MBLX__SHARE_CHAINS, MBLX__SHARE_ONCE };
+
 /* The shared form of the local sub-DAG (lnd, largs: nl0 nodes, ka0 operands) that the compiler
- * schedules (tape_share.c); *pcl NULL: the sub-DAG as it is. no_pairs: the chains alone. lcap, acap: 0, or the capacities of
+ * schedules (tape_share.c); *pcl NULL: the sub-DAG as it is. form: MBLX__SHARE_*. lcap, acap: 0, or the capacities of
  * lnd and largs, which may then be rewritten and hold the shared form (*pcl == lnd). *powner: the
  * node of the sub-DAG each node computes or is made for, mapped through base (nl0 entries) when not
  * NULL (a bound tape: its graph nodes). post: the sub-DAG's post-order from outl, as
@@ -185,7 +196,7 @@ static inline size_t mblx__pairs_local(const mblx__node *nd)
  * then fuses into their last operation (TI_ADD2C, TI_MUL2C) as the chains' last links do. Returns
  * 0, or -1 when out of memory. */
 int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t lcap, size_t acap, uint32_t *outl,
-                size_t nout, int no_pairs, const uint32_t *base, const uint32_t *post, size_t nnary0, size_t npairs0,
+                size_t nout, int form, const uint32_t *base, const uint32_t *post, size_t nnary0, size_t npairs0,
                 mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner, int *pfuse);
 
 /* Post-order (operands first) of the local nodes reachable from outl[0..nout), into order[];

@@ -53,6 +53,13 @@ typedef struct symbol_index {
      * A neighbour is then one compare: the guess cost 166 instructions a lookup comparing keys (xB9994
      * against xB9996 runs to the fifth character), more than the probe (~120). */
     uint64_t *word;
+    /* beside them, each name's last 8 bytes as a word (from 8 bytes on: 0 below) and its length: the
+     * mechanism compiler's names share their first 8 bytes (rear_frame_e0 .. rear_frame_e3 beside
+     * rear_frame_x ..), so the first word alone left the rest compared byte by byte for most
+     * neighbours (the bicycle: 330 instructions a lookup); the two words and the length are the
+     * whole name up to 16 bytes */
+    uint64_t *tail;
+    uint32_t *len;
     size_t word_at[MODEL_SYM_LISTS];
 } symbol_index;
 
@@ -92,6 +99,9 @@ void model_name_index_reset(void)
     memset(&sym_idx, 0, sizeof sym_idx);
 }
 
+/* name[0 .. len)'s last 8 bytes as a word, for len >= 8 (0 below: the first word is all of it) */
+static inline uint64_t key_tail(const char *name, size_t len) { return len >= 8 ? name_word(name + len - 8, 8) : 0; }
+
 void model_name_index_forget(const mbl_src *s)
 {
     (void)s; /* every index: the per-list ones hold no source to compare */
@@ -107,19 +117,31 @@ static inline uint64_t key_word(const char *name, size_t len)
     return name_word_has_nul(w, len) ? 0 : w;
 }
 
-/* the words of every list's names (sym_idx.word); 1, or 0 without memory (then no guess) */
+/* the words and lengths of every list's names (sym_idx.word, tail, len: one block); 1, or 0
+ * without memory or with a name of 2^32 bytes or more (then no guess) */
 static int symbol_words_make(const mbl_src *s, size_t total)
 {
-    uint64_t *word = mbl_alloc_array(total ? total : 1, sizeof *word);
+    size_t nw = total ? total : 1;
+    uint64_t *word = mbl_alloc_array(2 * nw + (nw + 1) / 2, sizeof *word);
     if (!word) return 0;
+    uint64_t *tail = word + nw;
+    uint32_t *len = (uint32_t *)(void *)(tail + nw);
     size_t at = 0;
     for (int a = 0; a < MODEL_SYM_LISTS; a++) {
         const mbl_src_list *l = sym_list(s, a);
         sym_idx.word_at[a] = at;
         if (!sym_list_named(s, a)) continue; /* not in the index (keys may be NULL): no guess starts there */
-        for (int i = 0; i < l->n; i++) word[at++] = key_word(l->items[i].key, strlen(l->items[i].key));
+        for (int i = 0; i < l->n; i++, at++) {
+            const char *k = l->items[i].key;
+            size_t n = strlen(k);
+            if (n > UINT32_MAX) {
+                mbl_free(word);
+                return 0;
+            }
+            word[at] = key_word(k, n), tail[at] = key_tail(k, n), len[at] = (uint32_t)n;
+        }
     }
-    sym_idx.word = word;
+    sym_idx.word = word, sym_idx.tail = tail, sym_idx.len = len;
     return 1;
 }
 
@@ -215,10 +237,15 @@ static inline int find_guessed(const mbl_src *s, const char *name, size_t len, i
         static const int near[] = {0, 2, -2, 4, 1, -1, 3, -3, -4}; /* the four-bar's most often first */
         int a = (int)(by >> 28), last = (int)(by & 0x0fffffffu) - 1;
         const mbl_src_list *l = sym_list(s, a);
-        const uint64_t *word = x->word + x->word_at[a];
+        const uint64_t *word = x->word + x->word_at[a], *tail = x->tail + x->word_at[a];
+        const uint32_t *klen = x->len + x->word_at[a];
+        uint64_t tw = key_tail(name, len);
         for (size_t d = 0; d < sizeof near / sizeof *near; d++) {
             int i = last + near[d];
-            if ((unsigned)i < (unsigned)l->n && word[i] == w && (len < 8 || key_is(l->items[i].key + 8, name + 8, len - 8))) {
+            /* equal words: the same name below 8 bytes; from 8 on, with equal tails and lengths up
+             * to 16 bytes; longer, the middle compared */
+            if ((unsigned)i < (unsigned)l->n && word[i] == w &&
+                (len < 8 || (tail[i] == tw && klen[i] == len && (len <= 16 || key_is(l->items[i].key + 8, name + 8, len - 8))))) {
                 x->by_first[c0] = (uint32_t)a << 28 | (uint32_t)(i + 1);
                 return *list = a, i;
             }

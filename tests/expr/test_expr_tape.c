@@ -450,6 +450,28 @@ TEST(shared_pairs)
     mblx_tape_free(t);
 }
 
+/* mblx_eval of a single number or symbol (evaluated without a tape): the value given, and the
+ * errors a tape's evaluation reports (a symbol's non-finite value, a symbol without values) */
+TEST(eval_single_node)
+{
+    mbl_status st;
+    double s[2] = {0.7, -1.3}, v = 12345;
+    CHECK_EQ_INT(mblx_eval(G, P("2.5e-3"), NULL, &v, &st), 0);
+    CHECK(v == 0.0025 && st.code == 0);
+    CHECK_EQ_INT(mblx_eval(G, P("-0.1"), s, &v, &st), 0);
+    CHECK(v == -0.1);
+    CHECK_EQ_INT(mblx_eval(G, P("y"), s, &v, &st), 0);
+    CHECK(v == -1.3);
+    CHECK_EQ_INT(mblx_eval(G, P("x"), s, NULL, &st), 0); /* (no value asked) */
+    s[1] = INFINITY, v = 12345;
+    CHECK_EQ_INT(mblx_eval(G, P("y"), s, &v, &st), MBL_EDOMAIN);
+    CHECK(strcmp(st.msg, "non-finite value inf of symbol 'y' in y") == 0);
+    CHECK(v == 12345);
+    CHECK_EQ_INT(mblx_eval(G, P("x"), NULL, &v, &st), MBL_EARG);
+    CHECK_EQ_INT(mblx_eval(G, (mblx_id)1000000, s, &v, &st), MBL_EARG);
+    CHECK_EQ_INT(mblx_eval(NULL, 0, s, &v, &st), MBL_EARG);
+}
+
 TEST(domain_errors)
 {
     static const struct {
@@ -642,6 +664,7 @@ int main(void)
     RUN(common_subexpressions_once);
     RUN(shared_sums_and_products);
     RUN(shared_pairs);
+    RUN(eval_single_node);
     RUN(domain_errors);
     RUN(long_sum_and_deep_chain);
     RUN(let_nodes);

@@ -38,4 +38,5 @@ mblin_add_test(test_expr_domain ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_domai
 mblin_add_test(test_expr_immediates ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_immediates.c)
 mblin_add_test(test_expr_subtape ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_subtape.c)
 mblin_add_test(test_expr_compile_paths ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_compile_paths.c)
+mblin_add_test(test_expr_compile_once ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_compile_once.c)
 mblin_add_test(test_expr_user ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_user.c)

@@ -2,9 +2,12 @@
  * item last found of the name's first letter, compared by the words of their first 8 bytes) against
  * the general path it shortcuts: model_find_name over the lists one by one in the resolver's order.
  * Names of 1 to 12 characters that share their first 4, 7, 8 or 9 bytes (stiffnes, stiffness,
- * stiffness1, stiffnesz: one word of 8 bytes, told apart by the rest or by the length), looked up in
+ * stiffness1, stiffnesz: one word of 8 bytes, told apart by the rest or by the length), and of 13 to
+ * 22 that share their first 8 bytes, or their first and last 8 with a byte between them different
+ * (the guess compares the first and last words and the lengths, then any middle), looked up in
  * ascending, descending, interleaved and strided orders, with near misses: prefixes and extensions of
- * declared names, a NUL inside a name (the word of "ab\0" must not be "ab"'s), a byte >= 0x80 first,
+ * declared names, a NUL inside a name (the word of "ab\0" must not be "ab"'s) or in its last 8 bytes,
+ * a byte there changed, a byte >= 0x80 first,
  * the empty name. Then the same lists with a name declared twice (no guess: the probe). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +92,13 @@ static void look_all(const mbl_src *s)
                     buf[1] = '\0';
                     look(s, buf, n); /* a NUL inside */
                 }
+                if (n > 9) {
+                    memcpy(buf, key, n);
+                    buf[n - 2] = '\0';
+                    look(s, buf, n); /* a NUL in the last 8 bytes */
+                    buf[n - 2] = key[n - 2] == 'A' ? 'B' : 'A';
+                    look(s, buf, n); /* another byte there */
+                }
                 memcpy(buf, key, n);
                 buf[0] = (char)0xc3;
                 look(s, buf, n); /* a byte >= 0x80 first */
@@ -122,7 +132,14 @@ TEST(guess_as_the_lists)
     alloc_list(&s->variables, NVAR);
     for (int i = 0; i < NVAR; i++) {
         char buf[64];
-        snprintf(buf, sizeof buf, "%c%d", "vwq"[i % 3], i / 3);
+        if (i % 6 < 3) /* 1 to 4 characters */
+            snprintf(buf, sizeof buf, "%c%d", "vwq"[i % 3], i / 3);
+        else if (i % 6 == 3) /* the mechanism compiler's: 13 to 15 bytes, the first 8 shared */
+            snprintf(buf, sizeof buf, "rear_frame_%c%d", "exyz"[(i / 6) % 4], i / 24);
+        else if (i % 6 == 4) /* 21 to 22 bytes: the first and last 8 shared, a middle byte differs */
+            snprintf(buf, sizeof buf, "front_wheel_%c_centre_%d", 'A' + (i / 6) % 26, i / 156);
+        else /* 19 bytes: bytes 8 to 10 differ (between the first and last 8) */
+            snprintf(buf, sizeof buf, "abcdefgh%03dijklmnop", i);
         s->variables.items[i].key = dup_name(buf);
     }
     /* the stems may repeat (i % 11 == 0 and i % 7 agree): make every name unique first */

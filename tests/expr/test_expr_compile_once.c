@@ -1,0 +1,233 @@
+/* mblx__compile_once (src/expr/compile_once.h): a tape for a few evaluations with mblx_compile's
+ * values bit for bit. Compiled both ways from the same graph and evaluated at random points:
+ * - sub-DAGs of 1,024 nodes and more where common pairs of operands are shared (the pairs group
+ *   the operations: mblx_compile_few's chains alone give other last bits there, checked, so the
+ *   equality is not that of two as-written tapes) and where none is: the once tape has no chains
+ *   (more instructions);
+ * - a smaller sub-DAG with pairs (both forms made and compared, as mblx_compile does);
+ * - an evaluation that fails: the same code and message.
+ * The user states of the mechanism bicycle (their tape compiled once by a one-point load): the
+ * model loaded with and without forward_jacobian gives the same bits (mbl_model_user_states). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expr/compile_once.h"
+#include "expr/tape_internal.h"
+#include "mblin/model.h"
+#include "model/model_internal.h"
+#include "parse_fixture.h"
+#include "test.h"
+
+static mblx_graph *G;
+
+static mblx_id P(const char *s) { return fixture_parse(G, s); }
+
+/* Entry (k, r) of the rotation Rz(a) Rx(b) Ry(c) (by its formula; A, B, C in the templates stand
+ * for the angles' names), in parentheses. */
+static void rot_text(char *out, size_t len, const char *a, const char *b, const char *c, int r, int k)
+{
+    static const char *const f[9] = {"cos(A)*cos(C) - sin(A)*sin(B)*sin(C)", "sin(A)*cos(C) + cos(A)*sin(B)*sin(C)",
+                                     "-cos(B)*sin(C)",                       "-sin(A)*cos(B)",
+                                     "cos(A)*cos(B)",                        "sin(B)",
+                                     "cos(A)*sin(C) + sin(A)*sin(B)*cos(C)", "sin(A)*sin(C) - cos(A)*sin(B)*cos(C)",
+                                     "cos(B)*cos(C)"};
+    size_t at = 0;
+    out[at++] = '(';
+    for (const char *t = f[k + 3 * r]; *t && at + 20 < len; t++) {
+        const char *nm = *t == 'A' ? a : *t == 'B' ? b : *t == 'C' ? c : NULL;
+        if (nm)
+            at += (size_t)snprintf(out + at, len - at, "%s", nm);
+        else
+            out[at++] = *t;
+    }
+    out[at++] = ')';
+    out[at] = '\0';
+}
+
+/* nc pairs of rotations R, S (angles q<c>_0..2 and q<c>_3..5): the nine entries of R^T S each
+ * (sums of products of sines and cosines sharing pairs) and their derivatives along the six
+ * angles, into e (9 * 7 * nc of them); returns the count. */
+static size_t rotation_products(int nc, mblx_id *e)
+{
+    size_t n = 0;
+    for (int c = 0; c < nc; c++) {
+        char nm[6][16];
+        for (int k = 0; k < 6; k++) snprintf(nm[k], sizeof nm[k], "q%d_%d", c, k);
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) {
+                char text[2048] = "", a[600], b[600];
+                size_t at = 0;
+                for (int k = 0; k < 3; k++) {
+                    rot_text(a, sizeof a, nm[0], nm[1], nm[2], i, k);
+                    rot_text(b, sizeof b, nm[3], nm[4], nm[5], j, k);
+                    at += (size_t)snprintf(text + at, sizeof text - at, "%s%s*%s", k ? " + " : "", a, b);
+                }
+                mblx_id x = P(text);
+                e[n++] = x;
+                for (int k = 0; k < 6; k++) e[n++] = mblx_diff(G, x, mblx_symbol(G, nm[k]));
+            }
+    }
+    return n;
+}
+
+/* mblx_compile's and mblx__compile_once's tapes of e[0..n): bitwise the same values at 5 random
+ * points; *few_differs: mblx_compile_few's values differ from them somewhere; *once_out: the once
+ * tape (the caller frees it), *all_out likewise. */
+static void compare(size_t n, const mblx_id *e, int *few_differs, mblx_tape **all_out, mblx_tape **once_out)
+{
+    mbl_status st;
+    mblx_tape *all = mblx_compile(G, n, e, &st), *once = mblx__compile_once(G, n, e, &st);
+    mblx_tape *few = mblx_compile_few(G, n, e, 0, NULL, NULL, &st);
+    CHECK(all && once && few);
+    *few_differs = 0;
+    if (all && once && few) {
+        size_t ns = mblx_symbol_count(G), nw = mblx_tape_work_size(all);
+        if (mblx_tape_work_size(once) > nw) nw = mblx_tape_work_size(once);
+        if (mblx_tape_work_size(few) > nw) nw = mblx_tape_work_size(few);
+        double *sv = calloc(ns + 1, sizeof *sv), *wk = calloc(nw + 1, sizeof *wk);
+        double *r1 = calloc(n + 1, sizeof *r1), *r2 = calloc(n + 1, sizeof *r2), *r3 = calloc(n + 1, sizeof *r3);
+        srand(46);
+        for (int pt = 0; pt < 5; pt++) {
+            for (size_t i = 0; i < ns; i++) sv[i] = -3.0 + 6.0 * rand() / (double)RAND_MAX;
+            CHECK_EQ_INT(mblx_tape_eval(all, sv, r1, wk, &st), 0);
+            CHECK_EQ_INT(mblx_tape_eval(once, sv, r2, wk, &st), 0);
+            CHECK_EQ_INT(mblx_tape_eval(few, sv, r3, wk, &st), 0);
+            size_t bad = 0;
+            for (size_t i = 0; i < n; i++) bad += memcmp(&r1[i], &r2[i], sizeof *r1) != 0;
+            CHECK_MSG(bad == 0, "point %d: %zu of %zu values not bitwise mblx_compile's", pt, bad, n);
+            for (size_t i = 0; i < n; i++) *few_differs |= memcmp(&r1[i], &r3[i], sizeof *r1) != 0;
+        }
+        free(sv), free(wk), free(r1), free(r2), free(r3);
+    }
+    mblx_tape_free(few);
+    *all_out = all, *once_out = once;
+}
+
+TEST(large_with_pairs)
+{
+    enum { NC = 6, NS = 30, NT = 40 };
+    mblx_id *e = malloc((9 * 7 * NC + NS) * sizeof *e);
+    size_t n = rotation_products(NC, e);
+    /* and sums of more terms than the pairs' search looks into, sharing a prefix of NT terms (the
+     * chains' work) */
+    for (int j = 0; j < NS; j++) {
+        char t[NT * 12 + 32];
+        size_t at = 0;
+        for (int k = 0; k < NT; k++) at += (size_t)snprintf(t + at, sizeof t - at, "%scos(z%d)", k ? " + " : "", k);
+        snprintf(t + at, sizeof t - at, " + zz%d", j);
+        e[n++] = P(t);
+    }
+    int few_differs;
+    mblx_tape *all, *once;
+    compare(n, e, &few_differs, &all, &once);
+    if (all && once) {
+        printf("  %zu outputs, %zu nodes: mblx_compile %zu instructions, %zu registers; once %zu, %zu\n", n, all->nl,
+               mblx_tape_ninstr(all), mblx_tape_work_size(all), mblx_tape_ninstr(once), mblx_tape_work_size(once));
+        CHECK(all->nl >= 1024);          /* (the size where the chains are left out) */
+        CHECK(few_differs);              /* the pairs group: other bits than the chains alone */
+        CHECK(mblx_tape_ninstr(once) >= mblx_tape_ninstr(all) + (NS - 1) * (NT - 1)); /* no chains */
+    }
+    mblx_tape_free(all), mblx_tape_free(once);
+    free(e);
+}
+
+TEST(large_without_pairs)
+{
+    /* products of two factors and sums of two terms: no container of 3 operands, no pair; the
+     * chains would share the prefixes a*b of a*b*c... none here either: the sub-DAG as it is */
+    enum { N = 700 };
+    mblx_id e[N];
+    for (int i = 0; i < N; i++) {
+        char t[96];
+        snprintf(t, sizeof t, "sin(x%d)*cos(y%d) + exp(x%d)*y%d", i, i, i % 7, i % 5);
+        e[i] = P(t);
+    }
+    int few_differs;
+    mblx_tape *all, *once;
+    compare(N, e, &few_differs, &all, &once);
+    if (all && once) {
+        CHECK(all->nl >= 1024);
+        CHECK(!few_differs); /* as written, all three */
+        CHECK(mblx_tape_ninstr(once) == mblx_tape_ninstr(all));
+    }
+    mblx_tape_free(all), mblx_tape_free(once);
+}
+
+TEST(small_with_pairs)
+{
+    enum { NC = 1 };
+    mblx_id e[9 * 7 * NC];
+    size_t n = rotation_products(NC, e);
+    int few_differs;
+    mblx_tape *all, *once;
+    compare(n, e, &few_differs, &all, &once);
+    if (all && once) CHECK(all->nl < 1024); /* both forms made and compared */
+    mblx_tape_free(all), mblx_tape_free(once);
+}
+
+TEST(failing_evaluation)
+{
+    mblx_id e[2] = {P("sqrt(u - 2)*v + u*v*w"), P("u*v*w + log(w)")};
+    mbl_status st1, st2;
+    mblx_tape *all = mblx_compile(G, 2, e, &st1), *once = mblx__compile_once(G, 2, e, &st2);
+    CHECK(all && once);
+    if (all && once) {
+        size_t ns = mblx_symbol_count(G);
+        double *sv = calloc(ns + 1, sizeof *sv), w1[64], w2[64], r[2];
+        CHECK(mblx_tape_work_size(all) <= 64 && mblx_tape_work_size(once) <= 64);
+        sv[mblx_symbol_index(G, P("u"))] = 1.75, sv[mblx_symbol_index(G, P("v"))] = 2;
+        sv[mblx_symbol_index(G, P("w"))] = 0.5;
+        int rc1 = mblx_tape_eval(all, sv, r, w1, &st1), rc2 = mblx_tape_eval(once, sv, r, w2, &st2);
+        CHECK_EQ_INT(rc1, MBL_EDOMAIN);
+        CHECK_EQ_INT(rc2, rc1);
+        CHECK_MSG(!strcmp(st1.msg, st2.msg), "'%s' against '%s'", st2.msg, st1.msg);
+        free(sv);
+    }
+    mblx_tape_free(all), mblx_tape_free(once);
+}
+
+/* the mechanism bicycle's user states (7, their tape of 2,047 nodes compiled once by a one-point
+ * load) and their gradients: the same bits loaded either way */
+TEST(bicycle_user_states)
+{
+    const char *file = "examples/mech/whipple_bicycle.yaml"; /* (the tests run in the source tree) */
+    mbl_model *md[2] = {NULL, NULL};
+    mbl_point *pt = NULL;
+    mbl_status st;
+    for (int k = 0; k < 2; k++) {
+        mbl_load_options lo;
+        mbl_load_options_default(&lo);
+        lo.forward_jacobian = k;
+        CHECK_EQ_INT(mbl_model_load_file_opt(file, NULL, 0, &lo, &md[k], &st), 0);
+    }
+    if (md[0] && md[1]) {
+        printf("  the user states' tape: %zu instructions, %zu registers; compiled once %zu, %zu\n",
+               mblx_tape_ninstr(md[0]->tape_us), mblx_tape_work_size(md[0]->tape_us), mblx_tape_ninstr(md[1]->tape_us),
+               mblx_tape_work_size(md[1]->tape_us));
+        CHECK_EQ_INT(mbl_operating_point(md[0], NULL, &pt, &st), 0);
+    }
+    if (pt) {
+        int n = pt->n, nus = 7;
+        double s[2][7], *g[2] = {calloc((size_t)(nus * n), sizeof(double)), calloc((size_t)(nus * n), sizeof(double))};
+        for (int k = 0; k < 2; k++) CHECK_EQ_INT(mbl_model_user_states(md[k], pt, s[k], g[k], &st), 0);
+        CHECK(!memcmp(s[0], s[1], sizeof s[0]));
+        CHECK(!memcmp(g[0], g[1], (size_t)(nus * n) * sizeof(double)));
+        free(g[0]), free(g[1]);
+    }
+    mbl_point_free(pt);
+    mbl_model_free(md[0]), mbl_model_free(md[1]);
+}
+
+int main(void)
+{
+    G = mblx_graph_new();
+    RUN(large_with_pairs);
+    RUN(large_without_pairs);
+    RUN(small_with_pairs);
+    RUN(failing_evaluation);
+    RUN(bicycle_user_states);
+    mblx_graph_free(G);
+    return test_summary("expr_compile_once");
+}
