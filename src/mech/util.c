@@ -761,7 +761,7 @@ int mech_drop_spare_vars(mech *M)
         mbl_free(V->items[i].text);
     }
     V->n = o;
-    memset(M->spare, 0, (size_t)M->cspare); /* indices changed: nothing is spare any more */
+    if (M->cspare) memset(M->spare, 0, (size_t)M->cspare); /* indices changed: nothing is spare any more */
     /* the deferred cosines and sines used, in their places (vars_in_order) */
     for (int k = 0; k < M->nrot && !rc; k++)
         for (int h = 0; h < 2 && !rc; h++) {

@@ -163,8 +163,11 @@ def hinf():
           % (np.sqrt(1 + 2 / mu), p_na, p_dh))
     # (from k2 = 0.03, c2 = 0.01 SLSQP stops after 4 evaluations under OpenBLAS's SkylakeX kernels, and the
     # design is refused as not a local optimum (its first-order residual 0.84), as it should be; under
-    # Prescott, Haswell and Sandybridge it reaches the optimum: a start that every kernel reaches instead)
-    for vary in ("k2:0.02:0.08,c2:0.001:0.05", "k2:0.02:0.08:0.035,c2:0.001:0.05:0.02", "k2:0.02:0.08:0.03,c2:0.001:0.05:0.04",
+    # Prescott, Haswell and Sandybridge it reaches the optimum: a start that every kernel reaches instead.
+    # Likewise from k2 = 0.03, c2 = 0.04 the sanitized build stops after 8 evaluations (residual 0.79) on an
+    # AMD EPYC under the Cooperlake, SkylakeX and Prescott kernels, where the plain build reaches the
+    # optimum: from c2 = 0.035 both builds reach it under all five kernels there)
+    for vary in ("k2:0.02:0.08,c2:0.001:0.05", "k2:0.02:0.08:0.035,c2:0.001:0.05:0.02", "k2:0.02:0.08:0.03,c2:0.001:0.05:0.035",
                  "k2:0.02:0.08:0.05,c2:0.001:0.05:0.04"):
         p = run(["tests/opt/tmd.yaml", "--vary", vary, "--objective", "min:peak:F:x1:0.1:0.25", "--quiet"])
         check(p.returncode == 0, "hinf %s: exit %d: %s" % (vary, p.returncode, p.stderr.strip()))
