@@ -138,8 +138,9 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st);
  * the dense path applies; otherwise lin stays as it is */
 int aug_dense_oneshot(mbl_lin_work *w, mbl_linear *lin, mbl_status *st);
 /* The point's evaluation straight into the dense matrices (w->ddirect): syms from pt, then
- * model_eval_dense_minv, the user states' rows; w->ddone 1 when it went so, 0 when the point brings
- * its Jacobian's values (the caller evaluates as before). 0 or an error. */
+ * model_eval_dense_minv, the user states' rows; w->ddone 1 when it went so, 0 when the point keeps
+ * Jacobian values the evaluation would take (pt->jac_memo, not a tree with outputs: the caller
+ * evaluates as before). 0 or an error. */
 int aug_dense_eval(mbl_lin_work *w, const mbl_point *pt, int outputs, mbl_status *st);
 
 #endif

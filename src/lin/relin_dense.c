@@ -81,8 +81,10 @@ int aug_dense_eval(mbl_lin_work *w, const mbl_point *pt, int outputs, mbl_status
     const mbl_model *md = w->md;
     mbl_eval *ev = &w->ev;
     w->ddone = 0;
+    /* a point that keeps the Jacobian's values lin_eval_at_given_syms would take: as before (a tree
+     * with outputs takes none: its shared tape's values are made again, equal only to rounding) */
+    if (pt->jac_memo && !model_eval_jac_y_shared(md)) return 0;
     model_fill_syms_pt(md, pt, ev->syms);
-    if (model_jac_memo_at(md, pt->jac_memo, ev->syms)) return 0; /* the point's own values: as before */
     int rc = lin_eval_lean_arrays(ev, ev->mv.work_size, 1, st);
     if (rc) return rc;
     memcpy(w->dkcm, w->dtpl, 3 * (size_t)ev->mv.n * ev->mv.n * sizeof *w->dkcm);
@@ -353,10 +355,13 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     double *Mb = w->dbuf, *Fb = Mb + nn, *Kb = Fb + (size_t)n * nr, *Cb = Kb + nn, *d = Cb + nn, *work = d + n;
     const double *jac = w->ev.jac;
     const int *src = w->desrc, *dst = w->dedst;
+    /* the states' test reads M's diagonal from the Jacobian's values (mdiag), or, made in place, from
+     * M-hat (ddiag) */
+    const double *mvals = jac;
     const int *mdiag = w->mdiag;
     int nmdiag = w->nmdiag;
     if (w->ddone) { /* the Jacobian's K-hat, C-hat and M made in place (aug_dense_eval): copied */
-        Mb = w->dkcm + 2 * nn, jac = lin->M, mdiag = w->ddiag, nmdiag = n;
+        Mb = w->dkcm + 2 * nn, mvals = lin->M, mdiag = w->ddiag, nmdiag = n;
         if (!mass_symmetric(Mb, n, d)) return 1;
         memcpy(lin->M, Mb, nn * sizeof *Mb);
         memcpy(lin->F, w->dtpl + 3 * nn, (size_t)n * (size_t)nr * sizeof *lin->F);
@@ -387,7 +392,7 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     /* the same states' test as the general path; its last part (M-hat scaled to unit diagonal
      * regular) from the inverse of the matrix S = D M D scaled by powers of 2 to a diagonal in
      * [1/4, 1) (the same rounding as M's own), which also gives the responses */
-    int rc = lin_check_states_mass(md, jac, mdiag, nmdiag, lin, &w->opt, st);
+    int rc = lin_check_states_mass(md, mvals, mdiag, nmdiag, lin, &w->opt, st);
     if (rc) return rc;
     double anorm = 0;
     for (int i = 0; i < n; i++) { /* powers of 2 (exact): d_i^2 M_ii in [1/4, 1) */

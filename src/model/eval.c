@@ -180,6 +180,18 @@ size_t model_mass_inverse_work(const mbl_model *md)
     return term ? term->mass_work(md) : 0;
 }
 
+/* The term's M^-1 with its entries added to jac (dense: three dense matrices, model_eval_dense_minv)
+ * and y: from the term's shared tape with the outputs (jac_y_term), else from the outputs' own */
+static int term_minv(const mbl_model *md, const model_term_ops *term, const double *syms, double *jac, double *y,
+                     double *minv, double *mwork, double *work, int dense, mbl_status *st)
+{
+    int shared = jac_y_term(md) != NULL;
+    int rc = term->minv(md, syms, jac, shared ? y : NULL, minv, mwork, work, dense, st);
+    if (rc < 0 || shared || !y || md->ny <= 0) return rc;
+    int rc2 = mblx_tape_eval(md->tape_y, syms, y, work, st);
+    return rc2 ? rc2 : rc;
+}
+
 int model_eval_jac_y_minv(const mbl_model *md, const double *syms, double *jac, double *y, double *minv, double *mwork,
                           double *work, mbl_status *st)
 {
@@ -190,12 +202,7 @@ int model_eval_jac_y_minv(const mbl_model *md, const double *syms, double *jac, 
         int rc = jac_tape(md, syms, jac, work, st);
         if (rc) return rc;
     }
-    /* y from the term's shared tape with the outputs (jac_y_term), else from the outputs' own */
-    int shared = jac_y_term(md) != NULL;
-    int rc = term->minv(md, syms, jac, shared ? y : NULL, minv, mwork, work, 0, st);
-    if (rc < 0 || shared || !y || md->ny <= 0) return rc;
-    int rc2 = mblx_tape_eval(md->tape_y, syms, y, work, st);
-    return rc2 ? rc2 : rc;
+    return term_minv(md, term, syms, jac, y, minv, mwork, work, 0, st);
 }
 
 const double *model_jac_constant(const mbl_model *md)
@@ -216,9 +223,5 @@ int model_eval_dense_minv(const mbl_model *md, const double *syms, double *KCM, 
     if (!term || !model_mass_dense_ok(md))
         return mbl_error(st, MBL_EARG, "model_eval_dense_minv: the model's Jacobian is not a tree's and constants");
     if (jac_observer) jac_observer(jac_observer_ctx, md, syms);
-    int shared = jac_y_term(md) != NULL;
-    int rc = term->minv(md, syms, KCM, shared ? y : NULL, minv, mwork, work, 1, st);
-    if (rc < 0 || shared || !y || md->ny <= 0) return rc;
-    int rc2 = mblx_tape_eval(md->tape_y, syms, y, work, st);
-    return rc2 ? rc2 : rc;
+    return term_minv(md, term, syms, KCM, y, minv, mwork, work, 1, st);
 }
