@@ -9,9 +9,10 @@
  *    poses relative to another body, velocities and a nonlinear combination;
  *  - the closed form of a planar two-link arm's end-effector Jacobian (C of the linear model);
  *  - the evaluator of the Jacobian with the outputs (model_eval_jac_y: the tree's kinematics
- *    computed natively, the outputs by a tape over stand-ins for the bodies' poses and the joints'
- *    axes, rtree_kin.c): the values of the two tapes apart to rounding, and the same Jacobian bit
- *    for bit whether the outputs are wanted or not;
+ *    computed natively, the outputs, their entries' direct parts and the bodies' wrenches by a tape
+ *    over stand-ins for the bodies' poses, the entries' chain parts S_j . Phi natively from the
+ *    joints' axes, rtree_kin.c): the values apart from md->tape_y's to rounding, and the same
+ *    Jacobian bit for bit whether the outputs are wanted or not;
  *  - its size: the outputs' Jacobian costs O(1) tape instructions per entry on top of the outputs
  *    themselves (differentiated through the chain it cost about 100 per entry on the 20-link chain). */
 #include <math.h>
@@ -143,6 +144,8 @@ TEST(against_the_chain_rule_through_the_rotations)
 {
     for (int N = 1; N <= 20; N += N < 3 ? 1 : 17) {
         mbl_model *md = chain(N);
+        /* the end effector's pose: its entries' chain parts natively (pairs of a joint and a wrench) */
+        if (md) CHECK(md->rtn && md->rtn->nyc > 0 && md->rtn->nphi > 0);
         if (md) check_model("chain", md, 0.3, 0.5);
         mbl_model_free(md);
     }

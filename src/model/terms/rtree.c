@@ -342,6 +342,7 @@ void model_rtree_num_free(mbl_rtree_num *r)
     mbl_free(r->qlo), mbl_free(r->qhi);
     mbl_free(r->kin), mbl_free(r->qs), mbl_free(r->lv0);
     mbl_free(r->ysn), mbl_free(r->yjsn), mbl_free(r->st_sym), mbl_free(r->st_src), mbl_free(r->eneed);
+    mbl_free(r->yphn), mbl_free(r->yc_b), mbl_free(r->yc_phi), mbl_free(r->yc_pos);
     mblx_tape_free(r->lvt);
     mbl_free(r);
 }

@@ -162,9 +162,10 @@ void model_rtree_kin_euler(const mbl_rtree_num *r, const double *syms, double *E
 int model_rtree_kin_bind_outputs(mbl_model *md, mbl_rtree_num *r, mbl_status *st)
 {
     size_t ny = (size_t)md->ny + (size_t)md->yjac.nz;
-    mblx_id *all = mbl_alloc_array(ny, sizeof *all);
-    if (!all) return mbl_error(st, MBL_ENOMEM, "out of memory");
     int yst = r->ysn && r->nyj == md->yjac.nz;
+    size_t nall = ny + (yst ? 6 * (size_t)r->nphi : 0); /* with the wrenches (rtree_num.h) */
+    mblx_id *all = mbl_alloc_array(nall, sizeof *all);
+    if (!all) return mbl_error(st, MBL_ENOMEM, "out of memory");
     size_t next = (size_t)md->nsym;
     for (int k = 0; yst && k < r->nst; k++)
         if ((size_t)r->st_sym[k] + 1 > next) next = (size_t)r->st_sym[k] + 1;
@@ -178,7 +179,8 @@ int model_rtree_kin_bind_outputs(mbl_model *md, mbl_rtree_num *r, mbl_status *st
     if (yst) { /* is_st: 2 for a stand-in the outputs read, 3 for a model's symbol they read */
         memcpy(all, r->ysn, (size_t)md->ny * sizeof *all);
         if (md->yjac.nz) memcpy(all + md->ny, r->yjsn, (size_t)md->yjac.nz * sizeof *all);
-        for (size_t i = 0; i < ny && yst; i++) {
+        if (r->nphi) memcpy(all + ny, r->yphn, 6 * (size_t)r->nphi * sizeof *all);
+        for (size_t i = 0; i < nall && yst; i++) {
             size_t cnt;
             const uint32_t *d = mblx_node_deps(md->g, all[i], &cnt);
             for (size_t k = 0; k < cnt && yst; k++) {
@@ -203,11 +205,12 @@ int model_rtree_kin_bind_outputs(mbl_model *md, mbl_rtree_num *r, mbl_status *st
                 r->eneed[b] = 1;
     }
     if (!yst) {
+        nall = ny, r->nyc = 0; /* the entries whole from md->yjac */
         memcpy(all, md->y, (size_t)md->ny * sizeof *all);
         if (md->yjac.nz) memcpy(all + md->ny, md->yjac.node, (size_t)md->yjac.nz * sizeof *all);
     }
     mbl_free(is_st);
-    r->iny = mblx_compile(md->g, ny, all, st);
+    r->iny = mblx_compile(md->g, nall, all, st);
     mbl_free(all);
     if (!r->iny) return st && st->code ? st->code : MBL_ENOMEM;
     r->ny = ny;
@@ -217,7 +220,33 @@ int model_rtree_kin_bind_outputs(mbl_model *md, mbl_rtree_num *r, mbl_status *st
     size_t w = mblx_tape_work_size(r->iny);
     r->iny_regs = w > r->in_work ? w : r->in_work; /* also the room of the texts' values' tape */
     r->iny_work = r->iny_regs + (yst ? next + 4 * (size_t)r->tree.nb : 0);
+    if (r->nyc) /* the tape's outputs, then S (6 per body) */
+        r->iny_work += nall + 6 * (size_t)r->tree.nb;
     return 0;
+}
+
+/* The entries' chain parts (rtree_num.h, yc_*) from the tape's outputs o (the outputs, the entries'
+ * direct parts, then the wrenches) into y: each entry its direct part plus S_j . Phi for each
+ * wrench Phi of a body its joint j carries (rtree_y.c's chain_add sums the wrenches first); S: 6
+ * per body */
+static void chain_parts(const mbl_rtree_num *r, const double *tv, const double *o, double *y, double *S)
+{
+    const double *phi = o + r->ny;
+    memcpy(y, o, r->ny * sizeof *y);
+    for (int b = 0; b < r->tree.nb; b++) {
+        const double *tb = tv + (size_t)b * NTV, *u = tb + MBL_RTREE_U;
+        double *s = S + 6 * (size_t)b;
+        if (r->tree.b[b].kind == MBL_RTREE_REV) {
+            s[0] = u[0], s[1] = u[1], s[2] = u[2];
+            vec3_cross(tb + MBL_RTREE_P, u, s + 3);
+        } else if (r->tree.b[b].kind == MBL_RTREE_PRI) {
+            s[0] = s[1] = s[2] = 0.0, s[3] = u[0], s[4] = u[1], s[5] = u[2];
+        }
+    }
+    for (int t = 0; t < r->nyc; t++) {
+        const double *s = S + 6 * (size_t)r->yc_b[t], *f = phi + 6 * (size_t)r->yc_phi[t];
+        y[r->yc_pos[t]] += s[0] * f[0] + s[1] * f[1] + s[2] * f[2] + s[3] * f[3] + s[4] * f[4] + s[5] * f[5];
+    }
 }
 
 int model_rtree_kin_texts_y(const mbl_rtree_num *r, const double *syms, double *y, double *work, mbl_status *st)
@@ -233,5 +262,9 @@ int model_rtree_kin_texts_y(const mbl_rtree_num *r, const double *syms, double *
         int s = r->st_src[k];
         ext[r->st_sym[k]] = (size_t)s < r->nin ? work[s] : E[(size_t)s - r->nin];
     }
-    return mblx_tape_eval(r->iny, ext, y, regs, st);
+    if (!r->nyc) return mblx_tape_eval(r->iny, ext, y, regs, st);
+    double *o = E + 4 * (size_t)r->tree.nb, *S = o + r->ny + 6 * (size_t)r->nphi;
+    int rc2 = mblx_tape_eval(r->iny, ext, o, regs, st);
+    if (!rc2) chain_parts(r, work, o, y, S);
+    return rc2;
 }

@@ -56,6 +56,15 @@ struct mbl_rtree_num {
     int *st_sym, *st_src;
     size_t nsym0, next, iny_regs;
     unsigned char *eneed; /* nb: the body's Euler parameters are read (its own or a descendant's) */
+    /* the Jacobian's chain parts computed natively (rtree_y.c, rtree_kin.c; with yst): yjsn holds
+     * each entry's direct part df/dx (the stand-ins held), yphn (6 nphi) the wrenches Phi of the
+     * bodies whose stand-ins an output reads (one per output and body); iny computes the outputs,
+     * the direct parts, then the wrenches. Pair t (nyc in all) adds S . Phi to the entry at yc_pos[t]
+     * of y (the output's derivative by a joint's coordinate), S the axis of the joint of body
+     * yc_b[t], Phi wrench yc_phi[t] of a body that joint carries (F_j = the sum of its Phi) */
+    mblx_id *yphn;
+    int nphi, nyc;
+    int *yc_b, *yc_phi, *yc_pos;
 };
 
 enum { NLV = 6 + MBL_RTREE_E - MBL_RTREE_CM };

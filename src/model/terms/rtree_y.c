@@ -183,14 +183,14 @@ static mblx_id dot(mblx_graph *g, int n, const mblx_id *a, const mblx_id *b)
     return mblx_sum(g, (size_t)n, t);
 }
 
-/* Row i's chain part: the wrench F of each body whose cut nodes the output reads (adj: the
- * derivatives with respect to the cut symbols, substituted back), summed over subtrees (Fs: 6
- * per body, has: its flags), and S_j . F_j added to row[q column of j]. */
-static void chain_row(mbl_model *md, const mbl_rtree_num *r, const cutset *c, const mblx_id *kn, const mblx_id *adj,
-                      mblx_id *G, mblx_id *Fs, unsigned char *has, mblx_id *row)
+/* Row i's wrenches: the wrench Phi of each body whose cut nodes the output reads (adj: the
+ * derivatives with respect to the cut symbols, substituted back) into Fs (6 per body, zero for
+ * the others), has: those bodies' flags */
+static void chain_phi(mbl_model *md, const mbl_rtree_num *r, const cutset *c, const mblx_id *kn, const mblx_id *adj,
+                      mblx_id *G, mblx_id *Fs, unsigned char *has)
 {
     mblx_graph *g = md->g;
-    int nb = model_rtree_num_nbodies(r), jq = model_blk0(md, MBL_BLK_Q);
+    int nb = model_rtree_num_nbodies(r);
     mblx_id zero = mblx_const(g, 0.0);
     memset(has, 0, (size_t)nb);
     for (size_t k = 0; k < 6 * (size_t)nb; k++) Fs[k] = zero;
@@ -223,7 +223,17 @@ static void chain_row(mbl_model *md, const mbl_rtree_num *r, const cutset *c, co
         vec3_nodes_cross(g, tn + MBL_RTREE_R, gr, rg);
         for (int k = 0; k < 3; k++) Fs[6 * b + k] = mblx_add(g, w[k], rg[k]), Fs[6 * b + 3 + k] = gr[k];
     }
-    for (int b = nb - 1; b >= 0; b--) { /* children come after their parents */
+}
+
+/* Row i's chain part from its wrenches (chain_phi): summed over subtrees (children come after
+ * their parents), and S_j . F_j added to row[q column of j] */
+static void chain_add(mbl_model *md, const mbl_rtree_num *r, const mblx_id *kn, mblx_id *Fs, unsigned char *has,
+                      mblx_id *row)
+{
+    mblx_graph *g = md->g;
+    int nb = model_rtree_num_nbodies(r), jq = model_blk0(md, MBL_BLK_Q);
+    mblx_id zero = mblx_const(g, 0.0);
+    for (int b = nb - 1; b >= 0; b--) {
         int p, kind, q;
         const mblx_id *tn;
         model_rtree_num_body(r, b, &p, &kind, &q, &tn);
@@ -242,6 +252,53 @@ static void chain_row(mbl_model *md, const mbl_rtree_num *r, const cutset *c, co
         for (int k = 0; k < 6; k++) Fs[6 * p + k] = mblx_add(g, Fs[6 * p + k], Fs[6 * b + k]);
         has[p] = 1;
     }
+}
+
+/* room for one more pair (and 6 more wrench nodes when phi) in r's yc_ arrays (caps: their sizes) */
+static int pairs_room(mbl_rtree_num *r, int phi, int *cap, int *pcap)
+{
+    if (r->nyc == *cap) {
+        int c = 2 * *cap;
+        int *b = mbl_realloc_array(r->yc_b, (size_t)c, sizeof *b);
+        if (b) r->yc_b = b;
+        int *f = b ? mbl_realloc_array(r->yc_phi, (size_t)c, sizeof *f) : NULL;
+        if (f) r->yc_phi = f;
+        int *p = f ? mbl_realloc_array(r->yc_pos, (size_t)c, sizeof *p) : NULL;
+        if (!p) return -1;
+        r->yc_pos = p, *cap = c;
+    }
+    if (phi && 6 * (r->nphi + 1) > *pcap) {
+        mblx_id *y = mbl_realloc_array(r->yphn, 2 * (size_t)*pcap, sizeof *y);
+        if (!y) return -1;
+        r->yphn = y, *pcap *= 2;
+    }
+    return 0;
+}
+
+/* An output's pairs for the native chain parts (rtree_num.h, yc_*): each body d with a wrench (has,
+ * Fs: chain_phi's) and each of d and its ancestors with a joint whose coordinate's entry is among
+ * the output's entries J[p0 .. p1) (its place in y: after the ny outputs) */
+static int chain_pairs(mbl_model *md, mbl_rtree_num *r, const mblx_id *Fs, const unsigned char *has,
+                       const mbl_sjac *J, int p0, int p1, int *cap, int *pcap, mbl_status *st)
+{
+    int nb = model_rtree_num_nbodies(r), jq = model_blk0(md, MBL_BLK_Q);
+    for (int d = nb - 1; d >= 0; d--) {
+        if (!has[d]) continue;
+        if (pairs_room(r, 1, cap, pcap)) return mbl_error(st, MBL_ENOMEM, "out of memory");
+        memcpy(r->yphn + 6 * (size_t)r->nphi, Fs + 6 * (size_t)d, 6 * sizeof *Fs);
+        int k = r->nphi++;
+        for (int b = d, p, kind, q; b >= 0; b = p) {
+            const mblx_id *tn;
+            model_rtree_num_body(r, b, &p, &kind, &q, &tn);
+            int pos = -1;
+            for (int e = p0; e < p1 && q >= 0 && kind != MBL_RTREE_FIXED; e++)
+                if (J->col[e] == jq + q) pos = md->ny + e;
+            if (pos < 0) continue;
+            if (pairs_room(r, 0, cap, pcap)) return mbl_error(st, MBL_ENOMEM, "out of memory");
+            r->yc_b[r->nyc] = b, r->yc_phi[r->nyc] = k, r->yc_pos[r->nyc++] = pos;
+        }
+    }
+    return 0;
 }
 
 /* The stand-ins of the native kinematics (rtree_num.h, r->kin): kn (nb * MBL_RTREE_NT) the texts'
@@ -314,7 +371,10 @@ int model_rtree_num_yjac(mbl_model *md, mbl_rtree_num *r, int ny, const mblx_id 
         /* back to the kinematic nodes; then the chain part on the q columns */
         for (int j = 0; j < ns; j++)
             if (c.nc && !is_zero(g, grad[j])) grad[j] = mblx_subst(g, grad[j], (size_t)c.nc, c.sym, c.node);
-        if (c.nc) chain_row(md, r, &c, NULL, grad + nu, G, Fs, has, grad);
+        if (c.nc) {
+            chain_phi(md, r, &c, NULL, grad + nu, G, Fs, has);
+            chain_add(md, r, NULL, Fs, has, grad);
+        }
         if ((rc = mblx_graph_status(g, st))) break;
         for (int j = 0; j < nu && !rc; j++) {
             if (is_zero(g, grad[j])) continue;
@@ -332,13 +392,22 @@ int model_rtree_num_yjac(mbl_model *md, mbl_rtree_num *r, int ny, const mblx_id 
      * that its nodes keep the places they had without it (the code generator's order) */
     mblx_id *kn = NULL;
     if (!rc && r->kin && nz0 == 0) {
-        mbl_free(r->ysn), mbl_free(r->yjsn), mbl_free(r->st_sym), mbl_free(r->st_src);
-        r->st_sym = r->st_src = NULL, r->nyj = r->nst = 0;
+        mbl_free(r->ysn), mbl_free(r->yjsn), mbl_free(r->st_sym), mbl_free(r->st_src), mbl_free(r->yphn);
+        mbl_free(r->yc_b), mbl_free(r->yc_phi), mbl_free(r->yc_pos);
+        r->st_sym = r->st_src = NULL, r->nyj = r->nst = r->nphi = r->nyc = 0;
+        r->yphn = NULL, r->yc_b = r->yc_phi = r->yc_pos = NULL;
         kn = mbl_alloc_array((size_t)nb * MBL_RTREE_NT + 1, sizeof *kn);
         r->ysn = mbl_alloc_array((size_t)ny + 1, sizeof *r->ysn);
         r->yjsn = mbl_alloc_array((size_t)J->nz + 1, sizeof *r->yjsn);
         if (!kn || !r->ysn || !r->yjsn) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         if (!rc) rc = standins(md, r, &c, nn, kn, st);
+        int icap = 16, pcap = 96;
+        r->yc_b = mbl_alloc_array((size_t)icap, sizeof *r->yc_b);
+        r->yc_phi = mbl_alloc_array((size_t)icap, sizeof *r->yc_phi);
+        r->yc_pos = mbl_alloc_array((size_t)icap, sizeof *r->yc_pos);
+        r->yphn = mbl_alloc_array((size_t)pcap, sizeof *r->yphn);
+        if (!rc && (!r->yc_b || !r->yc_phi || !r->yc_pos || !r->yphn))
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         for (int i = 0, p = 0; i < ny && !rc; i++) {
             mblx_id f = c.nc ? rebuild(g, &c, (size_t)md->nsym, y[i], map, &stk, &cap) : y[i];
             if (f == MBLX_NONE || mblx_gradient(g, f, (size_t)ns, syms, grad)) {
@@ -346,13 +415,19 @@ int model_rtree_num_yjac(mbl_model *md, mbl_rtree_num *r, int ny, const mblx_id 
                 break;
             }
             r->ysn[i] = f;
-            if (c.nc) chain_row(md, r, &c, kn, grad + nu, G, Fs, has, grad);
-            if ((rc = mblx_graph_status(g, st))) break;
+            int p0 = p; /* the entries' direct parts; their chain parts natively from the wrenches */
             for (; p < J->nz && J->row[p] == i; p++) r->yjsn[r->nyj++] = grad[J->col[p]];
+            if (c.nc) {
+                chain_phi(md, r, &c, kn, grad + nu, G, Fs, has);
+                rc = chain_pairs(md, r, Fs, has, J, p0, p, &icap, &pcap, st);
+            }
+            if (!rc) rc = mblx_graph_status(g, st);
         }
         if (rc || r->nyj != J->nz) { /* the outputs' tape from md->y and md->yjac (rtree_kin.c) */
-            mbl_free(r->ysn), mbl_free(r->yjsn);
-            r->ysn = r->yjsn = NULL, r->nyj = 0;
+            mbl_free(r->ysn), mbl_free(r->yjsn), mbl_free(r->yphn);
+            mbl_free(r->yc_b), mbl_free(r->yc_phi), mbl_free(r->yc_pos);
+            r->ysn = r->yjsn = r->yphn = NULL, r->nyj = r->nphi = r->nyc = 0;
+            r->yc_b = r->yc_phi = r->yc_pos = NULL;
         }
     }
     mbl_free(syms), mbl_free(grad), mbl_free(map), mbl_free(stk), mbl_free(Fs), mbl_free(has), mbl_free(kn);
