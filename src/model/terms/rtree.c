@@ -823,6 +823,31 @@ int model_rtree_num_F(const mbl_rtree_num *r, const double *syms, double *out, d
     return 0;
 }
 
+/* The vectors about the tree's reference point in NB_GL (rtree_num.h), two interleaved entry by
+ * entry (x0 y0 x1 y1 ..) where a pair's two dot products take the two lanes of a vector: body i's
+ * (P, Q), (Q, P), (P, D) and E against body j's (G, U), (S, U), (S, S) and S */
+enum { GL_PQ = 0, GL_QP = 12, GL_PD = 24, GL_E = 36, GL_GU = 42, GL_SU = 54, GL_SS = 66, GL_S = 78 };
+
+typedef double v2d __attribute__((vector_size(2 * sizeof(double)), aligned(sizeof(double)), may_alias));
+#define V2(p, j) (*(const v2d *)((p) + (j)))
+
+static void interleave(const double *x, const double *y, double *o)
+{
+    for (int k = 0; k < 6; k++) o[2 * k] = x[k], o[2 * k + 1] = y[k];
+}
+
+/* sum over k of a_k b_k in each lane, in increasing k from 0 (each lane as ndot) */
+static inline v2d ndot2(const double *a, const double *b)
+{
+    v2d s = V2(a, 0) * V2(b, 0);
+    s += V2(a, 2) * V2(b, 2);
+    s += V2(a, 4) * V2(b, 4);
+    s += V2(a, 6) * V2(b, 6);
+    s += V2(a, 8) * V2(b, 8);
+    s += V2(a, 10) * V2(b, 10);
+    return s;
+}
+
 /* The Jacobian's entries from the bodies N of the full pass, added to out at the slots' places pos */
 static void jac_entries(const mbl_rtree_num *r, double *N, double *out, const int *pos)
 {
@@ -848,39 +873,54 @@ static void jac_entries(const mbl_rtree_num *r, double *N, double *out, const in
         for (int k = 0; k < 6; k++) n[NB_E + k] = BS[k] - 2.0 * t3[k] + Sh[k];
         /* the same about the tree's reference point (the first body's point) for the pairs with an
          * ancestor: forces n + d x f, motions v + d x w (d the body's point less the reference);
-         * in NB_GL: S, G, U, P, Q, D, E */
+         * y: S, G, U, P, Q, D, E, then into NB_GL's layout */
         const double *o0 = N + NB_O;
         double O[3] = {n[NB_O] - o0[0], n[NB_O + 1] - o0[1], n[NB_O + 2] - o0[2]};
         static const int src[7] = {NB_S, NB_G, NB_U, NB_P, NB_Q, NB_D, NB_E};
         double back[3] = {-O[0], -O[1], -O[2]}; /* the reference less the body's point */
+        double y[42];
         for (int t = 0; t < 7; t++) {
-            double *y = n + NB_GL + 6 * t;
             if (t < 3) {
-                nshift_m(n + src[t], back, y);
+                nshift_m(n + src[t], back, y + 6 * t);
             } else {
-                memset(y, 0, 6 * sizeof *y);
-                nshift_f_add(n + src[t], O, y);
+                memset(y + 6 * t, 0, 6 * sizeof *y);
+                nshift_f_add(n + src[t], O, y + 6 * t);
             }
         }
+        const double *yS = y, *yG = y + 6, *yU = y + 12, *yP = y + 18, *yQ = y + 24, *yD = y + 30, *yE = y + 36;
+        double *gl = n + NB_GL;
+        interleave(yP, yQ, gl + GL_PQ);
+        interleave(yQ, yP, gl + GL_QP);
+        interleave(yP, yD, gl + GL_PD);
+        memcpy(gl + GL_E, yE, 6 * sizeof *gl);
+        interleave(yG, yU, gl + GL_GU);
+        interleave(yS, yU, gl + GL_SU);
+        interleave(yS, yS, gl + GL_SS);
+        memcpy(gl + GL_S, yS, 6 * sizeof *gl);
     }
     const int *pi = r->pi, *pj = r->pj;
     for (int p = 0, np = r->npair; p < np; p++) {
         const double *ni = N + (size_t)pi[p] * NB_SIZE, *nj = N + (size_t)pj[p] * NB_SIZE;
         const int *ps = pos + 6 * (size_t)p;
         int p0 = ps[0], p1 = ps[1], p2 = ps[2];
-        /* the pair about the body's own point (i = j) or about the tree's reference point */
-        int gl = ni == nj ? 0 : NB_GL;
-        const double *S = nj + (gl ? gl : NB_S), *g = nj + (gl ? gl + 6 : NB_G), *u = nj + (gl ? gl + 12 : NB_U);
-        const double *P = ni + (gl ? gl + 18 : NB_P), *Q = ni + (gl ? gl + 24 : NB_Q);
-        if (p0 >= 0) out[p0] -= ndot(P, g) + ndot(Q, u);
-        if (p1 >= 0) out[p1] += ndot(Q, S) - 2.0 * ndot(P, u);
-        double ps2 = ndot(P, S); /* = S_j . P_i, slot 5 (the same products and sum) */
-        if (p2 >= 0) out[p2] += ps2;
-        if (ni == nj) continue;
+        if (ni == nj) { /* the pair about the body's own point */
+            const double *S = nj + NB_S, *g = nj + NB_G, *u = nj + NB_U, *P = ni + NB_P, *Q = ni + NB_Q;
+            if (p0 >= 0) out[p0] -= ndot(P, g) + ndot(Q, u);
+            if (p1 >= 0) out[p1] += ndot(Q, S) - 2.0 * ndot(P, u);
+            if (p2 >= 0) out[p2] += ndot(P, S);
+            continue;
+        }
+        /* about the tree's reference point, two dot products at a time: (P . g, Q . u),
+         * (Q . S, P . u), (P . S, D_i . S) (= S_j . D_i, slot 3), then S_j . E_i; P . S is also slot 5 */
+        const double *a = ni + NB_GL, *c = nj + NB_GL;
+        v2d pg_qu = ndot2(a + GL_PQ, c + GL_GU), qs_pu = ndot2(a + GL_QP, c + GL_SU), ps_ds = ndot2(a + GL_PD, c + GL_SS);
+        if (p0 >= 0) out[p0] -= pg_qu[0] + pg_qu[1];
+        if (p1 >= 0) out[p1] += qs_pu[0] - 2.0 * qs_pu[1];
+        if (p2 >= 0) out[p2] += ps_ds[0];
         int p3 = ps[3], p4 = ps[4], p5 = ps[5];
-        if (p3 >= 0) out[p3] += ndot(S, ni + gl + 30);
-        if (p4 >= 0) out[p4] += ndot(S, ni + gl + 36);
-        if (p5 >= 0) out[p5] += ps2;
+        if (p3 >= 0) out[p3] += ps_ds[1];
+        if (p4 >= 0) out[p4] += ndot(c + GL_S, a + GL_E);
+        if (p5 >= 0) out[p5] += ps_ds[0];
     }
 }
 

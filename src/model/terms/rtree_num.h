@@ -96,7 +96,7 @@ int model_rtree_num_texts(const mbl_rtree_num *r, const double *syms, double *tv
 
 enum { NB_S = 0, NB_VP = 6, NB_AP = 12, NB_V = 18, NB_A = 24, NB_F = 30, NB_HC = 36, NB_P = 42, NB_Q = 48,
        NB_U = 54, NB_G = 60, NB_D = 66, NB_E = 72, NB_I = 78, NB_IC = 114, NB_BC = 150, NB_SUB = 186,
-       NB_O = 187, NB_DP = 190, NB_GL = 194, NB_SIZE = 236 };
+       NB_O = 187, NB_DP = 190, NB_GL = 194, NB_SIZE = 278 };
 /* NB_IC, NB_BC: the subtree's sums of I and B, NB_SUB: not zero once a child has added to them (the
  * first contribution is copied, not added to zeros: the sums differ at most in the sign of a zero
  * entry, which no product or sum that reads them sees: nm6v's sums start from +0, to which adding
@@ -104,7 +104,9 @@ enum { NB_S = 0, NB_VP = 6, NB_AP = 12, NB_V = 18, NB_A = 24, NB_F = 30, NB_HC =
 
 /* NB_O: the body's point (model_rtree_point), NB_DP: it less its parent's (the ground's: the
  * global origin), NB_GL: the Jacobian's S, G, U, P, Q, D, E about the tree's first point (its pair
- * products with other bodies; model_rtree_jac_entries). Each body's vectors are about its own point, in global axes: about one global
+ * products with other bodies; model_rtree_jac_entries), two of them interleaved entry by entry
+ * where a pair's two dot products run in the two lanes of a vector (rtree.c, GL_PQ ..; 84 in all).
+ * Each body's vectors are about its own point, in global axes: about one global
  * origin a body r = 100 m down a chain has inertia entries m r^2 and velocities w r, and the
  * velocity terms' subtree sums of v x* I - I v x lose r^3 eps against their own size (1.1e-10 in A
  * of the 100-link chain moving; docs/linearization.md) */
