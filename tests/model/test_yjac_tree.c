@@ -11,7 +11,8 @@
  *  - the evaluator of the Jacobian with the outputs (model_eval_jac_y: the tree's kinematics
  *    computed natively, the outputs, their entries' direct parts and the bodies' wrenches by a tape
  *    over stand-ins for the bodies' poses, the entries' chain parts S_j . Phi natively from the
- *    joints' axes, rtree_kin.c): the values apart from md->tape_y's to rounding, and the same
+ *    joints' axes, rtree_kin.c; the Euler parameters of a body read through functions even in them
+ *    from its rotation matrix): the values apart from md->tape_y's to rounding, and the same
  *    Jacobian bit for bit whether the outputs are wanted or not;
  *  - its size: the outputs' Jacobian costs O(1) tape instructions per entry on top of the outputs
  *    themselves (differentiated through the chain it cost about 100 per entry on the 20-link chain). */
@@ -146,6 +147,13 @@ TEST(against_the_chain_rule_through_the_rotations)
         mbl_model *md = chain(N);
         /* the end effector's pose: its entries' chain parts natively (pairs of a joint and a wrench) */
         if (md) CHECK(md->rtn && md->rtn->nyc > 0 && md->rtn->nphi > 0);
+        /* its AX .. AZ read the last body's Euler parameters through even functions alone: these
+         * from its rotation matrix, no body's by the chain of products */
+        if (md && md->rtn && md->rtn->eneed) {
+            int nb = md->rtn->tree.nb, chained = 0;
+            for (int b = 0; b < nb; b++) chained += md->rtn->eneed[b] == 1;
+            CHECK(chained == 0 && (N < 20 || md->rtn->eneed[nb - 1] == 2));
+        }
         if (md) check_model("chain", md, 0.3, 0.5);
         mbl_model_free(md);
     }

@@ -136,10 +136,36 @@ int model_rtree_num_texts(const mbl_rtree_num *r, const double *syms, double *tv
     return 0;
 }
 
-void model_rtree_kin_euler(const mbl_rtree_num *r, const double *syms, double *E)
+/* unit Euler parameters e of a rotation matrix R (row-major, R = quat_rot_rm(e)): from the
+ * largest of 4 e_k^2 (the trace's forms), which is positive (Shepperd's method) */
+static void euler_of(const double *R, double *e)
+{
+    double t0 = R[0] + R[4] + R[8], t1 = R[0] - R[4] - R[8], t2 = R[4] - R[0] - R[8], t3 = R[8] - R[0] - R[4];
+    int k = 0;
+    double t = t0;
+    if (t1 > t) k = 1, t = t1;
+    if (t2 > t) k = 2, t = t2;
+    if (t3 > t) k = 3, t = t3;
+    double s = sqrt(1.0 + t), h = 0.5 / s; /* 2 |e_k| = s, h = 1 / (4 |e_k|) */
+    /* ejk = 4 e_j e_k h: e_j e_k / |e_k| */
+    double e01 = (R[7] - R[5]) * h, e02 = (R[2] - R[6]) * h, e03 = (R[3] - R[1]) * h;
+    double e12 = (R[3] + R[1]) * h, e13 = (R[2] + R[6]) * h, e23 = (R[7] + R[5]) * h;
+    switch (k) {
+    case 0: e[0] = 0.5 * s, e[1] = e01, e[2] = e02, e[3] = e03; break;
+    case 1: e[0] = e01, e[1] = 0.5 * s, e[2] = e12, e[3] = e13; break;
+    case 2: e[0] = e02, e[1] = e12, e[2] = 0.5 * s, e[3] = e23; break;
+    default: e[0] = e03, e[1] = e13, e[2] = e23, e[3] = 0.5 * s; break;
+    }
+}
+
+void model_rtree_kin_euler(const mbl_rtree_num *r, const double *syms, const double *tv, double *E)
 {
     for (int b = 0; b < r->tree.nb; b++) {
         if (r->eneed && !r->eneed[b]) continue;
+        if (r->eneed && r->eneed[b] == 2) { /* read through even functions alone: from its A */
+            euler_of(tv + (size_t)b * NTV + MBL_RTREE_A, E + 4 * (size_t)b);
+            continue;
+        }
         const rtree_kin *K = &r->kin[b];
         int p = r->tree.b[b].parent;
         double a[4], t[4], *e = E + 4 * (size_t)b;
@@ -154,6 +180,36 @@ void model_rtree_kin_euler(const mbl_rtree_num *r, const double *syms, double *E
         }
         quat_mul(t, K->Q2, e);
     }
+}
+
+/* The bodies whose Euler parameters the outputs read only through functions even in them (the
+ * body's e negated alone leaves every node of all as it is, as a rotation A(e) = A(-e) does): their
+ * e from their A (eneed 2, model_rtree_kin_euler), not by the chain of products from the ground */
+static int euler_from_rotation(mbl_model *md, mbl_rtree_num *r, const mblx_id *all, size_t nall, mbl_status *st)
+{
+    mblx_id *out = mbl_alloc_array(nall + 1, sizeof *out);
+    if (!out) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    int rc = 0;
+    for (int b = 0; b < r->tree.nb && !rc; b++) {
+        mblx_id es[4], en[4];
+        size_t ne = 0;
+        for (int k = 0; k < r->nst && ne < 4; k++)
+            if ((size_t)r->st_src[k] >= r->nin && (r->st_src[k] - (int)r->nin) / 4 == b) {
+                es[ne] = mblx_symbol_node(md->g, (size_t)r->st_sym[k]);
+                en[ne] = mblx_neg(md->g, es[ne]);
+                ne++;
+            }
+        if (!ne) continue;
+        if (mblx_subst_many(md->g, nall, all, ne, es, en, out)) {
+            rc = mblx_graph_status(md->g, st);
+            break;
+        }
+        int same = 1;
+        for (size_t i = 0; i < nall && same; i++) same = out[i] == all[i];
+        if (same) r->eneed[b] = 2;
+    }
+    mbl_free(out);
+    return rc;
 }
 
 /* The outputs' tape: from their stand-in form (rtree_y.c) when it is whole and reads no symbol past
@@ -198,11 +254,12 @@ int model_rtree_kin_bind_outputs(mbl_model *md, mbl_rtree_num *r, mbl_status *st
             if (is_st[k] == 3) ncopy = k + 1;
         mbl_free(r->eneed);
         r->eneed = mbl_calloc((size_t)r->tree.nb + 1, 1);
-        if (!r->eneed) yst = 0;
-        for (int k = 0; yst && k < r->nst; k++)
-            for (int b = (size_t)r->st_src[k] >= r->nin ? (r->st_src[k] - (int)r->nin) / 4 : -1; b >= 0;
-                 b = r->tree.b[b].parent)
-                r->eneed[b] = 1;
+        if (!r->eneed || euler_from_rotation(md, r, all, nall, st)) yst = 0;
+        for (int k = 0; yst && k < r->nst; k++) {
+            int b = (size_t)r->st_src[k] >= r->nin ? (r->st_src[k] - (int)r->nin) / 4 : -1;
+            if (b >= 0 && r->eneed[b] == 2) continue;
+            for (; b >= 0; b = r->tree.b[b].parent) r->eneed[b] = 1;
+        }
     }
     if (!yst) {
         nall = ny, r->nyc = 0; /* the entries whole from md->yjac */
@@ -256,7 +313,7 @@ int model_rtree_kin_texts_y(const mbl_rtree_num *r, const double *syms, double *
     if (rc || !y) return rc;
     if (!r->yst) return mblx_tape_eval(r->iny, syms, y, regs, st);
     double *ext = regs + r->iny_regs, *E = ext + r->next;
-    model_rtree_kin_euler(r, syms, E);
+    model_rtree_kin_euler(r, syms, work, E);
     memcpy(ext, syms, r->nsym0 * sizeof *ext);
     for (int k = 0; k < r->nst; k++) {
         int s = r->st_src[k];

@@ -55,7 +55,8 @@ struct mbl_rtree_num {
     int nyj, nst, yst;
     int *st_sym, *st_src;
     size_t nsym0, next, iny_regs;
-    unsigned char *eneed; /* nb: the body's Euler parameters are read (its own or a descendant's) */
+    unsigned char *eneed; /* nb: the body's Euler parameters are read: 1 by the chain of products
+                           * (its own or a descendant's), 2 from its A (the outputs even in them) */
     /* the Jacobian's chain parts computed natively (rtree_y.c, rtree_kin.c; with yst): yjsn holds
      * each entry's direct part df/dx (the stand-ins held), yphn (6 nphi) the wrenches Phi of the
      * bodies whose stand-ins an output reads (one per output and body); iny computes the outputs,
@@ -84,8 +85,8 @@ int model_rtree_kin_setup(const struct mbl_model *md, const mbl_rtree *t, const 
 /* with r->kin: model_rtree_num_bind_outputs and model_rtree_num_texts_y (rtree.h) */
 int model_rtree_kin_bind_outputs(struct mbl_model *md, mbl_rtree_num *r, mbl_status *st);
 int model_rtree_kin_texts_y(const mbl_rtree_num *r, const double *syms, double *y, double *work, mbl_status *st);
-/* the bodies' Euler parameters (4 nb) at syms, natively (r->kin) */
-void model_rtree_kin_euler(const mbl_rtree_num *r, const double *syms, double *E);
+/* the bodies' Euler parameters (4 nb) at syms, natively (r->kin; tv: the texts' values there) */
+void model_rtree_kin_euler(const mbl_rtree_num *r, const double *syms, const double *tv, double *E);
 /* the texts' values (nin) at syms: natively when r->kin, else by the tape r->in (registers in
  * work: r->in_work doubles) */
 int model_rtree_num_texts(const mbl_rtree_num *r, const double *syms, double *tv, double *work, mbl_status *st);
