@@ -31,6 +31,7 @@ list(APPEND MBLIN_SOURCES
   src/model/ext.c
   src/model/terms/ffr.c
   src/model/terms/rtree.c
+  src/model/terms/rtree_pass.c
   src/model/terms/rtree_y.c
   src/model/terms/rtree_minv.c
   src/model/terms/rtree_kin.c

@@ -1,4 +1,4 @@
-/* The numeric tree term's data and the bodies' layout of its passes (rtree.c), shared with the
+/* The numeric tree term's data and the bodies' layout of its passes (rtree_pass.c), shared with the
  * articulated-body inverse of its mass matrix (rtree_minv.c). Internal to src/model/terms. */
 #ifndef MBLIN_MODEL_TERMS_RTREE_NUM_H
 #define MBLIN_MODEL_TERMS_RTREE_NUM_H
@@ -106,29 +106,29 @@ enum { NB_S = 0, NB_VP = 6, NB_AP = 12, NB_V = 18, NB_A = 24, NB_F = 30, NB_HC =
 /* NB_O: the body's point (model_rtree_point), NB_DP: it less its parent's (the ground's: the
  * global origin), NB_GL: the Jacobian's S, G, U, P, Q, D, E about the tree's first point (its pair
  * products with other bodies; model_rtree_jac_entries), two of them interleaved entry by entry
- * where a pair's two dot products run in the two lanes of a vector (rtree.c, GL_PQ ..; 84 in all).
+ * where a pair's two dot products run in the two lanes of a vector (rtree_pass.c, GL_PQ ..; 84 in all).
  * Each body's vectors are about its own point, in global axes: about one global
  * origin a body r = 100 m down a chain has inertia entries m r^2 and velocities w r, and the
  * velocity terms' subtree sums of v x* I - I v x lose r^3 eps against their own size (1.1e-10 in A
  * of the 100-link chain moving; docs/linearization.md) */
 
 /* The forward and backward passes from the texts' values tv into the bodies N (nb * NB_SIZE; full:
- * the subtree sums the Jacobian needs), rtree.c */
+ * the subtree sums the Jacobian needs), rtree_pass.c */
 void model_rtree_nrnea_tv(const mbl_rtree_num *r, const double *syms, const double *tv, double *N, int full);
 /* A body's spatial inertia (6 x 6 by columns) from its texts t, about the point o (NULL: the
- * global origin), rtree.c */
+ * global origin), rtree_pass.c */
 void model_rtree_inertia(const double *t, const double *o, double *I6);
 /* A body's point from its kind and texts tb (a point of its joint's axis; its origin without a
- * joint), rtree.c */
+ * joint), rtree_pass.c */
 const double *model_rtree_point(int kind, const double *tb);
 /* X' = T^T X T: a 6 x 6 map of motions to forces about a body's point moved to a point d behind
- * it (d = the body's point less the other's), rtree.c */
+ * it (d = the body's point less the other's), rtree_pass.c */
 void model_rtree_shift6(const double *X, const double *d, double *out);
 /* The texts' values into work (nin of them) from the outputs' shared tape iny, and the outputs with
  * their Jacobian's values into y (NULL: not wanted, and not computed: the view intx), iny's
  * registers after them (rtree.c) */
 int model_rtree_num_texts_y(const mbl_rtree_num *r, const double *syms, double *y, double *work, mbl_status *st);
-/* The Jacobian's entries added to out from the bodies N of the full pass, rtree.c */
+/* The Jacobian's entries added to out from the bodies N of the full pass, rtree_pass.c */
 void model_rtree_jac_entries(const mbl_rtree_num *r, double *N, double *out);
 /* The same entries added to the three matrices KCM at their places dpos instead (the dense path of
  * src/lin/relin_dense.c; model_eval_dense_minv) */
