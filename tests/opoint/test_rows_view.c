@@ -49,6 +49,30 @@ static solved solve(const mbl_model *md, int views)
 
 #define SAME(a, b, n, what) CHECK_MSG(!memcmp((a), (b), (size_t)(n) * sizeof *(a)), "%s: %s differ", name, what)
 
+/* a (without views) and b (with them) solved to the same point bit for bit, in as many iterations and
+ * Jacobian evaluations, with the same whole Jacobian handed on */
+static void same_points(const char *name, const mbl_model *md, const solved *a, const solved *b)
+{
+    if (!a->pt || !b->pt) return;
+    model_view mv;
+    model_view_get(md, &mv);
+    SAME(a->pt->q, b->pt->q, mv.n, "coordinates");
+    SAME(a->pt->lambda, b->pt->lambda, mv.m, "multipliers");
+    SAME(&a->pt->residual, &b->pt->residual, 1, "residuals");
+    SAME(&a->pt->scaled_residual, &b->pt->scaled_residual, 1, "scaled residuals");
+    CHECK_EQ_INT(a->pt->iterations, b->pt->iterations);
+    CHECK_MSG(a->nev == b->nev, "%s: %d and %d Jacobian evaluations", name, a->nev, b->nev);
+    const model_jac_memo *ja = a->pt->jac_memo, *jb = b->pt->jac_memo;
+    CHECK_MSG(ja && jb, "%s: no Jacobian handed on (%p, %p)", name, (const void *)ja, (const void *)jb);
+    if (ja && jb) {
+        CHECK_EQ_INT(ja->nz, mv.jac.nz);
+        CHECK_EQ_INT(jb->nz, mv.jac.nz);
+        SAME(ja->syms, jb->syms, mv.nsym, "the Jacobian's symbols");
+        SAME(ja->jac, jb->jac, mv.jac.nz, "the Jacobians handed on");
+    }
+    printf("%s: %d iterations, %d Jacobian evaluations\n", name, b->pt->iterations, b->nev);
+}
+
 TEST(the_same_point_with_views)
 {
     static const int Ns[] = {500, 300};
@@ -63,25 +87,7 @@ TEST(the_same_point_with_views)
             mbl_point_free(a.pt);
             a = solve(md, 0);
             solved b = solve(md, 1);
-            if (a.pt && b.pt) {
-                model_view mv;
-                model_view_get(md, &mv);
-                SAME(a.pt->q, b.pt->q, mv.n, "coordinates");
-                SAME(a.pt->lambda, b.pt->lambda, mv.m, "multipliers");
-                SAME(&a.pt->residual, &b.pt->residual, 1, "residuals");
-                SAME(&a.pt->scaled_residual, &b.pt->scaled_residual, 1, "scaled residuals");
-                CHECK_EQ_INT(a.pt->iterations, b.pt->iterations);
-                CHECK_MSG(a.nev == b.nev, "%s: %d and %d Jacobian evaluations", name, a.nev, b.nev);
-                const model_jac_memo *ja = a.pt->jac_memo, *jb = b.pt->jac_memo;
-                CHECK_MSG(ja && jb, "%s: no Jacobian handed on (%p, %p)", name, (const void *)ja, (const void *)jb);
-                if (ja && jb) {
-                    CHECK_EQ_INT(ja->nz, mv.jac.nz);
-                    CHECK_EQ_INT(jb->nz, mv.jac.nz);
-                    SAME(ja->syms, jb->syms, mv.nsym, "the Jacobian's symbols");
-                    SAME(ja->jac, jb->jac, mv.jac.nz, "the Jacobians handed on");
-                }
-                printf("%s: %d iterations, %d Jacobian evaluations\n", name, b.pt->iterations, b.nev);
-            }
+            same_points(name, md, &a, &b);
             mbl_point_free(a.pt), mbl_point_free(b.pt);
             mbl_model_free(md);
         }
@@ -144,18 +150,7 @@ TEST(the_same_point_with_the_terms_selection)
     mbl_point_free(a.pt);
     a = solve(md, 0);
     solved b = solve(md, 1);
-    if (a.pt && b.pt) {
-        SAME(a.pt->q, b.pt->q, mv.n, "coordinates");
-        SAME(a.pt->lambda, b.pt->lambda, mv.m, "multipliers");
-        SAME(&a.pt->residual, &b.pt->residual, 1, "residuals");
-        SAME(&a.pt->scaled_residual, &b.pt->scaled_residual, 1, "scaled residuals");
-        CHECK_EQ_INT(a.pt->iterations, b.pt->iterations);
-        CHECK_MSG(a.nev == b.nev, "%s: %d and %d Jacobian evaluations", name, a.nev, b.nev);
-        const model_jac_memo *ja = a.pt->jac_memo, *jb = b.pt->jac_memo;
-        CHECK_MSG(ja && jb, "%s: no Jacobian handed on", name);
-        if (ja && jb) SAME(ja->jac, jb->jac, mv.jac.nz, "the Jacobians handed on");
-        printf("%s: %d iterations, %d Jacobian evaluations\n", name, b.pt->iterations, b.nev);
-    }
+    same_points(name, md, &a, &b);
     mbl_point_free(a.pt), mbl_point_free(b.pt);
     mbl_model_free(md);
 }
