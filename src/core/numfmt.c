@@ -3,9 +3,10 @@
  * a number at 17 digits (multi-precision arithmetic for every value), 28 M of the N = 1000
  * four-bar's `--json`. Here x = m 2^e is scaled by 10^k in 128-bit integers, exactly, so the
  * digits are those of the exact binary value, rounded half to even as glibc rounds them in the
- * default rounding mode; the text is laid out by the rules of %g (C11 7.21.6.1). Values whose
- * scaling does not fit in 128 bits (|x| beyond about 1e38 or below about 1e-14 at 17 digits) are
- * left to printf. */
+ * default rounding mode; the text is laid out by the rules of %g (C11 7.21.6.1). Small values
+ * (below about 1e-14 at 17 digits, the rounding noise of a point's zero coordinates) are scaled in
+ * four 64-bit words (scaled_wide). Values whose scaling does not fit (|x| beyond about 1e38 or
+ * below about 1e-63 at 17 digits) are left to printf. */
 #include "core/numfmt.h"
 
 #include <math.h>
@@ -91,13 +92,47 @@ static const double p10[P10_MAX - P10_MIN + 1] = {
     1e16,  1e17,  1e18,  1e19,  1e20,  1e21,  1e22,  1e23,  1e24,  1e25,  1e26,  1e27,  1e28,  1e29,
     1e30,  1e31,  1e32,  1e33,  1e34,  1e35,  1e36,  1e37,  1e38,  1e39,  1e40};
 
+/* scaled's small values (k from 32 to 80: |x| below about 1e-14 at 17 digits, down to about
+ * 1e-63): m 5^k in four 64-bit words (at most 53 + 186 bits), then its bits from s = -(e + k) up
+ * as the quotient (at most 64 bits, else -1) and those below s against a half */
+static int scaled_wide(uint64_t m, int e, int k, u128 *q, int *cmp)
+{
+    uint64_t w[4] = {m, 0, 0, 0};
+    for (int left = k; left > 0;) {
+        int t = left > 27 ? 27 : left;
+        uint64_t f = (uint64_t)pow5_u128(t); /* 5^27 < 2^63 */
+        u128 carry = 0;
+        for (int i = 0; i < 4; i++) {
+            u128 p = (u128)w[i] * f + carry;
+            w[i] = (uint64_t)p, carry = p >> 64;
+        }
+        if (carry) return -1;
+        left -= t;
+    }
+    int s = -(e + k);
+    if (s < 1 || s > 255 - 64) return -1;
+    int wi = s / 64, b = s % 64;
+    for (int i = wi + 2; i < 4; i++)
+        if (w[i]) return -1; /* the quotient beyond 128 bits */
+    u128 hi = wi + 1 < 4 ? w[wi + 1] : 0;
+    u128 v = ((u128)hi << 64 | w[wi]) >> b;
+    if (v >> 64) return -1;
+    *q = v;
+    /* the rest: bit s - 1 (the half) and any bit below it */
+    int hb = s - 1;
+    int half = (int)((w[hb / 64] >> (hb % 64)) & 1u), below = (w[hb / 64] & ((1ull << (hb % 64)) - 1)) != 0;
+    for (int i = 0; i < hb / 64 && !below; i++) below = w[i] != 0;
+    *cmp = !half ? -1 : below ? 1 : 0;
+    return 0;
+}
+
 /* floor(|x| 10^k) (prec digits wanted) and whether the rest is above, at or below a half (1, 0,
  * -1 in *cmp): 0, or -1 when it does not fit */
 static int scaled(uint64_t m, int e, int k, u128 *q, int *cmp)
 {
     u128 num = m;
     if (k >= 0) {
-        if (k > 31) return -1; /* m 5^k in 127 bits */
+        if (k > 31) return k <= 80 ? scaled_wide(m, e, k, q, cmp) : -1; /* m 5^k in 127 bits */
         num *= pow5_u128(k);
         int t = e + k; /* the power of 2 left */
         if (t >= 0) {

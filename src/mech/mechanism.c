@@ -434,6 +434,9 @@ int mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *file, c
     M.file = file;
     M.src = src;
     M.st = st;
+    /* the coordinates' and constraint rows' texts in the source's blocks (mbl_src_list.blocks) */
+    if (!src->coordinates.n) src->coordinates.blocks = 1;
+    if (!src->constraints.n) src->constraints.blocks = 1;
     M.g = mblx_graph_new();
     int rc = M.g ? read_all(&M, root) : mech_oom(&M);
     if (!rc && M.oom) rc = mech_oom(&M);

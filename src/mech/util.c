@@ -4,6 +4,7 @@
  * and identifiers. See mech_internal.h. */
 #include "mech/mech_internal.h"
 #include "model/rtree.h"
+#include "model/text_blocks.h"
 
 #include <limits.h>
 #include <math.h>
@@ -356,6 +357,17 @@ static int var_seq(mech *M, int i)
 }
 
 /* append an item to a list of the generated source */
+/* a copy of s for an item of l: in the source's item blocks where l keeps its texts there, else
+ * malloc'd (mech_dup_s); NULL when out of memory */
+static char *item_text(mech *M, const mbl_src_list *l, const char *s)
+{
+    if (!l->blocks) return mech_dup_s(s);
+    size_t n = strlen(s) + 1;
+    char *p = model_block_bytes(&M->src->item_blocks, n);
+    if (p) memcpy(p, s, n);
+    return p;
+}
+
 int mech_push(mech *M, mbl_src_list *l, const char *key, const char *text, int line, int col)
 {
     if (M->oom) return mech_oom(M);
@@ -369,8 +381,8 @@ int mech_push(mech *M, mbl_src_list *l, const char *key, const char *text, int l
     mbl_src_item *it = &l->items[l->n];
     memset(it, 0, sizeof *it);
     l->n++;
-    it->key = key ? mech_dup_s(key) : NULL;
-    it->text = mech_dup_s(text);
+    it->key = key ? item_text(M, l, key) : NULL;
+    it->text = item_text(M, l, text);
     it->key_line = it->line = line;
     it->key_col = it->col = col;
     if ((key && !it->key) || !it->text) return mech_oom(M);
@@ -756,9 +768,8 @@ int mech_drop_spare_vars(mech *M)
             V->items[o++] = V->items[i];
             continue;
         }
-        mbl_free(V->items[i].key);
+        if (!V->blocks) mbl_free(V->items[i].key), mbl_free(V->items[i].text);
         mbl_free(V->items[i].key2);
-        mbl_free(V->items[i].text);
     }
     V->n = o;
     if (M->cspare) memset(M->spare, 0, (size_t)M->cspare); /* indices changed: nothing is spare any more */

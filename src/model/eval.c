@@ -29,6 +29,31 @@ mblx__subtape *model_F_rows_view(const mbl_model *md, int nrow, const int *rows)
     return s;
 }
 
+/* 1 when a term is present and every present term offers eval_sel */
+int model_eval_sel_ok(const mbl_model *md)
+{
+    int any = 0;
+    for (int t = 0; t < MODEL_NTERMS; t++)
+        if (model_terms[t]->present(md)) {
+            if (!model_terms[t]->eval_sel) return 0;
+            any = 1;
+        }
+    return any;
+}
+
+int model_eval_F_sel(const mbl_model *md, unsigned rowmask, const double *syms, double *F, double *work,
+                     mbl_status *st)
+{
+    int rc = mblx_tape_eval(md->tape_F, syms, F, work, st);
+    for (int t = 0; t < MODEL_NTERMS && !rc; t++) {
+        const model_term_ops *term = model_terms[t];
+        if (!term->present(md)) continue;
+        rc = term->eval_sel ? term->eval_sel(md, syms, F, NULL, work, rowmask, ~0u, st)
+                            : term->eval(md, syms, F, NULL, work, st);
+    }
+    return rc;
+}
+
 static _Thread_local model_jac_observer jac_observer;
 static _Thread_local void *jac_observer_ctx;
 
@@ -46,7 +71,10 @@ static int jac_tape(const mbl_model *md, const double *syms, double *jac, double
     return 0;
 }
 
-int model_eval_jac(const mbl_model *md, const double *syms, double *jac, double *work, mbl_status *st)
+/* model_eval_jac, or with sel its entries in the rows of rowmask and the blocks of colmask (the
+ * terms' eval_sel where they offer it) */
+static int eval_jac(const mbl_model *md, int sel, unsigned rowmask, unsigned colmask, const double *syms, double *jac,
+                    double *work, mbl_status *st)
 {
     if (jac_observer) jac_observer(jac_observer_ctx, md, syms);
     /* a model loaded with forward_jacobian has no Jacobian tape: forward sweeps of tape_F */
@@ -60,9 +88,21 @@ int model_eval_jac(const mbl_model *md, const double *syms, double *jac, double 
             for (int p = md->jac_ntape; p < md->jac.nz; p++) jac[p] = 0.0;
             zeroed = 1;
         }
-        rc = term->eval(md, syms, NULL, jac, work, st);
+        rc = sel && term->eval_sel ? term->eval_sel(md, syms, NULL, jac, work, rowmask, colmask, st)
+                                   : term->eval(md, syms, NULL, jac, work, st);
     }
     return rc;
+}
+
+int model_eval_jac(const mbl_model *md, const double *syms, double *jac, double *work, mbl_status *st)
+{
+    return eval_jac(md, 0, ~0u, ~0u, syms, jac, work, st);
+}
+
+int model_eval_jac_sel(const mbl_model *md, unsigned rowmask, unsigned colmask, const double *syms, double *jac,
+                       double *work, mbl_status *st)
+{
+    return eval_jac(md, 1, rowmask, colmask, syms, jac, work, st);
 }
 
 int model_eval_jac_rows(const mbl_model *md, mblx__subtape *view, const int *outpos, const double *syms, double *jac,

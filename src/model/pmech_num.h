@@ -85,6 +85,13 @@ void model_pmech_num_remap(mbl_pmech_num *t, const int *map);
 /* Add the rows (F, nF; NULL: none) or the Jacobian entries (J; NULL: none) at the symbols syms. */
 int model_pmech_num_eval(const struct mbl_model *md, const mbl_pmech_num *t, const double *syms, double *F, double *J,
                        mbl_status *st);
+/* As model_pmech_num_eval, where only the rows of the groups in rowmask (bits 1 << MBL_ROW_*) and
+ * their entries in the blocks of colmask (bits 1 << MBL_BLK_*) are wanted: the rows of Phid and
+ * Phidd, and the entries in the velocities' and accelerations' columns, are left out where their
+ * bits are not set (their places in F and J left as they are); the others are computed. The values
+ * computed are model_pmech_num_eval's bit for bit. */
+int model_pmech_num_eval_sel(const struct mbl_model *md, const mbl_pmech_num *t, const double *syms, double *F,
+                             double *J, unsigned rowmask, unsigned colmask, mbl_status *st);
 /* The expression form (graph lock held): rows added to Fs (nF), entries pushed into S. */
 int model_pmech_num_exprs(struct mbl_model *md, const mbl_pmech_num *t, mblx_id *Fs, struct mbl_sjac *S, mbl_status *st);
 /* Number of Jacobian entries the term writes (tests). */

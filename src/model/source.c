@@ -1,6 +1,7 @@
 /* Reading a `model: dae` file with libyaml's document API into an mbl_src (src/load reads the
  * file and dispatches on its `model:` kind; the mechanism and URDF readers are in src/mech). */
 #include "model/source.h"
+#include "model/text_blocks.h"
 #include "model/symbols_index.h"
 #include "model/data.h"
 #include "model/ffr.h"
@@ -463,9 +464,11 @@ int model_src_read_dae(yaml_document_t *doc, const yaml_node_t *root, mbl_src *s
 static void list_free(mbl_src_list *l)
 {
     for (int i = 0; i < l->n; i++) {
-        mbl_free(l->items[i].key);
+        if (!l->blocks) {
+            mbl_free(l->items[i].key);
+            mbl_free(l->items[i].text);
+        }
         mbl_free(l->items[i].key2);
-        mbl_free(l->items[i].text);
     }
     mbl_free(l->items);
 }
@@ -653,6 +656,7 @@ void model_src_free(mbl_src *s)
     mbl_free(s->rtree);
     model_pmech_src_free(s->pmech);
     mbl_free(s->pmech);
+    model_blocks_free(&s->item_blocks);
     mbl_free(s->file);
     mbl_free(s->name);
     mbl_free(s->no_sens);

@@ -19,6 +19,10 @@ typedef struct mbl_src_item {
 typedef struct mbl_src_list {
     mbl_src_item *items;
     int n, cap;
+    /* 1: every item's key and text are cut from the source's item_blocks (the mechanism compiler's
+     * coordinates and constraint rows: 48,000 texts at the N = 2000 four-bar), freed with them and
+     * never one by one (an item's key2 is its own as in any list) */
+    int blocks;
 } mbl_src_list;
 
 /* A user routine of the file's `routines:` (docs/user-routines.md; include/mblin/user.h): read by
@@ -36,9 +40,12 @@ typedef struct mbl_src_routine {
     int lib_line, lib_col; /* of the library's value (0 when none) */
 } mbl_src_routine;
 
+struct model_text_block;
+
 typedef struct mbl_src {
     char *file;  /* file name used in messages */
     char *name;  /* model name ("" if none) */
+    struct model_text_block *item_blocks; /* the texts of the lists with blocks set (model_block_bytes) */
     mbl_src_list parameters, coordinates, velocities, variables, forces, inputs, outputs;
     mbl_src_list constraints, nonholonomic, mass_matrix, states, velocity_states;
     /* held velocities keyed by an expression (model/held.c): key the expression (its position

@@ -71,6 +71,12 @@ typedef struct opoint_subproblem {
      * refused for the rows selected */
     struct mblx__subtape *rows_view;
     int rows_view_tried;
+    /* 1 where the rows' view is refused for a model with terms evaluated numerically that can
+     * evaluate the subproblem's row groups alone (model_eval_sel_ok): opoint_eval_F and
+     * opoint_eval_jac_rows then take model_eval_F_sel and model_eval_jac_sel with rowmask and
+     * colmask, the groups and blocks of opoint_sub_select (made and forgotten with rows_view) */
+    int rows_sel;
+    unsigned rowmask, colmask;
     int rows_view_off; /* set by the warm corrector, which has its own rows_tape and hands sp->jac on */
     /* NULL, or a tape of the residual Jacobian's entries (jac.nz) and then the subproblem's rows
      * (nrow, in sp->rows' order), one evaluation for both (opoint_eval_F_jac): sp->jac then holds

@@ -72,7 +72,11 @@ static void rows_view_make(opoint_subproblem *sp)
 {
     if (sp->rows_view_tried) return;
     sp->rows_view_tried = 1;
-    if (sp->rows_tape || sp->rows_view_off || rows_view_never || !(sp->rows_view = model_F_rows_view(sp->md, sp->nrow, sp->rows))) return;
+    if (sp->rows_tape || sp->rows_view_off || rows_view_never) return;
+    if (!(sp->rows_view = model_F_rows_view(sp->md, sp->nrow, sp->rows))) {
+        sp->rows_sel = model_eval_sel_ok(sp->md);
+        return;
+    }
     if (!(sp->rows_F = mbl_alloc_array((size_t)sp->nrow + 1, sizeof *sp->rows_F))) {
         mblx__subtape_free(sp->rows_view);
         sp->rows_view = NULL;
@@ -83,7 +87,7 @@ static void rows_view_make(opoint_subproblem *sp)
 
 static void rows_view_forget(opoint_subproblem *sp)
 {
-    sp->rows_view_tried = 0;
+    sp->rows_view_tried = sp->rows_sel = 0;
     if (!sp->rows_view) return;
     mblx__subtape_free(sp->rows_view), mbl_free(sp->rows_F);
     sp->rows_view = NULL, sp->rows_tape = NULL, sp->rows_F = sp->rows_work = NULL;
@@ -95,11 +99,12 @@ int opoint_eval_F(opoint_subproblem *sp, double *norm2, double *norminf, mbl_sta
     mbl_point *pt = sp->pt;
     model_fill_syms_pt(md, pt, sp->syms);
     int whole = !sp->rows_tape;
-    int rc = whole ? model_eval_F(md, sp->syms, sp->F, sp->work, st)
-                   : mblx_tape_eval(sp->rows_tape, sp->syms, sp->rows_F, sp->rows_work, st);
-    /* the view's failure named as the whole residual's evaluation names it (its first value not
-     * finite may be in a row the view leaves out) */
-    if (rc && sp->rows_view) whole = 1, rc = model_eval_F(md, sp->syms, sp->F, sp->work, st);
+    int rc = !whole      ? mblx_tape_eval(sp->rows_tape, sp->syms, sp->rows_F, sp->rows_work, st)
+             : sp->rows_sel ? model_eval_F_sel(md, sp->rowmask, sp->syms, sp->F, sp->work, st)
+                            : model_eval_F(md, sp->syms, sp->F, sp->work, st);
+    /* the view's (the selection's) failure named as the whole residual's evaluation names it (its
+     * first value not finite may be in a row the view leaves out) */
+    if (rc && (sp->rows_view || sp->rows_sel)) whole = 1, rc = model_eval_F(md, sp->syms, sp->F, sp->work, st);
     if (rc) {
         rc = model_eval_error(md, sp->syms, "while looking for the operating point", st);
         sp->neval_fail++;
@@ -335,7 +340,14 @@ static int newton_step(opoint_subproblem *sp, double *dx, int solve, mbl_status 
          * fill-reducing order (flexible pendulum, n_p = 2000 per link: 77 times the predicted
          * fill, 4.5 s instead of 0.4 s) */
         for (int pass = (sp->eq_on || n >= OPOINT_EQ_FIRST_MIN) ? 1 : 0; pass < 2; pass++) {
-            if (pass == 1) {
+            if (pass == 1 && sp->eq_warm && sp->lu && !sp->lu_fresh) {
+                /* a refactorization on the last step's pivots: its factors kept where they still
+                 * equilibrate the matrix to within a factor 2 (power-of-2 factors scale LU's
+                 * factors and the solution exactly: the same step; the pivots' rcond tests see
+                 * norms in [1/4, 4) instead of [1/2, 2)) */
+                la_csc_equilibrate_near(sp->A, MBLA_EQUILIBRATE_MAXITER_DEFAULT, sp->eqr, sp->eqc, sp->eqw);
+                for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]] * sp->eqr[r];
+            } else if (pass == 1) {
                 la_csc_equilibrate_ws(sp->A, MBLA_EQUILIBRATE_MAXITER_DEFAULT, sp->eq_warm, sp->eqr, sp->eqc, sp->eqw);
                 sp->eq_on = sp->eq_warm = 1;
                 for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]] * sp->eqr[r];
@@ -931,6 +943,7 @@ void opoint_sub_select(opoint_subproblem *sp, unsigned rowmask, unsigned colmask
     rows_view_forget(sp);
     sp->nrow = sp->ncol = 0;
     sp->rank_last = -1; /* no Jacobian of this subproblem factored yet (a solve may take no step) */
+    sp->rowmask = rowmask, sp->colmask = colmask;
     for (int r = 0; r < mv->nF; r++) sp->row_pos[r] = -1;
     for (int c = 0; c < mv->nunk; c++) sp->col_pos[c] = -1;
     for (int g = 0; g < MBL_NROWG; g++)

@@ -29,17 +29,19 @@ int opoint_eval_jac(opoint_subproblem *sp, mbl_status *st)
     return 0;
 }
 
-/* The view's sweep where no values are kept at the symbols (opoint_jac's memos: every entry); its
- * failure named as the whole Jacobian's evaluation names it (opoint_jac). */
+/* The view's sweep (or the terms' selection, sp->rows_sel) where no values are kept at the symbols
+ * (opoint_jac's memos: every entry); its failure named as the whole Jacobian's evaluation names it
+ * (opoint_jac). */
 static int jac_rows(opoint_subproblem *sp, mbl_status *st)
 {
     size_t ns = (size_t)sp->mv.nsym * sizeof *sp->syms;
     if (sp->jac_ok && !memcmp(sp->jac_syms, sp->syms, ns)) return 0;
-    if (!sp->rows_view || model_jac_memo_at(sp->md, sp->jac_alt, sp->syms) ||
+    if ((!sp->rows_view && !sp->rows_sel) || model_jac_memo_at(sp->md, sp->jac_alt, sp->syms) ||
         model_jac_memo_at(sp->md, sp->load_memo, sp->syms))
         return opoint_jac(sp, st);
     sp->jac_ok = 0;
-    if (model_eval_jac_rows(sp->md, sp->rows_view, sp->row_pos, sp->syms, sp->jac, sp->work, st))
+    if (sp->rows_sel ? model_eval_jac_sel(sp->md, sp->rowmask, sp->colmask, sp->syms, sp->jac, sp->work, st)
+                     : model_eval_jac_rows(sp->md, sp->rows_view, sp->row_pos, sp->syms, sp->jac, sp->work, st))
         return opoint_jac(sp, st);
     memcpy(sp->jac_syms, sp->syms, ns), sp->jac_ok = sp->jac_part = 1;
     return 0;

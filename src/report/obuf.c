@@ -56,9 +56,9 @@ static int fmt_g(char *d, double x, int prec)
         return e->len;
     }
     int n = core_fmt_g(d, x, prec);
-    /* beyond core_fmt_g's exact range (at 17 digits |x| below about 1e-15: the rounding noise of a
-     * point's zero coordinates, 3,603 of the N = 2000 mechanism's JSON numbers, 2,021 distinct),
-     * printf's text, remembered too (it was formatted twice over and printed for each) */
+    /* beyond core_fmt_g's exact range (at 17 digits |x| beyond about 1e38 or below about 1e-63;
+     * the rounding noise of a point's zero coordinates, 3,603 of the N = 2000 mechanism's JSON
+     * numbers, is within it since session 47), printf's text, remembered too */
     if (n < 0 && isfinite(x) && prec >= 1 && prec <= 17) {
         n = snprintf(d, CORE_NUMFMT_MAX, "%.*g", prec, x);
         if (n >= CORE_NUMFMT_MAX) n = -1; /* cut short (never at 17 digits): the caller's own path */

@@ -12,6 +12,7 @@
 
 #include "mblin/model.h"
 #include "mblin/sensitivity.h"
+#include "model/eval_rows.h"
 #include "model/model_internal.h"
 #include "model/pmech_num.h"
 #include "test.h"
@@ -49,6 +50,36 @@ static mblx_tape *expr_tape(const mbl_model *md)
 static double rel(double x, double y, double scale)
 {
     return x == y ? 0 : fabs(x - y) / fmax(fmax(fabs(x), fabs(y)), fmax(scale, 1e-300));
+}
+
+/* The operating point's selection (model_eval_F_sel, model_eval_jac_sel: the rows of the equations
+ * of motion and of Phi, the entries in the coordinates' and multipliers' columns, and every row and
+ * column) against the whole evaluation's values F, J at the symbols s: bit for bit. 1 if they agree. */
+static int selection_agrees(const mbl_model *md, const double *s, const double *F, const double *J, double *work)
+{
+    const unsigned rows[2] = {(1u << MBL_ROW_EOM) | (1u << MBL_ROW_PHI), ~0u};
+    const unsigned cols[2] = {(1u << MBL_BLK_Q) | (1u << MBL_BLK_LAMBDA), ~0u};
+    double *Fs = malloc(((size_t)md->nF + 1) * sizeof *Fs), *Js = malloc(((size_t)md->jac.nz + 1) * sizeof *Js);
+    int ok = 1;
+    for (int k = 0; k < 2 && ok; k++) {
+        mbl_status st;
+        for (int i = 0; i < md->nF; i++) Fs[i] = NAN;
+        for (int p = 0; p < md->jac.nz; p++) Js[p] = NAN;
+        ok = !model_eval_F_sel(md, rows[k], s, Fs, work, &st) &&
+             !model_eval_jac_sel(md, rows[k], cols[k], s, Js, work, &st);
+        for (int g = 0; ok && g < MBL_NROWG; g++)
+            for (int i = md->row0[g]; ok && (rows[k] >> g) & 1u && i < md->row0[g + 1]; i++)
+                ok = !memcmp(&Fs[i], &F[i], sizeof *F);
+        for (int p = 0; ok && p < md->jac.nz; p++) {
+            int g = 0, c = md->jac.col[p];
+            while (md->jac.row[p] >= md->row0[g + 1]) g++;
+            int b = 0;
+            while (c >= model_blk0(md, b + 1)) b++;
+            if ((rows[k] >> g) & 1u && (cols[k] >> b) & 1u) ok = !memcmp(&Js[p], &J[p], sizeof *J);
+        }
+    }
+    free(Fs), free(Js);
+    return ok;
 }
 
 /* the two forms of one model: *nb, *nj the numeric term's size */
@@ -100,6 +131,8 @@ static void compare(const char *path, const char *text, int npt, int want_numeri
         if (!rc && tx) rc = mblx_tape_eval(tx, sn, X, work, &st);
         CHECK_MSG(rc == 0, "%s: %s", nm, rc ? st.msg : "");
         if (rc) break;
+        CHECK_MSG(model_eval_sel_ok(mn) == (mn->pmn != NULL) && !model_eval_sel_ok(me), "%s: model_eval_sel_ok", nm);
+        if (mn->pmn) CHECK_MSG(selection_agrees(mn, sn, Fn, Jn, work), "%s: the selected rows' values differ", nm);
         /* scale of a row: its largest Jacobian entry times the largest unknown (|a| <= 3, |lambda| <= 10) */
         for (int i = 0; i < nF; i++) rowmax[i] = 0;
         for (int p = 0; p < me->jac.nz; p++) rowmax[me->jac.row[p]] = fmax(rowmax[me->jac.row[p]], fabs(Je[p]));

@@ -76,6 +76,27 @@ TEST(fmt_matches_printf)
           core_fmt_g(b, 1.0, 18) < 0);
 }
 
+/* The small values (session 47: below about 1e-14 at 17 digits, scaled in four 64-bit words): every
+ * precision against printf from 1e-12 down to 1e-70, where the words run out and printf takes
+ * over, and the ties (a value with few significant bits, halfway at a short precision). */
+TEST(fmt_small_values)
+{
+    long before = fmt_bad, checked = fmt_checked, fallback = fmt_fallback;
+    for (long i = 0; i < 300000; i++) {
+        uint64_t r = next();
+        double x = ldexp((double)(r >> 11), -(int)(next() % 190) - 93); /* 2^-93 .. 2^-230 times 2^0 .. 2^53 */
+        if (i % 4 == 0) x = ldexp((double)(r >> 50) + 0.5, -(int)(next() % 180) - 40); /* short mantissas */
+        check_fmt(i % 2 ? -x : x, i % 3 ? (int)(1 + next() % 17) : 17);
+    }
+    long small = fmt_checked - checked;
+    printf("  %ld small values as printf prints them, %ld left to printf\n", small, fmt_fallback - fallback);
+    CHECK(fmt_bad == before);
+    CHECK(small > 200000);
+    char b[CORE_NUMFMT_MAX];
+    CHECK(core_fmt_g(b, 3.5e-16, 17) > 0 && !strcmp(b, "3.5000000000000002e-16"));
+    CHECK(core_fmt_g(b, 1e-60, 17) > 0 && core_fmt_g(b, 1e-75, 17) < 0);
+}
+
 /* put_digits (session 34): eight digits at a time, then pairs, then one: every digit count and
  * every digit position, on integers around the powers of ten (where a carry or a leading zero
  * goes wrong first), the subnormals and the largest values; and at 17 digits the text reads back
@@ -228,6 +249,7 @@ TEST(fmt_int_matches_printf)
 int main(void)
 {
     RUN(fmt_matches_printf);
+    RUN(fmt_small_values);
     RUN(fmt_digits_and_round_trip);
     RUN(literals_match_strtod);
     RUN(ob_g_memo_matches_printf);

@@ -496,20 +496,35 @@ static int spring_eval(const mbl_model *md, const cols *c, const pspring *S, con
     return 0;
 }
 
+/* What an evaluation computes beyond the rows of the equations of motion and of Phi with their
+ * entries in the coordinates' and multipliers' columns (model_pmech_num_eval_sel): the rows of Phid
+ * (d) and of Phidd (a), the entries in the velocities' and accelerations' columns (av). */
+typedef struct want {
+    int d, a, av;
+} want;
+
 static int bodies_eval(const mbl_model *md, const mbl_pmech_num *t, const cols *cp, const double *syms, double *csn,
-                       double *F, double *J, mbl_status *st);
+                       double *F, double *J, want w, mbl_status *st);
 static int joints_eval(const mbl_model *md, const mbl_pmech_num *t, const cols *cp, const double *syms, const double *csn,
-                       double *F, double *J, mbl_status *st);
+                       double *F, double *J, want w, mbl_status *st);
 
 int model_pmech_num_eval(const mbl_model *md, const mbl_pmech_num *t, const double *syms, double *F, double *J,
                        mbl_status *st)
 {
+    return model_pmech_num_eval_sel(md, t, syms, F, J, ~0u, ~0u, st);
+}
+
+int model_pmech_num_eval_sel(const mbl_model *md, const mbl_pmech_num *t, const double *syms, double *F, double *J,
+                             unsigned rowmask, unsigned colmask, mbl_status *st)
+{
     cols c = cols_of(md);
+    want w = {(rowmask >> MBL_ROW_PHID) & 1u, (rowmask >> MBL_ROW_PHIDD) & 1u,
+              ((colmask >> MBL_BLK_V) | (colmask >> MBL_BLK_A)) & 1u};
     /* each body's cos th, sin th, once for its joints and springs too */
     double *csn = mbl_alloc_array(2 * (size_t)t->nb + 1, sizeof *csn);
     if (!csn) return mbl_error(st, MBL_ENOMEM, "out of memory");
-    int rc = bodies_eval(md, t, &c, syms, csn, F, J, st);
-    if (!rc) rc = joints_eval(md, t, &c, syms, csn, F, J, st);
+    int rc = bodies_eval(md, t, &c, syms, csn, F, J, w, st);
+    if (!rc) rc = joints_eval(md, t, &c, syms, csn, F, J, w, st);
     for (int j = 0; j < t->ns && !rc; j++) rc = spring_eval(md, &c, &t->s[j], syms, csn, F, J, st);
     mbl_free(csn);
     return rc;
@@ -517,7 +532,7 @@ int model_pmech_num_eval(const mbl_model *md, const mbl_pmech_num *t, const doub
 
 /* the bodies' rows and entries (model_pmech_num_eval), their cosines and sines into csn */
 static int bodies_eval(const mbl_model *md, const mbl_pmech_num *t, const cols *cp, const double *syms, double *csn,
-                       double *F, double *J, mbl_status *st)
+                       double *F, double *J, want w, mbl_status *st)
 {
     const int *su = md->sym_of_unknown;
     cols c = *cp;
@@ -544,6 +559,12 @@ static int bodies_eval(const mbl_model *md, const mbl_pmech_num *t, const cols *
             const int *ps = B->pos;
 #define BADD(k, val) \
     if (ps[k] >= 0) J[ps[k]] += (val)
+            if (!w.av) { /* the coordinates' columns alone (slots 3, 7, 11) */
+                BADD(3, m * (-thdd * ux + thd2 * uy));
+                BADD(7, m * (-thdd * uy - thd2 * ux));
+                BADD(11, -m * (ux * Gx + uy * Gy));
+                continue;
+            }
             BADD(0, m);
             BADD(1, -m * uy);
             BADD(2, -2 * m * thd * ux);
@@ -564,7 +585,7 @@ static int bodies_eval(const mbl_model *md, const mbl_pmech_num *t, const cols *
 
 /* the joints' constraint rows, their multipliers' rows and entries (model_pmech_num_eval) */
 static int joints_eval(const mbl_model *md, const mbl_pmech_num *t, const cols *cp, const double *syms, const double *csn,
-                       double *F, double *J, mbl_status *st)
+                       double *F, double *J, want w, mbl_status *st)
 {
     const int *su = md->sym_of_unknown;
     cols c = *cp;
@@ -581,8 +602,8 @@ static int joints_eval(const mbl_model *md, const mbl_pmech_num *t, const cols *
                 F[c.p0 + ra] += sg * (P->ang[a] + (P->b[a] < 0 ? 0 : SYM(c.jq + t->b[P->b[a]].q[2])));
                 if (P->b[a] >= 0) {
                     const pbody *B = &t->b[P->b[a]];
-                    F[c.d0 + ra] += sg * SYM(c.jv + B->q[2]);
-                    F[c.a0 + ra] += sg * SYM(c.ja + B->q[2]);
+                    if (w.d) F[c.d0 + ra] += sg * SYM(c.jv + B->q[2]);
+                    if (w.a) F[c.a0 + ra] += sg * SYM(c.ja + B->q[2]);
                     F[c.e0 + B->q[2]] += sg * la;
                 }
             }
@@ -601,10 +622,14 @@ static int joints_eval(const mbl_model *md, const mbl_pmech_num *t, const cols *
             if (F && P->haspos) {
                 F[c.p0 + P->c0] += sg * (SYM(c.jq + ix) + wx);
                 F[c.p0 + P->c0 + 1] += sg * (SYM(c.jq + iy) + wy);
-                F[c.d0 + P->c0] += sg * (SYM(c.jv + ix) - thd * wy);
-                F[c.d0 + P->c0 + 1] += sg * (SYM(c.jv + iy) + thd * wx);
-                F[c.a0 + P->c0] += sg * (SYM(c.ja + ix) - thdd * wy - thd2 * wx);
-                F[c.a0 + P->c0 + 1] += sg * (SYM(c.ja + iy) + thdd * wx - thd2 * wy);
+                if (w.d) {
+                    F[c.d0 + P->c0] += sg * (SYM(c.jv + ix) - thd * wy);
+                    F[c.d0 + P->c0 + 1] += sg * (SYM(c.jv + iy) + thd * wx);
+                }
+                if (w.a) {
+                    F[c.a0 + P->c0] += sg * (SYM(c.ja + ix) - thdd * wy - thd2 * wx);
+                    F[c.a0 + P->c0 + 1] += sg * (SYM(c.ja + iy) + thdd * wx - thd2 * wy);
+                }
                 F[c.e0 + ix] += sg * lx;
                 F[c.e0 + iy] += sg * ly;
                 F[c.e0 + it] += sg * (-lx * wy + ly * wx);
@@ -618,28 +643,32 @@ static int joints_eval(const mbl_model *md, const mbl_pmech_num *t, const cols *
                 JADD(1, one);
                 JADD(2, mwy);
                 JADD(3, pwx);
-                JADD(4, one);
-                JADD(5, one);
-                JADD(6, mwy);
-                JADD(7, pwx);
-                JADD(8, sg * (-thd * wx));
-                JADD(9, sg * (-thd * wy));
-                JADD(10, one);
-                JADD(11, one);
-                JADD(12, mwy);
-                JADD(13, pwx);
-                JADD(14, sg * (-2 * thd * wx));
-                JADD(15, sg * (-2 * thd * wy));
-                JADD(16, sg * (-thdd * wx + thd2 * wy));
-                JADD(17, sg * (-thdd * wy - thd2 * wx));
+                if (w.d) { /* Phid's rows */
+                    JADD(4, one);
+                    JADD(5, one);
+                    JADD(6, mwy);
+                    JADD(7, pwx);
+                    JADD(8, sg * (-thd * wx));
+                    JADD(9, sg * (-thd * wy));
+                }
+                if (w.a) { /* Phidd's rows */
+                    JADD(10, one);
+                    JADD(11, one);
+                    JADD(12, mwy);
+                    JADD(13, pwx);
+                    JADD(14, sg * (-2 * thd * wx));
+                    JADD(15, sg * (-2 * thd * wy));
+                    JADD(16, sg * (-thdd * wx + thd2 * wy));
+                    JADD(17, sg * (-thdd * wy - thd2 * wx));
+                }
                 JADD(18, one);
                 JADD(19, one);
                 JADD(20, mwy);
                 JADD(21, pwx);
                 JADD(22, sg * (-(lx * wx + ly * wy)));
                 JADD(23, one);
-                JADD(24, one);
-                JADD(25, one);
+                if (w.d) JADD(24, one);
+                if (w.a) JADD(25, one);
                 JADD(26, one);
 #undef JADD
             }

@@ -106,6 +106,13 @@ static int num_eval(const mbl_model *md, const double *syms, double *F, double *
     return model_pmech_num_eval(md, md->pmn, syms, F, jac, st);
 }
 
+static int num_eval_sel(const mbl_model *md, const double *syms, double *F, double *jac, double *work, unsigned rowmask,
+                        unsigned colmask, mbl_status *st)
+{
+    (void)work;
+    return model_pmech_num_eval_sel(md, md->pmn, syms, F, jac, rowmask, colmask, st);
+}
+
 static int num_exprs(mbl_model *md, mblx_id *Fs, mbl_sjac *S, mbl_status *st)
 {
     return model_pmech_num_exprs(md, md->pmn, Fs, S, st);
@@ -131,6 +138,7 @@ const model_term_ops model_term_pmech = {
     .remap = num_remap,
     .work = num_work,
     .eval = num_eval,
+    .eval_sel = num_eval_sel,
     .exprs = num_exprs,
     .free = num_free,
 };

@@ -65,6 +65,12 @@ typedef struct model_term_ops {
     /* its residual rows added to F and its Jacobian entries to jac at the symbol values syms (one
      * of F, jac NULL; work: md->work_size doubles) */
     int (*eval)(const mbl_model *md, const double *syms, double *F, double *jac, double *work, mbl_status *st);
+    /* as eval, where only the rows of the groups in rowmask (bits 1 << MBL_ROW_*) and their entries
+     * in the blocks of colmask (bits 1 << MBL_BLK_*) are wanted (the operating point's Newton
+     * steps: model_eval_F_sel, model_eval_jac_sel): those values as eval gives them, bit for bit;
+     * others may be left as they are. NULL: not offered (those evaluations then take eval) */
+    int (*eval_sel)(const mbl_model *md, const double *syms, double *F, double *jac, double *work, unsigned rowmask,
+                    unsigned colmask, mbl_status *st);
     /* its Jacobian entries into jac (as eval) and the outputs with their Jacobian's values into y
      * (md->tape_y's layout; NULL: not wanted) in one pass, after tape_jac's values: taken by
      * model_eval_jac_y when it is the model's only present term and md->ny > 0. NULL: eval, then
