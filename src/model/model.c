@@ -237,6 +237,7 @@ void mbl_model_free(mbl_model *md)
     mbl_free(md->srcx_what);
     mbl_free(md->srcx);
     model_sjac_free(&md->usjac);
+    mbl_free(md->usjx);
     model_sjac_free(&md->jac);
     model_sjac_free(&md->sjac);
     mbl_free(md->Fs);

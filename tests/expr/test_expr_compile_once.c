@@ -6,8 +6,9 @@
  *   (more instructions);
  * - a smaller sub-DAG with pairs (both forms made and compared, as mblx_compile does);
  * - an evaluation that fails: the same code and message.
- * The user states of the mechanism bicycle (their tape compiled once by a one-point load): the
- * model loaded with and without forward_jacobian gives the same bits (mbl_model_user_states). */
+ * The user states of the mechanism bicycle (the rows' tape compiled once by a one-point load, their
+ * gradients forward sweeps of it): the model loaded with and without forward_jacobian gives the
+ * same bits (mbl_model_user_states). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,8 +189,9 @@ TEST(failing_evaluation)
     mblx_tape_free(all), mblx_tape_free(once);
 }
 
-/* the mechanism bicycle's user states (7, their tape of 2,047 nodes compiled once by a one-point
- * load) and their gradients: the same bits loaded either way */
+/* the mechanism bicycle's user states (7; a one-point load compiles the rows s, sdot, sddot once
+ * and takes their Jacobian by forward sweeps, the default load's tape of 2,047 nodes has the
+ * symbolic one) and their gradients: the same bits loaded either way */
 TEST(bicycle_user_states)
 {
     const char *file = "examples/mech/whipple_bicycle.yaml"; /* (the tests run in the source tree) */
