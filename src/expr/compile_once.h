@@ -19,11 +19,11 @@
 mblx_tape *mblx__compile_once(const mblx_graph *g, size_t n, const mblx_id *outputs, mbl_status *st);
 
 /* The tape of the expressions as written: neither the common pairs of operands nor the chains are
- * searched for (the pairs' search and the chains were 1.3 M of the mechanism bicycle's 20.3 M
- * instructions, its residual's tape); scheduled as mblx_compile's. The values are those of the
- * expressions' operations in the order written: other last bits than mblx_compile's where it
- * shares a pair. bound, lock, ctx: as mblx_compile_few's. For the tapes of a one-point command's
- * load, which evaluates them a few times (src/model/compile.c). */
+ * searched for; scheduled as mblx_compile's. The values are those of the expressions' operations
+ * in the order written: other last bits than mblx_compile's where it shares a pair. bound, lock,
+ * ctx: as mblx_compile_few's. For the outputs' and user states' tapes of a one-point command's
+ * load, which evaluates them a few times (src/model/compile.c: the mechanism bicycle's 0.50 M
+ * instructions less than mblx__compile_once's). */
 mblx_tape *mblx__compile_written(const mblx_graph *g, size_t n, const mblx_id *outputs, int bound,
                                  void (*lock)(void *ctx, int on), void *ctx, mbl_status *st);
 
