@@ -7,12 +7,11 @@
  *                      velocity or angular_velocity, --set-velocity x=c)
  *   h_j(q, v, t) = c_j for each held velocity keyed by an expression (JV(crank): 12)
  * From the start v0 (held values in place, the others the file's or 0) the change dv of least
- * 2-norm that satisfies all rows: A dv = -r(v0), by LAPACK's minimum-norm least squares (dgelsy,
- * a complete orthogonal factorization) or SPQR for large systems, then one refinement step. A held row forces its own quantity, so
+ * 2-norm that satisfies all rows: A dv = -r(v0), by LAPACK's minimum-norm least squares (dgelsd)
+ * or SPQR for large systems, then one refinement step. A held row forces its own quantity, so
  * only what the user left open moves. Rows that cannot all hold (two held rates of a
  * one-degree-of-freedom mechanism that disagree) leave a least-squares residual: that is an
  * error naming the held velocities in it, never a silent compromise. */
-#include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -86,37 +85,6 @@ static double gv_scaled(const gv *w, const double *v, double tol, double abs_tol
     return worst;
 }
 
-/* The minimum-norm least-squares solution of J x = b (J: m x n, destroyed; b: max(m, n), the
- * solution in its first n) by a complete orthogonal factorization (LAPACK's dgelsy: QR with column
- * pivoting, the columns past the rank whose estimated condition reaches 1 / rcond dropped, then an
- * RZ factorization of the rest), not mbla_lstsq's SVD (dgelsd): the same solution to rounding where
- * the rank is clear (the velocity constraints' redundant rows are exactly dependent), at a fraction
- * of the cost (the mechanism bicycle's two steps over its 28 velocities: 1.48 -> 0.50 M
- * instructions). */
-static int gv_lstsq(int m, int n, double *J, double *b, int ldb, double rcond, mbl_status *st)
-{
-    for (size_t i = 0; i < (size_t)m * (size_t)n; i++)
-        if (!isfinite(J[i])) return mbl_error(st, MBL_EDOMAIN, "the velocity constraints' Jacobian is not finite");
-    if (!m || !n) { /* the minimum-norm solution of an empty system */
-        for (int i = 0; i < n; i++) b[i] = 0.0;
-        return 0;
-    }
-    lapack_int *jpvt = mbl_calloc((size_t)n, sizeof *jpvt), rank = 0; /* (zeros: every column free) */
-    double wq = 0.0, *work = NULL;
-    if (!jpvt) return mbl_error(st, MBL_ENOMEM, "out of memory");
-    int info = LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, m, n, 1, J, m, b, ldb, jpvt, rcond, &rank, &wq, -1);
-    if (!info) {
-        size_t lwork = wq > 1.0 ? (size_t)wq : 1;
-        if (!(work = mbl_alloc_array(lwork, sizeof *work))) {
-            mbl_free(jpvt);
-            return mbl_error(st, MBL_ENOMEM, "out of memory");
-        }
-        info = LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, m, n, 1, J, m, b, ldb, jpvt, rcond, &rank, work, (lapack_int)lwork);
-    }
-    mbl_free(jpvt), mbl_free(work);
-    return info ? mbl_error(st, MBL_ELIB, "dgelsy: argument %d had an illegal value", (int)-info) : 0;
-}
-
 /* one minimum-norm step A dv = -res added to the point's velocities */
 static int gv_step(gv *w, mbl_status *st)
 {
@@ -129,7 +97,8 @@ static int gv_step(gv *w, mbl_status *st)
         double *J = mbl_calloc((size_t)m * (size_t)n + 1, sizeof *J);
         if (!J) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         for (int p = 0; !rc && p < w->nz; p++) J[w->ti[p] + (size_t)w->tj[p] * m] += w->tx[p];
-        if (!rc) rc = gv_lstsq(m, n, J, b, mx, sp->opt->rank_tol, st);
+        int rank = 0;
+        if (!rc) rc = mbla_lstsq(m, n, 1, J, m > 0 ? m : 1, b, mx > 0 ? mx : 1, sp->opt->rank_tol, &rank, st);
         for (int c = 0; !rc && c < n; c++) dx[c] = b[c];
         mbl_free(J);
     } else if (!rc) {
