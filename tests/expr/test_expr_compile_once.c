@@ -107,20 +107,28 @@ static void compare(size_t n, const mblx_id *e, int *few_differs, mblx_tape **al
     *all_out = all, *once_out = once;
 }
 
-TEST(large_with_pairs)
+enum { NC = 6, NS = 30, NT = 40 };
+
+/* The rotation products of NC pairs of rotations and NS sums of more terms than the pairs' search
+ * looks into, sharing a prefix of NT terms (the chains' work): into *e (malloc'ed), their count. */
+static size_t pairs_and_prefixes(mblx_id **e)
 {
-    enum { NC = 6, NS = 30, NT = 40 };
-    mblx_id *e = malloc((9 * 7 * NC + NS) * sizeof *e);
-    size_t n = rotation_products(NC, e);
-    /* and sums of more terms than the pairs' search looks into, sharing a prefix of NT terms (the
-     * chains' work) */
+    *e = malloc((9 * 7 * NC + NS) * sizeof **e);
+    size_t n = rotation_products(NC, *e);
     for (int j = 0; j < NS; j++) {
         char t[NT * 12 + 32];
         size_t at = 0;
         for (int k = 0; k < NT; k++) at += (size_t)snprintf(t + at, sizeof t - at, "%scos(z%d)", k ? " + " : "", k);
         snprintf(t + at, sizeof t - at, " + zz%d", j);
-        e[n++] = P(t);
+        (*e)[n++] = P(t);
     }
+    return n;
+}
+
+TEST(large_with_pairs)
+{
+    mblx_id *e = NULL;
+    size_t n = pairs_and_prefixes(&e);
     int few_differs;
     mblx_tape *all, *once;
     compare(n, e, &few_differs, &all, &once);
@@ -169,25 +177,41 @@ TEST(small_with_pairs)
     mblx_tape_free(all), mblx_tape_free(once);
 }
 
-TEST(failing_evaluation)
+/* The two tapes a, b of the rows f of failing_rows (NULL: failed to compile) fail the same way at
+ * u = 1.75 (sqrt of a negative): MBL_EDOMAIN and the same message; frees them. */
+static void same_failure(mblx_tape *a, mblx_tape *b)
 {
-    mblx_id e[2] = {P("sqrt(u - 2)*v + u*v*w"), P("u*v*w + log(w)")};
     mbl_status st1, st2;
-    mblx_tape *all = mblx_compile(G, 2, e, &st1), *once = mblx__compile_once(G, 2, e, &st2);
-    CHECK(all && once);
-    if (all && once) {
+    CHECK(a && b);
+    if (a && b) {
         size_t ns = mblx_symbol_count(G);
         double *sv = calloc(ns + 1, sizeof *sv), w1[64], w2[64], r[2];
-        CHECK(mblx_tape_work_size(all) <= 64 && mblx_tape_work_size(once) <= 64);
+        CHECK(mblx_tape_work_size(a) <= 64 && mblx_tape_work_size(b) <= 64);
         sv[mblx_symbol_index(G, P("u"))] = 1.75, sv[mblx_symbol_index(G, P("v"))] = 2;
         sv[mblx_symbol_index(G, P("w"))] = 0.5;
-        int rc1 = mblx_tape_eval(all, sv, r, w1, &st1), rc2 = mblx_tape_eval(once, sv, r, w2, &st2);
+        int rc1 = mblx_tape_eval(a, sv, r, w1, &st1), rc2 = mblx_tape_eval(b, sv, r, w2, &st2);
         CHECK_EQ_INT(rc1, MBL_EDOMAIN);
         CHECK_EQ_INT(rc2, rc1);
         CHECK_MSG(!strcmp(st1.msg, st2.msg), "'%s' against '%s'", st2.msg, st1.msg);
         free(sv);
     }
-    mblx_tape_free(all), mblx_tape_free(once);
+    mblx_tape_free(a), mblx_tape_free(b);
+}
+
+/* rows whose evaluation fails at u < 2, into f[0..1] */
+static void failing_rows(mblx_id f[2])
+{
+    f[0] = P("sqrt(u - 2)*v + u*v*w");
+    f[1] = P("u*v*w + log(w)");
+}
+
+TEST(failing_evaluation)
+{
+    mblx_id e[2];
+    mbl_status st;
+    failing_rows(e);
+    mblx_tape *all = mblx_compile(G, 2, e, &st);
+    same_failure(all, mblx__compile_once(G, 2, e, &st));
 }
 
 /* mblx__compile_written: the expressions as written, scheduled. On the sub-DAG of rotation
@@ -199,16 +223,8 @@ TEST(failing_evaluation)
  * graph, a failing evaluation's message is mblx_compile_bound's. */
 TEST(written_form)
 {
-    enum { NC = 6, NS = 30, NT = 40 };
-    mblx_id *e = malloc((9 * 7 * NC + NS) * sizeof *e);
-    size_t n = rotation_products(NC, e);
-    for (int j = 0; j < NS; j++) {
-        char t[NT * 12 + 32];
-        size_t at = 0;
-        for (int k = 0; k < NT; k++) at += (size_t)snprintf(t + at, sizeof t - at, "%scos(z%d)", k ? " + " : "", k);
-        snprintf(t + at, sizeof t - at, " + zz%d", j);
-        e[n++] = P(t);
-    }
+    mblx_id *e = NULL;
+    size_t n = pairs_and_prefixes(&e);
     mbl_status st;
     size_t nsmall = 9 * 7; /* the first pair of rotations alone */
     mblx_tape *all = mblx_compile(G, n, e, &st), *once = mblx__compile_once(G, n, e, &st);
@@ -252,23 +268,10 @@ TEST(written_form)
     mblx_tape_free(all), mblx_tape_free(once), mblx_tape_free(wr), mblx_tape_free(ws), mblx_tape_free(fs);
     free(e);
     /* a failing evaluation, bound to the graph */
-    mblx_id f[2] = {P("sqrt(u - 2)*v + u*v*w"), P("u*v*w + log(w)")};
-    mbl_status st1, st2;
-    mblx_tape *b = mblx_compile_bound(G, 2, f, NULL, NULL, &st1), *w = mblx__compile_written(G, 2, f, 1, NULL, NULL, &st2);
-    CHECK(b && w);
-    if (b && w) {
-        size_t ns = mblx_symbol_count(G);
-        double *sv = calloc(ns + 1, sizeof *sv), w1[64], w2[64], r[2];
-        CHECK(mblx_tape_work_size(b) <= 64 && mblx_tape_work_size(w) <= 64);
-        sv[mblx_symbol_index(G, P("u"))] = 1.75, sv[mblx_symbol_index(G, P("v"))] = 2;
-        sv[mblx_symbol_index(G, P("w"))] = 0.5;
-        int rc1 = mblx_tape_eval(b, sv, r, w1, &st1), rc2 = mblx_tape_eval(w, sv, r, w2, &st2);
-        CHECK_EQ_INT(rc1, MBL_EDOMAIN);
-        CHECK_EQ_INT(rc2, rc1);
-        CHECK_MSG(!strcmp(st1.msg, st2.msg), "'%s' against '%s'", st2.msg, st1.msg);
-        free(sv);
-    }
-    mblx_tape_free(b), mblx_tape_free(w);
+    mblx_id f[2];
+    failing_rows(f);
+    mblx_tape *b = mblx_compile_bound(G, 2, f, NULL, NULL, &st);
+    same_failure(b, mblx__compile_written(G, 2, f, 1, NULL, NULL, &st));
 }
 
 /* the mechanism bicycle's user states (7; a one-point load compiles the rows s, sdot, sddot as

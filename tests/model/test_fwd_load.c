@@ -50,6 +50,27 @@ static int find(const mbl_sjac *J, int r, int c)
     return -1;
 }
 
+/* The values ja of A's entries against jb of B's (B's pattern the structural one; pos: each A
+ * entry's place in B, -1 where it has none), each relative to its row's largest |jb| (rmax: nrows,
+ * hit: B's nz, scratch): w[0] the largest difference, w[1] the largest B entry A has not, w[2] the
+ * largest A entry outside B's pattern. */
+static void entries_against(const mbl_sjac *A, const double *ja, const mbl_sjac *B, const double *jb, const int *pos,
+                            int nrows, double *rmax, char *hit, double w[3])
+{
+    w[0] = w[1] = w[2] = 0;
+    for (int i = 0; i < nrows; i++) rmax[i] = 0;
+    for (int p = 0; p < B->nz; p++) rmax[B->row[p]] = fmax(rmax[B->row[p]], fabs(jb[p])), hit[p] = 0;
+    for (int p = 0; p < A->nz; p++)
+        if (pos[p] >= 0) {
+            w[0] = fmax(w[0], fabs(ja[p] - jb[pos[p]]) / fmax(rmax[A->row[p]], 1e-300));
+            hit[pos[p]] = 1;
+        } else {
+            w[2] = fmax(w[2], fabs(ja[p]) / fmax(rmax[A->row[p]], 1e-300));
+        }
+    for (int p = 0; p < B->nz; p++)
+        if (!hit[p]) w[1] = fmax(w[1], fabs(jb[p]) / fmax(rmax[B->row[p]], 1e-300));
+}
+
 static void same_model(const char *file, const char *text, int eligible)
 {
     mbl_model *a = load(file, text, 0), *b = load(file, text, 1);
@@ -78,18 +99,9 @@ static void same_model(const char *file, const char *text, int eligible)
         CHECK_EQ_INT(model_eval_jac(b, sv, jb, w, &st), ra); /* outside a data range both fail */
         if (ra) continue;
         good++;
-        for (int i = 0; i < b->nF; i++) rmax[i] = 0;
-        for (int p = 0; p < b->jac.nz; p++) rmax[b->jac.row[p]] = fmax(rmax[b->jac.row[p]], fabs(jb[p]));
-        for (int p = 0; p < b->jac.nz; p++) hit[p] = 0;
-        for (int p = 0; p < a->jac.nz; p++)
-            if (pos[p] >= 0) {
-                worst = fmax(worst, fabs(ja[p] - jb[pos[p]]) / fmax(rmax[a->jac.row[p]], 1e-300));
-                hit[pos[p]] = 1;
-            } else {
-                worst_miss = fmax(worst_miss, fabs(ja[p]) / fmax(rmax[a->jac.row[p]], 1e-300));
-            }
-        for (int p = 0; p < b->jac.nz; p++)
-            if (!hit[p]) worst_extra = fmax(worst_extra, fabs(jb[p]) / fmax(rmax[b->jac.row[p]], 1e-300));
+        double wv[3];
+        entries_against(&a->jac, ja, &b->jac, jb, pos, b->nF, rmax, hit, wv);
+        worst = fmax(worst, wv[0]), worst_extra = fmax(worst_extra, wv[1]), worst_miss = fmax(worst_miss, wv[2]);
     }
     CHECK_MSG(good > 0, "%s: no random point inside the model's domain", file);
     CHECK_MSG(worst <= 1e-13, "%s: forward against default values: %.3g", file, worst);
@@ -351,17 +363,10 @@ static void same_user_states(const char *file, int curved)
         if (ra) continue;
         good++;
         const double *ja = ua + ne, *jb = ub + ne;
-        for (int i = 0; i < ne; i++) {
-            worst_rows = fmax(worst_rows, fabs(ua[i] - ub[i]) / (1 + fabs(ua[i])));
-            rmax[i] = 0;
-        }
-        for (int p = 0; p < b->usjac.nz; p++) rmax[b->usjac.row[p]] = fmax(rmax[b->usjac.row[p]], fabs(jb[p])), hit[p] = 0;
-        for (int p = 0; p < a->usjac.nz; p++) {
-            worst = fmax(worst, fabs(ja[p] - jb[pos[p]]) / fmax(rmax[a->usjac.row[p]], 1e-300));
-            hit[pos[p]] = 1;
-        }
-        for (int p = 0; p < b->usjac.nz; p++)
-            if (!hit[p]) worst_extra = fmax(worst_extra, fabs(jb[p]) / fmax(rmax[b->usjac.row[p]], 1e-300));
+        for (int i = 0; i < ne; i++) worst_rows = fmax(worst_rows, fabs(ua[i] - ub[i]) / (1 + fabs(ua[i])));
+        double wv[3];
+        entries_against(&a->usjac, ja, &b->usjac, jb, pos, ne, rmax, hit, wv);
+        worst = fmax(worst, wv[0]), worst_extra = fmax(worst_extra, wv[1]);
     }
     CHECK_MSG(good > 0, "%s: no random point inside the model's domain", file);
     CHECK_MSG(worst_rows <= 1e-13, "%s: the rows' values: %.3g", file, worst_rows);
