@@ -207,13 +207,18 @@ typedef struct compile_job {
     mbl_status st;
     void *progress;           /* the loading thread's progress installation and stage */
     const char *stage;
+    /* 1: mblx__compile_once_bound's form, for a one-point load's forward residual tape (its pairs,
+     * which decide the values' bits, without the chains after them: the mechanism bicycle's load
+     * 0.56 M instructions less, the 1,927 golden outputs the same bytes) */
+    int once;
 } compile_job;
 
 static void *compile_thread(void *arg)
 {
     compile_job *j = arg;
     core_progress_adopt(j->progress, j->stage);
-    j->tape = compile_bound(j->md, j->n, j->out, &j->st);
+    if (j->once) j->tape = mblx__compile_once_bound(j->md->g, j->n, j->out, model_graph_lock_cb, j->md, &j->st);
+    else j->tape = compile_bound(j->md, j->n, j->out, &j->st);
     return NULL;
 }
 
@@ -467,7 +472,7 @@ static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
      * four-bar's) is freed for their scratch, and rebuilt by the first node made later */
     mblx_graph_drop_table(md->g);
     compile_job job = {md, (size_t)md->nF, md->Fc ? md->Fc : md->F, NULL, {0, ""}, core_progress_current(),
-                       core_progress_tick_stage()};
+                       core_progress_tick_stage(), fwd};
     pthread_t th;
     int threaded = md->nF >= COMPILE_THREAD_MIN && mblx_node_count(md->g) < COMPILE_THREAD_MAX_NODES &&
                    pthread_create(&th, NULL, compile_thread, &job) == 0;
@@ -478,10 +483,10 @@ static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
      * compare and report) evaluates the outputs' and user states' tapes at a point or two: compiled
      * as written (mblx__compile_written: no search for shared pairs and chains; the mechanism
      * bicycle's load 0.50 M instructions less than with mblx__compile_once's, other last bits).
-     * Its forward residual tape keeps mblx_compile's form: as written it took the bicycle's load
-     * 1.32 M instructions less (its pairs' search and chains against the sweeps of a longer tape),
-     * but moved 62 golden outputs beyond numdiff's tolerance, 37 of them not at zero eigenvalues
-     * alone: condition estimates, spurious modes (docs/benchmarks.md, session 47). */
+     * Its forward residual tape keeps mblx_compile's pairs (compile_thread: as written it took the
+     * bicycle's load 1.32 M instructions less, its pairs' search and chains against the sweeps of a
+     * longer tape, but moved 62 golden outputs beyond numdiff's tolerance, 37 of them not at zero
+     * eigenvalues alone: condition estimates, spurious modes; docs/benchmarks.md, session 47). */
     mblx_tape *(*compile_few_evals)(const mblx_graph *, size_t, const mblx_id *, mbl_status *) =
         md->forward_jacobian ? compile_written : mblx_compile;
     if (md->tape_jac || fwd) md->tape_y = compile_few_evals(md->g, ny, yn, st);

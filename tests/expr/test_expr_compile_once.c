@@ -7,6 +7,7 @@
  * - a smaller sub-DAG with pairs (both forms made and compared, as mblx_compile does);
  * - an evaluation that fails: the same code and message.
  * mblx__compile_written (the same header): the expressions as written (written_form).
+ * mblx__compile_once_bound: mblx_compile_bound's values, its forward Jacobian to rounding.
  * The user states of the mechanism bicycle (the rows' tape compiled as written by a one-point load,
  * their gradients forward sweeps of it): the model loaded with and without forward_jacobian gives
  * the same bits (mbl_model_user_states). */
@@ -274,6 +275,53 @@ TEST(written_form)
     same_failure(b, mblx__compile_written(G, 2, f, 1, NULL, NULL, &st));
 }
 
+/* mblx__compile_once_bound (a one-point load's forward residual tape): on the sub-DAG of pairs and
+ * prefixes, the values of mblx_compile_bound's tape bit for bit, and the forward sweeps' Jacobian
+ * (mblx_fwdjac by every symbol) to 1e-13 of each row's largest entry (a product whose prefix the
+ * chains would share is a product and a scaling without them: other last bits in a tangent); a
+ * failing evaluation's message is mblx_compile_bound's. */
+TEST(once_bound)
+{
+    mblx_id *e = NULL;
+    size_t n = pairs_and_prefixes(&e), ns = mblx_symbol_count(G);
+    mbl_status st;
+    mblx_id *syms = malloc(ns * sizeof *syms);
+    for (size_t i = 0; i < ns; i++) syms[i] = mblx_symbol_node(G, i);
+    mblx_tape *b = mblx_compile_bound(G, n, e, NULL, NULL, &st), *o = mblx__compile_once_bound(G, n, e, NULL, NULL, &st);
+    mblx_fwdjac *J = mblx_fwdjac_new(G, n, e, ns, syms, &st);
+    CHECK(b && o && J);
+    if (b && o && J) {
+        size_t nw = mblx_fwdjac_work_size(J, b), nz = mblx_fwdjac_pattern(J, NULL, NULL);
+        if (mblx_fwdjac_work_size(J, o) > nw) nw = mblx_fwdjac_work_size(J, o);
+        const int *cp, *ri;
+        mblx_fwdjac_pattern(J, &cp, &ri);
+        double *sv = calloc(ns + 1, sizeof *sv), *wk = calloc(nw + 1, sizeof *wk), *rmax = calloc(n + 1, sizeof *rmax);
+        double *r1 = calloc(n + 1, sizeof *r1), *r2 = calloc(n + 1, sizeof *r2), worst = 0;
+        double *j1 = calloc(nz + 1, sizeof *j1), *j2 = calloc(nz + 1, sizeof *j2);
+        size_t bad = 0;
+        srand(471);
+        for (int pt = 0; pt < 5; pt++) {
+            for (size_t i = 0; i < ns; i++) sv[i] = -3.0 + 6.0 * rand() / (double)RAND_MAX;
+            CHECK_EQ_INT(mblx_fwdjac_eval(J, b, sv, j1, r1, wk, &st), 0);
+            CHECK_EQ_INT(mblx_fwdjac_eval(J, o, sv, j2, r2, wk, &st), 0);
+            for (size_t i = 0; i < n; i++) bad += memcmp(&r1[i], &r2[i], sizeof *r1) != 0, rmax[i] = 0;
+            for (size_t k = 0; k < nz; k++) rmax[ri[k]] = fmax(rmax[ri[k]], fabs(j1[k]));
+            for (size_t k = 0; k < nz; k++) worst = fmax(worst, fabs(j1[k] - j2[k]) / fmax(rmax[ri[k]], 1e-300));
+        }
+        printf("  once, bound: %zu instructions (mblx_compile_bound %zu); Jacobian entries %zu, by %.2g at most\n",
+               mblx_tape_ninstr(o), mblx_tape_ninstr(b), nz, worst);
+        CHECK_MSG(bad == 0, "%zu values not mblx_compile_bound's bits", bad);
+        CHECK_MSG(worst <= 1e-13, "the forward Jacobian against mblx_compile_bound's: %.3g", worst);
+        free(sv), free(wk), free(rmax), free(r1), free(r2), free(j1), free(j2);
+    }
+    mblx_fwdjac_free(J), mblx_tape_free(b), mblx_tape_free(o);
+    free(e), free(syms);
+    mblx_id f[2];
+    failing_rows(f);
+    mblx_tape *fb = mblx_compile_bound(G, 2, f, NULL, NULL, &st);
+    same_failure(fb, mblx__compile_once_bound(G, 2, f, NULL, NULL, &st));
+}
+
 /* the mechanism bicycle's user states (7; a one-point load compiles the rows s, sdot, sddot as
  * written and takes their Jacobian by forward sweeps, the default load's tape of 2,047 nodes has
  * the symbolic one) and their gradients: the same bits loaded either way */
@@ -316,6 +364,7 @@ int main(void)
     RUN(failing_evaluation);
     RUN(bicycle_user_states);
     RUN(written_form);
+    RUN(once_bound);
     mblx_graph_free(G);
     return test_summary("expr_compile_once");
 }
