@@ -260,16 +260,18 @@ static int forward_eligible(const mbl_model *md)
 }
 
 /* The forward coloring of rows (those tape_F compiles, or the user states'; mblx_fwdjac_new) by
- * the unknowns; *out NULL when a row depends
+ * the unknowns cols[0..ncol) (NULL: every unknown, ncol = nunk: the coloring's column k is the
+ * unknown cols[k]); *out NULL when a row depends
  * on more than FWD_MAX_COLORS unknowns or it takes more than FWD_MAX_COLORS colors (the symbolic
  * path then). md->jac's pattern is made from it once the tapes are compiled (forward_pattern). */
-static int jacobian_forward(mbl_model *md, size_t nrows, const mblx_id *rows, mblx_fwdjac **out, mbl_status *st)
+static int jacobian_forward(mbl_model *md, size_t nrows, const mblx_id *rows, const int *cols, int ncol,
+                            mblx_fwdjac **out, mbl_status *st)
 {
-    mblx_id *syms = mbl_alloc_array((size_t)md->nunk + 1, sizeof *syms);
+    mblx_id *syms = mbl_alloc_array((size_t)ncol + 1, sizeof *syms);
     if (!syms) return mbl_error(st, MBL_ENOMEM, "out of memory");
-    for (int j = 0; j < md->nunk; j++) syms[j] = mblx_symbol_node(md->g, (size_t)md->sym_of_unknown[j]);
+    for (int j = 0; j < ncol; j++) syms[j] = mblx_symbol_node(md->g, (size_t)md->sym_of_unknown[cols ? cols[j] : j]);
     int wide = 0;
-    *out = mblx__fwdjac_new_narrow(md->g, nrows, rows, (size_t)md->nunk, syms, FWD_MAX_COLORS, &wide, st);
+    *out = mblx__fwdjac_new_narrow(md->g, nrows, rows, (size_t)ncol, syms, FWD_MAX_COLORS, &wide, st);
     mbl_free(syms);
     if (!*out) return wide ? 0 : st ? st->code : MBL_ENOMEM;
     if (mblx_fwdjac_ncolors(*out) > FWD_MAX_COLORS) { /* the greedy coloring took more than the widest row */
@@ -285,17 +287,17 @@ static int jacobian_forward(mbl_model *md, size_t nrows, const mblx_id *rows, mb
  * are compiled: nothing reads it before (the forward path has no term and no Jacobian tape), and
  * its arrays (6.7 MB at N = 10^4) made before lay at the heap's top, under the compilation's
  * largest arrays, which then extended the heap by as much. */
-static int forward_pattern(mbl_model *md, const mblx_fwdjac *fj, mbl_sjac *J, mbl_status *st)
+static int forward_pattern(const mblx_fwdjac *fj, const int *cols, int ncol, mbl_sjac *J, mbl_status *st)
 {
     const int *cp, *ri;
     mblx_fwdjac_pattern(fj, &cp, &ri);
-    size_t nnz = (size_t)cp[md->nunk];
+    size_t nnz = (size_t)cp[ncol];
     if (model_sjac_reserve(J, nnz)) return mbl_error(st, MBL_ENOMEM, "out of memory");
     /* by column, as jacobian_unknowns and mblx_fwdjac_eval's values; written into the reserved
      * arrays (a model_sjac_push per entry cost about 40 instructions: 24 M at N = 10^4) */
     memcpy(J->row + J->nz, ri, nnz * sizeof *ri);
-    for (int j = 0; j < md->nunk; j++)
-        for (int p = cp[j]; p < cp[j + 1]; p++) J->col[J->nz + p] = j;
+    for (int j = 0; j < ncol; j++)
+        for (int p = cp[j]; p < cp[j + 1]; p++) J->col[J->nz + p] = cols ? cols[j] : j;
     _Static_assert(MBLX_NONE == 0xffffffffu, "MBLX_NONE is all bits set");
     memset(J->node + J->nz, 0xff, nnz * sizeof *J->node); /* MBLX_NONE each (3.4 M instructions as a loop) */
     J->nz += (int)nnz;
@@ -373,9 +375,16 @@ static int user_states_jacobian(mbl_model *md, mblx_id **e, mblx_fwdjac **usfj, 
     if (!*e) return mbl_error(st, MBL_ENOMEM, "out of memory");
     model_user_state_rows(md, *e);
     int rc = mblx_graph_status(md->g, st);
-    if (!rc && md->forward_jacobian && ne) rc = jacobian_forward(md, (size_t)ne, *e, usfj, st);
-    if (!rc && *usfj) rc = forward_pattern(md, *usfj, &md->usjac, st);
+    /* colored by the unknowns the rows depend on (unknowns_used: the N = 2000 mechanism four-bar's
+     * user-state rows took 4.3 M instructions colored by all its unknowns, 0.3 M differentiated) */
+    int *cols = !rc && md->forward_jacobian && ne ? mbl_alloc_array((size_t)md->nunk + 1, sizeof *cols) : NULL;
+    if (!rc && md->forward_jacobian && ne && !cols) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    int ncol = cols ? unknowns_used(md, ne, *e, cols) : 0;
+    if (cols && ncol < 0) ncol = md->nunk, mbl_free(cols), cols = NULL; /* (every unknown) */
+    if (!rc && md->forward_jacobian && ne) rc = jacobian_forward(md, (size_t)ne, *e, cols, ncol, usfj, st);
+    if (!rc && *usfj) rc = forward_pattern(*usfj, cols, ncol, &md->usjac, st);
     else if (!rc) rc = jacobian_unknowns(md, ne, *e, 0, &md->usjac, st);
+    mbl_free(cols);
     if (rc) {
         mbl_free(*e), mblx_fwdjac_free(*usfj);
         *e = NULL, *usfj = NULL;
@@ -416,7 +425,7 @@ static mblx_tape *compile_written(const mblx_graph *g, size_t n, const mblx_id *
 
 static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
 {
-    int rc = forward_eligible(md) ? jacobian_forward(md, (size_t)md->nF, md->Fc ? md->Fc : md->F, fj, st) : 0;
+    int rc = forward_eligible(md) ? jacobian_forward(md, (size_t)md->nF, md->Fc ? md->Fc : md->F, NULL, md->nunk, fj, st) : 0;
     int fwd = *fj != NULL; /* NULL: not eligible, or declined by its colors */
     /* md->F's inlined rows a forward-mode formulation left for later, needed now after all */
     if (!rc && !fwd && model_inlined_rows(md, st)) return st ? st->code : MBL_ENOMEM;
@@ -524,7 +533,7 @@ static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
     if (fwd) { /* model_eval_jac's values: forward sweeps of tape_F */
         const int *fri;
         mblx_fwdjac_pattern(*fj, &fcp, &fri);
-        if (forward_pattern(md, *fj, &md->jac, st)) return st ? st->code : MBL_ENOMEM;
+        if (forward_pattern(*fj, NULL, md->nunk, &md->jac, st)) return st ? st->code : MBL_ENOMEM;
         md->work_size = mblx_fwdjac_work_size(*fj, md->tape_F);
         mblx_tape_set_fwdjac(md->tape_F, *fj);
         *fj = NULL;
