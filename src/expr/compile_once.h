@@ -17,5 +17,17 @@
  * bicycle's user states: the same 2,925 instructions, the chains shared nothing after the pairs;
  * 0.66 M instructions less to compile). Returns NULL on failure, as mblx_compile. */
 mblx_tape *mblx__compile_once(const mblx_graph *g, size_t n, const mblx_id *outputs, mbl_status *st);
+/* The same bound to g, as mblx_compile_bound (lock, ctx: its). */
+mblx_tape *mblx__compile_once_bound(const mblx_graph *g, size_t n, const mblx_id *outputs,
+                                    void (*lock)(void *ctx, int on), void *ctx, mbl_status *st);
+
+/* The tape of the expressions as written: neither the common pairs of operands nor the chains are
+ * searched for; scheduled as mblx_compile's. The values are those of the expressions' operations
+ * in the order written: other last bits than mblx_compile's where it shares a pair. bound, lock,
+ * ctx: as mblx_compile_few's. For the outputs' and user states' tapes of a one-point command's
+ * load, which evaluates them a few times (src/model/compile.c: the mechanism bicycle's 0.50 M
+ * instructions less than mblx__compile_once's). */
+mblx_tape *mblx__compile_written(const mblx_graph *g, size_t n, const mblx_id *outputs, int bound,
+                                 void (*lock)(void *ctx, int on), void *ctx, mbl_status *st);
 
 #endif

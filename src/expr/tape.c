@@ -544,7 +544,8 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
     c->stack = NULL;
     c->sn = c->scap = 0;
     int as_is = 0; /* the shared form is the sub-DAG as it is */
-    if (c->form == MBLX__SHARE_CHAINS && c->nl0 < FEW_SHARE_MIN) { /* a small tape of mblx_compile_few: as written */
+    /* a small tape of mblx_compile_few, or mblx__compile_written's: as written */
+    if ((c->form == MBLX__SHARE_CHAINS && c->nl0 < FEW_SHARE_MIN) || c->form == MBLX__SHARE_NONE) {
         if (!(c->owner = mbl_alloc_array(c->nl0 ? c->nl0 : 1, sizeof *c->owner))) return -1;
         for (size_t l = 0; l < c->nl0; l++) c->owner[l] = t->g ? c->gid[l] : (uint32_t)l;
         mbl_free(c->gid);
@@ -943,4 +944,16 @@ mblx_tape *mblx_compile_few(const mblx_graph *g, size_t n, const mblx_id *output
 mblx_tape *mblx__compile_once(const mblx_graph *g, size_t n, const mblx_id *outputs, mbl_status *st)
 {
     return compile(g, n, outputs, 0, NULL, NULL, MBLX__SHARE_ONCE, st);
+}
+
+mblx_tape *mblx__compile_once_bound(const mblx_graph *g, size_t n, const mblx_id *outputs,
+                                    void (*lock)(void *ctx, int on), void *ctx, mbl_status *st)
+{
+    return compile(g, n, outputs, 1, lock, ctx, MBLX__SHARE_ONCE, st);
+}
+
+mblx_tape *mblx__compile_written(const mblx_graph *g, size_t n, const mblx_id *outputs, int bound,
+                                 void (*lock)(void *ctx, int on), void *ctx, mbl_status *st)
+{
+    return compile(g, n, outputs, bound != 0, bound ? lock : NULL, bound ? ctx : NULL, MBLX__SHARE_NONE, st);
 }

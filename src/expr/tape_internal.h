@@ -179,8 +179,10 @@ static inline size_t mblx__pairs_local(const mblx__node *nd)
  *   the chains only share prefixes, in the same order, so from SHARE_ONE_FORM_MIN nodes (where
  *   the pairs form is taken whenever a pair is shared, without the chains alone to compare) they
  *   are left out. Below, both forms are made and compared, as MBLX__SHARE_ALL does (which one is
- *   shorter decides the values). */
-enum { MBLX__SHARE_ALL, MBLX__SHARE_CHAINS, MBLX__SHARE_ONCE };
+ *   shorter decides the values);
+ * - MBLX__SHARE_NONE: the sub-DAG as written, scheduled (mblx__compile_written; mblx__share is
+ *   not called). */
+enum { MBLX__SHARE_ALL, MBLX__SHARE_CHAINS, MBLX__SHARE_ONCE, MBLX__SHARE_NONE };
 
 /* The shared form of the local sub-DAG (lnd, largs: nl0 nodes, ka0 operands) that the compiler
  * schedules (tape_share.c); *pcl NULL: the sub-DAG as it is. form: MBLX__SHARE_*. lcap, acap: 0, or the capacities of

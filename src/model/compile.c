@@ -134,6 +134,41 @@ static int jacobian_unknowns(mbl_model *md, int nexpr, const mblx_id *exprs, int
     return rc;
 }
 
+int model_user_state_nodes(const mbl_model *md, const mblx_id **nodes, mbl_status *st)
+{
+    *nodes = md->usjac.node;
+    if (!md->usjac.nz || md->usjac.node[0] != MBLX_NONE) return 0;
+    if (!md->usjx) {
+        mbl_model *w = (mbl_model *)md; /* the cache: built once, under the graph lock */
+        int ne = 3 * md->nus + 2 * md->nuvs, nz = md->usjac.nz;
+        mblx_id *e = mbl_alloc_array((size_t)ne + 1, sizeof *e), *jx = mbl_alloc_array((size_t)nz + 1, sizeof *jx);
+        mbl_sjac S = {0, 0, NULL, NULL, NULL};
+        int rc = !e || !jx ? mbl_error(st, MBL_ENOMEM, "out of memory") : 0;
+        if (!rc) model_user_state_rows(w, e);
+        if (!rc) rc = jacobian_unknowns(w, ne, e, 0, &S, st);
+        if (!rc) {
+            /* both by column, rows increasing: S's entries a subset of the structural pattern's
+             * (those that do not cancel); the others 0 */
+            mblx_id zero = mblx_const(md->g, 0.0);
+            for (int p = 0, q = 0; p < nz; p++) {
+                while (q < S.nz && (S.col[q] < md->usjac.col[p] || (S.col[q] == md->usjac.col[p] && S.row[q] < md->usjac.row[p])))
+                    q++;
+                jx[p] = q < S.nz && S.col[q] == md->usjac.col[p] && S.row[q] == md->usjac.row[p] ? S.node[q] : zero;
+            }
+            rc = mblx_graph_status(md->g, st);
+        }
+        model_sjac_free(&S);
+        mbl_free(e);
+        if (rc) {
+            mbl_free(jx);
+            return rc;
+        }
+        w->usjx = jx;
+    }
+    *nodes = md->usjx;
+    return 0;
+}
+
 /* Keep only the user's expressions that can leave a function's domain (mblx__domain_restricted)
  * for model_check_domain; the others are defined everywhere their derivatives are. */
 static int keep_restricted_srcx(mbl_model *md)
@@ -172,13 +207,18 @@ typedef struct compile_job {
     mbl_status st;
     void *progress;           /* the loading thread's progress installation and stage */
     const char *stage;
+    /* 1: mblx__compile_once_bound's form, for a one-point load's forward residual tape (its pairs,
+     * which decide the values' bits, without the chains after them: the mechanism bicycle's load
+     * 0.56 M instructions less, the 1,927 golden outputs the same bytes) */
+    int once;
 } compile_job;
 
 static void *compile_thread(void *arg)
 {
     compile_job *j = arg;
     core_progress_adopt(j->progress, j->stage);
-    j->tape = compile_bound(j->md, j->n, j->out, &j->st);
+    if (j->once) j->tape = mblx__compile_once_bound(j->md->g, j->n, j->out, model_graph_lock_cb, j->md, &j->st);
+    else j->tape = compile_bound(j->md, j->n, j->out, &j->st);
     return NULL;
 }
 
@@ -219,17 +259,19 @@ static int forward_eligible(const mbl_model *md)
     return 1;
 }
 
-/* The forward coloring of the rows tape_F compiles (mblx_fwdjac_new); *out NULL when a row depends
+/* The forward coloring of rows (those tape_F compiles, or the user states'; mblx_fwdjac_new) by
+ * the unknowns cols[0..ncol) (NULL: every unknown, ncol = nunk: the coloring's column k is the
+ * unknown cols[k]); *out NULL when a row depends
  * on more than FWD_MAX_COLORS unknowns or it takes more than FWD_MAX_COLORS colors (the symbolic
  * path then). md->jac's pattern is made from it once the tapes are compiled (forward_pattern). */
-static int jacobian_forward(mbl_model *md, mblx_fwdjac **out, mbl_status *st)
+static int jacobian_forward(mbl_model *md, size_t nrows, const mblx_id *rows, const int *cols, int ncol,
+                            mblx_fwdjac **out, mbl_status *st)
 {
-    mblx_id *syms = mbl_alloc_array((size_t)md->nunk + 1, sizeof *syms);
+    mblx_id *syms = mbl_alloc_array((size_t)ncol + 1, sizeof *syms);
     if (!syms) return mbl_error(st, MBL_ENOMEM, "out of memory");
-    for (int j = 0; j < md->nunk; j++) syms[j] = mblx_symbol_node(md->g, (size_t)md->sym_of_unknown[j]);
+    for (int j = 0; j < ncol; j++) syms[j] = mblx_symbol_node(md->g, (size_t)md->sym_of_unknown[cols ? cols[j] : j]);
     int wide = 0;
-    *out = mblx__fwdjac_new_narrow(md->g, (size_t)md->nF, md->Fc ? md->Fc : md->F, (size_t)md->nunk, syms,
-                                   FWD_MAX_COLORS, &wide, st);
+    *out = mblx__fwdjac_new_narrow(md->g, nrows, rows, (size_t)ncol, syms, FWD_MAX_COLORS, &wide, st);
     mbl_free(syms);
     if (!*out) return wide ? 0 : st ? st->code : MBL_ENOMEM;
     if (mblx_fwdjac_ncolors(*out) > FWD_MAX_COLORS) { /* the greedy coloring took more than the widest row */
@@ -239,23 +281,23 @@ static int jacobian_forward(mbl_model *md, mblx_fwdjac **out, mbl_status *st)
     return 0;
 }
 
-/* md->jac's pattern from the forward coloring fj (structural: a superset of jacobian_unknowns'
- * pattern; no nodes: MBLX_NONE, built when first asked by model_dae_nodes). Made after the tapes
+/* J's pattern (md->jac, or md->usjac) from the forward coloring fj (structural: a superset of
+ * jacobian_unknowns' pattern; no nodes: MBLX_NONE, built when first asked by model_dae_nodes, or
+ * model_user_state_nodes). md->jac's is made after the tapes
  * are compiled: nothing reads it before (the forward path has no term and no Jacobian tape), and
  * its arrays (6.7 MB at N = 10^4) made before lay at the heap's top, under the compilation's
  * largest arrays, which then extended the heap by as much. */
-static int forward_pattern(mbl_model *md, const mblx_fwdjac *fj, mbl_status *st)
+static int forward_pattern(const mblx_fwdjac *fj, const int *cols, int ncol, mbl_sjac *J, mbl_status *st)
 {
     const int *cp, *ri;
     mblx_fwdjac_pattern(fj, &cp, &ri);
-    size_t nnz = (size_t)cp[md->nunk];
-    if (model_sjac_reserve(&md->jac, nnz)) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    size_t nnz = (size_t)cp[ncol];
+    if (model_sjac_reserve(J, nnz)) return mbl_error(st, MBL_ENOMEM, "out of memory");
     /* by column, as jacobian_unknowns and mblx_fwdjac_eval's values; written into the reserved
      * arrays (a model_sjac_push per entry cost about 40 instructions: 24 M at N = 10^4) */
-    mbl_sjac *J = &md->jac;
     memcpy(J->row + J->nz, ri, nnz * sizeof *ri);
-    for (int j = 0; j < md->nunk; j++)
-        for (int p = cp[j]; p < cp[j + 1]; p++) J->col[J->nz + p] = j;
+    for (int j = 0; j < ncol; j++)
+        for (int p = cp[j]; p < cp[j + 1]; p++) J->col[J->nz + p] = cols ? cols[j] : j;
     _Static_assert(MBLX_NONE == 0xffffffffu, "MBLX_NONE is all bits set");
     memset(J->node + J->nz, 0xff, nnz * sizeof *J->node); /* MBLX_NONE each (3.4 M instructions as a loop) */
     J->nz += (int)nnz;
@@ -318,6 +360,38 @@ static int bind_terms(mbl_model *md, const int *merged_at, mbl_status *st)
 
 static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st);
 
+/* The user states' rows (model_user_state_rows) into *e, and their Jacobian md->usjac: for a load
+ * with forward_jacobian (a one-point command's), the forward coloring *usfj where no row is wide,
+ * md->usjac its structural pattern without nodes (model_user_state_nodes builds them when asked)
+ * and the values forward sweeps of the rows' tape (model_eval_user_states): the mechanism
+ * bicycle's 21 rows and 198 entries differentiated symbolically and compiled cost 6 M
+ * instructions. Else (*usfj NULL) their symbolic Jacobian (jacobian_unknowns), whose entries
+ * tape_us computes after the rows, as a sweep's many evaluations want them. */
+static int user_states_jacobian(mbl_model *md, mblx_id **e, mblx_fwdjac **usfj, mbl_status *st)
+{
+    int ne = 3 * md->nus + 2 * md->nuvs;
+    *usfj = NULL;
+    *e = mbl_alloc_array((size_t)(ne ? ne : 1), sizeof **e);
+    if (!*e) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    model_user_state_rows(md, *e);
+    int rc = mblx_graph_status(md->g, st);
+    /* colored by the unknowns the rows depend on (unknowns_used: the N = 2000 mechanism four-bar's
+     * user-state rows took 4.3 M instructions colored by all its unknowns, 0.3 M differentiated) */
+    int *cols = !rc && md->forward_jacobian && ne ? mbl_alloc_array((size_t)md->nunk + 1, sizeof *cols) : NULL;
+    if (!rc && md->forward_jacobian && ne && !cols) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    int ncol = cols ? unknowns_used(md, ne, *e, cols) : 0;
+    if (cols && ncol < 0) ncol = md->nunk, mbl_free(cols), cols = NULL; /* (every unknown) */
+    if (!rc && md->forward_jacobian && ne) rc = jacobian_forward(md, (size_t)ne, *e, cols, ncol, usfj, st);
+    if (!rc && *usfj) rc = forward_pattern(*usfj, cols, ncol, &md->usjac, st);
+    else if (!rc) rc = jacobian_unknowns(md, ne, *e, 0, &md->usjac, st);
+    mbl_free(cols);
+    if (rc) {
+        mbl_free(*e), mblx_fwdjac_free(*usfj);
+        *e = NULL, *usfj = NULL;
+    }
+    return rc;
+}
+
 /* md->jac0: tape_jac's values once when the tape reads no symbol (model_eval_jac and its kin copy
  * them: the 20-link chain's text rows, 3 instructions for 1,220 outputs, most of them the zeros the
  * tree's term adds to); none when that evaluation fails (each evaluation reports it then), and
@@ -344,9 +418,14 @@ int model_compile(mbl_model *md, mbl_status *st)
     return rc;
 }
 
+static mblx_tape *compile_written(const mblx_graph *g, size_t n, const mblx_id *out, mbl_status *st)
+{
+    return mblx__compile_written(g, n, out, 0, NULL, NULL, st);
+}
+
 static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
 {
-    int rc = forward_eligible(md) ? jacobian_forward(md, fj, st) : 0;
+    int rc = forward_eligible(md) ? jacobian_forward(md, (size_t)md->nF, md->Fc ? md->Fc : md->F, NULL, md->nunk, fj, st) : 0;
     int fwd = *fj != NULL; /* NULL: not eligible, or declined by its colors */
     /* md->F's inlined rows a forward-mode formulation left for later, needed now after all */
     if (!rc && !fwd && model_inlined_rows(md, st)) return st ? st->code : MBL_ENOMEM;
@@ -371,30 +450,21 @@ static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
     if (!rc) rc = yterm ? yterm->outputs_jac(md, st) : jacobian_unknowns(md, md->ny, md->y, 0, &md->yjac, st);
     if (rc) return rc;
     /* user states: rows s (nus), sdot, sddot, then w (nuvs), wdot */
-    int nus = md->nus, nuvs = md->nuvs, ne = 3 * nus + 2 * nuvs;
-    mblx_id *e = mbl_alloc_array((size_t)(ne ? ne : 1), sizeof *e);
-    if (!e) return mbl_error(st, MBL_ENOMEM, "out of memory");
-    for (int j = 0; j < nus; j++) {
-        e[j] = md->us[j];
-        e[nus + j] = model_total_der(md, e[j]);
-        e[2 * nus + j] = model_total_der(md, e[nus + j]);
-    }
-    for (int j = 0; j < nuvs; j++) {
-        e[3 * nus + j] = md->uvs[j];
-        e[3 * nus + nuvs + j] = model_total_der(md, md->uvs[j]);
-    }
-    rc = mblx_graph_status(md->g, st);
-    if (!rc) rc = jacobian_unknowns(md, ne, e, 0, &md->usjac, st);
-    size_t nt = (size_t)ne + (size_t)md->usjac.nz, ny = (size_t)md->ny + (size_t)md->yjac.nz;
+    int ne = 3 * md->nus + 2 * md->nuvs;
+    mblx_fwdjac *usfj = NULL; /* their forward coloring (given to tape_us), or NULL: symbolic */
+    mblx_id *e = NULL;
+    rc = user_states_jacobian(md, &e, &usfj, st);
+    /* the user states' tape: the rows, then the symbolic Jacobian's entries (none with usfj) */
+    size_t nt = (size_t)ne + (usfj ? 0 : (size_t)md->usjac.nz), ny = (size_t)md->ny + (size_t)md->yjac.nz;
     mblx_id *all = rc ? NULL : mbl_alloc_array(nt ? nt : 1, sizeof *all);
     mblx_id *yn = rc ? NULL : mbl_alloc_array(ny ? ny : 1, sizeof *yn);
     if (!rc && (!all || !yn)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (rc) {
-        mbl_free(e), mbl_free(all), mbl_free(yn);
+        mbl_free(e), mbl_free(all), mbl_free(yn), mblx_fwdjac_free(usfj);
         return rc;
     }
     memcpy(all, e, (size_t)ne * sizeof *all);
-    if (md->usjac.nz) memcpy(all + ne, md->usjac.node, (size_t)md->usjac.nz * sizeof *all);
+    if (!usfj && md->usjac.nz) memcpy(all + ne, md->usjac.node, (size_t)md->usjac.nz * sizeof *all);
     memcpy(yn, md->y, (size_t)md->ny * sizeof *yn);
     if (md->yjac.nz) memcpy(yn + md->ny, md->yjac.node, (size_t)md->yjac.nz * sizeof *yn);
     mbl_free(e);
@@ -411,7 +481,7 @@ static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
      * four-bar's) is freed for their scratch, and rebuilt by the first node made later */
     mblx_graph_drop_table(md->g);
     compile_job job = {md, (size_t)md->nF, md->Fc ? md->Fc : md->F, NULL, {0, ""}, core_progress_current(),
-                       core_progress_tick_stage()};
+                       core_progress_tick_stage(), fwd};
     pthread_t th;
     int threaded = md->nF >= COMPILE_THREAD_MIN && mblx_node_count(md->g) < COMPILE_THREAD_MAX_NODES &&
                    pthread_create(&th, NULL, compile_thread, &job) == 0;
@@ -420,12 +490,18 @@ static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
     mbl_free(jc);
     /* a load for a one-point command (forward_jacobian: the tool's linearize, equilibrium, check,
      * compare and report) evaluates the outputs' and user states' tapes at a point or two: compiled
-     * for that, with mblx_compile's values (mblx__compile_once: the mechanism bicycle's load 0.66 M
-     * instructions less) */
+     * as written (mblx__compile_written: no search for shared pairs and chains; the mechanism
+     * bicycle's load 0.50 M instructions less than with mblx__compile_once's, other last bits).
+     * Its forward residual tape keeps mblx_compile's pairs (compile_thread: as written it took the
+     * bicycle's load 1.32 M instructions less, its pairs' search and chains against the sweeps of a
+     * longer tape, but moved 62 golden outputs beyond numdiff's tolerance, 37 of them not at zero
+     * eigenvalues alone: condition estimates, spurious modes; docs/benchmarks.md, session 47). */
     mblx_tape *(*compile_few_evals)(const mblx_graph *, size_t, const mblx_id *, mbl_status *) =
-        md->forward_jacobian ? mblx__compile_once : mblx_compile;
+        md->forward_jacobian ? compile_written : mblx_compile;
     if (md->tape_jac || fwd) md->tape_y = compile_few_evals(md->g, ny, yn, st);
     if (md->tape_y) md->tape_us = compile_few_evals(md->g, nt, all, st);
+    if (usfj && md->tape_us) mblx_tape_set_fwdjac(md->tape_us, usfj); /* its values: forward sweeps */
+    else mblx_fwdjac_free(usfj);
     if (md->tape_us && keep_restricted_srcx(md)) {
         mbl_error(st, MBL_ENOMEM, "out of memory");
     } else if (md->tape_us) {
@@ -457,14 +533,14 @@ static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
     if (fwd) { /* model_eval_jac's values: forward sweeps of tape_F */
         const int *fri;
         mblx_fwdjac_pattern(*fj, &fcp, &fri);
-        if (forward_pattern(md, *fj, st)) return st ? st->code : MBL_ENOMEM;
+        if (forward_pattern(*fj, NULL, md->nunk, &md->jac, st)) return st ? st->code : MBL_ENOMEM;
         md->work_size = mblx_fwdjac_work_size(*fj, md->tape_F);
         mblx_tape_set_fwdjac(md->tape_F, *fj);
         *fj = NULL;
     }
     for (int t = 0; t < MODEL_NTERMS; t++)
         if (model_terms[t]->present(md) && model_terms[t]->work(md) > md->work_size) md->work_size = model_terms[t]->work(md);
-    if (mblx_tape_work_size(md->tape_us) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_us);
+    if (model_user_states_work(md) > md->work_size) md->work_size = model_user_states_work(md);
     if (mblx_tape_work_size(md->tape_jac) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_jac);
     if (mblx_tape_work_size(md->tape_y) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_y);
     if (mblx_tape_work_size(md->tape_srcx) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_srcx);

@@ -244,8 +244,9 @@ static int deriv_new(const mbl_model *md, int param_only, mbl_dae_deriv **out, m
     if (npp) memcpy(outs + nh + nf, d->Pp.node, (size_t)npp * sizeof *outs);
     if (nxp) memcpy(outs + nh + nf + npp, d->Xp.node, (size_t)nxp * sizeof *outs);
     d->tape = mblx_compile(g, d->nout, outs, st);
-    if (d->tape && !param_only && md->nus > 0 && md->usjac.nz > 0) {
-        rc = mblx_jacobian(g, (size_t)md->usjac.nz, md->usjac.node, nsy, syms, &d->Hus);
+    const mblx_id *usn = NULL; /* the user states' Jacobian's nodes (a forward-mode load builds them now) */
+    if (d->tape && !param_only && md->nus > 0 && md->usjac.nz > 0 && !(rc = model_user_state_nodes(md, &usn, st))) {
+        rc = mblx_jacobian(g, (size_t)md->usjac.nz, usn, nsy, syms, &d->Hus);
         if (rc) mblx_graph_status(g, st);
         else if (!(d->tape_us = mblx_compile(g, (size_t)d->Hus.colptr[nsy], d->Hus.node, st)))
             rc = st ? st->code : MBL_ENOMEM;
@@ -560,7 +561,7 @@ int mbl_dae_deriv_states(const mbl_dae_deriv *d, const mbl_point *pt, const doub
         goto done;
     }
     model_fill_syms_pt(md, pt, syms);
-    rc = mblx_tape_eval(md->tape_us, syms, us, work, st);
+    rc = model_eval_user_states(md, syms, us, work, st);
     if (rc) {
         rc = model_eval_error(md, syms, "in the user states at the operating point", st);
         goto done;

@@ -111,8 +111,13 @@ struct mbl_model {
     double *jac0;
     mblx_id *Fc;                 /* NULL, or the rows as tape_F and tape_jac compile them (formulate_let) */
     mblx_tape *tape_y;           /* -> y (ny) then yjac values */
-    mbl_sjac usjac;              /* d[s; sdot; sddot; w; wdot]/d[a lam mu v q r] of the user states */
-    mblx_tape *tape_us;          /* -> [s; sdot; sddot; w; wdot] (3 nus + 2 nuvs) then usjac values */
+    /* d[s; sdot; sddot; w; wdot]/d[a lam mu v q r] of the user states; a forward-mode load's has
+     * no nodes (MBLX_NONE: model_user_state_nodes builds them, cached in usjx) */
+    mbl_sjac usjac;
+    mblx_id *usjx;
+    /* -> [s; sdot; sddot; w; wdot] (3 nus + 2 nuvs) then usjac values, or the rows alone and their
+     * Jacobian by its forward coloring (mblx_tape_fwdjac): read through model_eval_user_states */
+    mblx_tape *tape_us;
     /* the expressions as the user wrote them (kinetic and potential energy, dissipation, forces,
      * constraints, outputs, variables, states, mass matrix entries), checked for domain errors at
      * the operating point by model_check_domain: only their derivatives are in the tapes above */
@@ -250,6 +255,14 @@ static inline int model_sjac_push(mbl_sjac *J, int row, int col, mblx_id node)
  * nonzero when out of memory. */
 int model_sjac_reserve(mbl_sjac *J, size_t add);
 void model_sjac_free(mbl_sjac *J);
+
+/* The user states' rows [s; sdot; sddot; w; wdot] (3 nus + 2 nuvs nodes) into e (ustates.c). */
+void model_user_state_rows(mbl_model *md, mblx_id *e);
+/* md->usjac's nodes (its own, or for a forward-mode load built once under the graph lock, or
+ * before the model is shared, and cached); nonzero with st filled on failure. */
+int model_user_state_nodes(const mbl_model *md, const mblx_id **nodes, mbl_status *st);
+/* Doubles of model_eval_user_states's work array. */
+size_t model_user_states_work(const mbl_model *md);
 
 /* The singular items (md->sing) at syms (work: md->work_size): MBL_ESINGULAR, "<file:line:col:
  * what> = <value> <where>, below <limit>" (where: "at t = <*t>", or "at the operating point" for t

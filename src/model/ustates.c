@@ -3,7 +3,28 @@
 #include <string.h>
 
 #include "mblin/la.h"
+#include "model/formulate.h"
 #include "model/model_internal.h"
+
+void model_user_state_rows(mbl_model *md, mblx_id *e)
+{
+    int nus = md->nus, nuvs = md->nuvs;
+    for (int j = 0; j < nus; j++) {
+        e[j] = md->us[j];
+        e[nus + j] = model_total_der(md, e[j]);
+        e[2 * nus + j] = model_total_der(md, e[nus + j]);
+    }
+    for (int j = 0; j < nuvs; j++) {
+        e[3 * nus + j] = md->uvs[j];
+        e[3 * nus + nuvs + j] = model_total_der(md, md->uvs[j]);
+    }
+}
+
+size_t model_user_states_work(const mbl_model *md)
+{
+    const mblx_fwdjac *J = mblx_tape_fwdjac(md->tape_us);
+    return J ? mblx_fwdjac_work_size(J, md->tape_us) : mblx_tape_work_size(md->tape_us);
+}
 
 const char *mbl_model_user_state_text(const mbl_model *md, int i)
 {
@@ -25,7 +46,7 @@ int mbl_model_user_states(const mbl_model *md, const mbl_point *pt, double *s, d
     if (!syms || !work || !us) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) {
         model_fill_syms_pt(md, pt, syms);
-        rc = mblx_tape_eval(md->tape_us, syms, us, work, st);
+        rc = model_eval_user_states(md, syms, us, work, st);
         if (rc) rc = model_eval_error(md, syms, "at the point", st);
     }
     if (!rc && s) memcpy(s, us, (size_t)nus * sizeof *s);
@@ -63,7 +84,7 @@ int mbl_model_user_states_dv(const mbl_model *md, const mbl_point *pt, const dou
     if (!syms || !work || !us || !jac || !A || !D) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) {
         model_fill_syms_pt(md, pt, syms);
-        rc = mblx_tape_eval(md->tape_us, syms, us, work, st);
+        rc = model_eval_user_states(md, syms, us, work, st);
         if (!rc) rc = model_eval_jac(md, syms, jac, work, st);
         if (rc) rc = model_eval_error(md, syms, "at the point", st);
     }

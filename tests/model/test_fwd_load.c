@@ -50,6 +50,27 @@ static int find(const mbl_sjac *J, int r, int c)
     return -1;
 }
 
+/* The values ja of A's entries against jb of B's (B's pattern the structural one; pos: each A
+ * entry's place in B, -1 where it has none), each relative to its row's largest |jb| (rmax: nrows,
+ * hit: B's nz, scratch): w[0] the largest difference, w[1] the largest B entry A has not, w[2] the
+ * largest A entry outside B's pattern. */
+static void entries_against(const mbl_sjac *A, const double *ja, const mbl_sjac *B, const double *jb, const int *pos,
+                            int nrows, double *rmax, char *hit, double w[3])
+{
+    w[0] = w[1] = w[2] = 0;
+    for (int i = 0; i < nrows; i++) rmax[i] = 0;
+    for (int p = 0; p < B->nz; p++) rmax[B->row[p]] = fmax(rmax[B->row[p]], fabs(jb[p])), hit[p] = 0;
+    for (int p = 0; p < A->nz; p++)
+        if (pos[p] >= 0) {
+            w[0] = fmax(w[0], fabs(ja[p] - jb[pos[p]]) / fmax(rmax[A->row[p]], 1e-300));
+            hit[pos[p]] = 1;
+        } else {
+            w[2] = fmax(w[2], fabs(ja[p]) / fmax(rmax[A->row[p]], 1e-300));
+        }
+    for (int p = 0; p < B->nz; p++)
+        if (!hit[p]) w[1] = fmax(w[1], fabs(jb[p]) / fmax(rmax[B->row[p]], 1e-300));
+}
+
 static void same_model(const char *file, const char *text, int eligible)
 {
     mbl_model *a = load(file, text, 0), *b = load(file, text, 1);
@@ -78,18 +99,9 @@ static void same_model(const char *file, const char *text, int eligible)
         CHECK_EQ_INT(model_eval_jac(b, sv, jb, w, &st), ra); /* outside a data range both fail */
         if (ra) continue;
         good++;
-        for (int i = 0; i < b->nF; i++) rmax[i] = 0;
-        for (int p = 0; p < b->jac.nz; p++) rmax[b->jac.row[p]] = fmax(rmax[b->jac.row[p]], fabs(jb[p]));
-        for (int p = 0; p < b->jac.nz; p++) hit[p] = 0;
-        for (int p = 0; p < a->jac.nz; p++)
-            if (pos[p] >= 0) {
-                worst = fmax(worst, fabs(ja[p] - jb[pos[p]]) / fmax(rmax[a->jac.row[p]], 1e-300));
-                hit[pos[p]] = 1;
-            } else {
-                worst_miss = fmax(worst_miss, fabs(ja[p]) / fmax(rmax[a->jac.row[p]], 1e-300));
-            }
-        for (int p = 0; p < b->jac.nz; p++)
-            if (!hit[p]) worst_extra = fmax(worst_extra, fabs(jb[p]) / fmax(rmax[b->jac.row[p]], 1e-300));
+        double wv[3];
+        entries_against(&a->jac, ja, &b->jac, jb, pos, b->nF, rmax, hit, wv);
+        worst = fmax(worst, wv[0]), worst_extra = fmax(worst_extra, wv[1]), worst_miss = fmax(worst_miss, wv[2]);
     }
     CHECK_MSG(good > 0, "%s: no random point inside the model's domain", file);
     CHECK_MSG(worst <= 1e-13, "%s: forward against default values: %.3g", file, worst);
@@ -314,6 +326,104 @@ TEST(nonholonomic_linear)
     same_load(ke, "(w - 2*der(y))*der(x) - der(x)^2 + der(z)", NULL);
 }
 
+/* The user states of a forward-mode load: their Jacobian by the forward coloring of the rows' tape
+ * (md->usjac its structural pattern, a superset of the default load's symbolic one, without nodes),
+ * the rows and entries equal to the default load's at random points to 1e-13 of each row's largest
+ * entry (zeros where the default has no entry); the entries' expressions built on request
+ * (model_user_state_nodes, for mbl_dae_deriv_states) evaluate to the same values, and the states'
+ * second derivatives along a direction are the default's (curved: states that are not coordinates,
+ * whose second derivatives are not all zero). */
+static void same_user_states(const char *file, int curved)
+{
+    mbl_model *a = load(file, NULL, 0), *b = load(file, NULL, 1);
+    if (!a || !b) {
+        mbl_model_free(a), mbl_model_free(b);
+        return;
+    }
+    int ne = 3 * a->nus + 2 * a->nuvs;
+    CHECK_MSG(ne > 0 && mblx_tape_fwdjac(b->tape_us) && !mblx_tape_fwdjac(a->tape_us), "%s: forward user states", file);
+    CHECK_MSG(b->usjac.nz >= a->usjac.nz && a->usjac.nz > 0 && b->usjac.node[0] == MBLX_NONE, "%s: entries %d, default %d", file,
+              b->usjac.nz, a->usjac.nz);
+    int *pos = malloc(((size_t)a->usjac.nz + 1) * sizeof *pos), nmiss = 0;
+    for (int p = 0; p < a->usjac.nz; p++) nmiss += (pos[p] = find(&b->usjac, a->usjac.row[p], a->usjac.col[p])) < 0;
+    CHECK_MSG(nmiss == 0, "%s: %d symbolic entries outside the structural pattern", file, nmiss);
+    size_t ns = mblx_symbol_count(a->g), nw = a->work_size > b->work_size ? a->work_size : b->work_size;
+    double *sv = calloc(ns + 1, sizeof *sv), *w = calloc(nw + 1, sizeof *w);
+    double *ua = calloc((size_t)(ne + a->usjac.nz) + 1, sizeof *ua), *ub = calloc((size_t)(ne + b->usjac.nz) + 1, sizeof *ub);
+    double *rmax = calloc((size_t)ne + 1, sizeof *rmax);
+    char *hit = calloc((size_t)b->usjac.nz + 1, 1);
+    unsigned seed = 47;
+    double worst_rows = 0, worst = 0, worst_extra = 0;
+    mbl_status st;
+    int good = 0;
+    for (int trial = 0; trial < 40 && good < 5; trial++) {
+        for (size_t s = 0; s < ns; s++) sv[s] = 0.2 + 0.15 * test_urand(&seed);
+        int ra = model_eval_user_states(a, sv, ua, w, &st);
+        CHECK_EQ_INT(model_eval_user_states(b, sv, ub, w, &st), ra);
+        if (ra) continue;
+        good++;
+        const double *ja = ua + ne, *jb = ub + ne;
+        for (int i = 0; i < ne; i++) worst_rows = fmax(worst_rows, fabs(ua[i] - ub[i]) / (1 + fabs(ua[i])));
+        double wv[3];
+        entries_against(&a->usjac, ja, &b->usjac, jb, pos, ne, rmax, hit, wv);
+        worst = fmax(worst, wv[0]), worst_extra = fmax(worst_extra, wv[1]);
+    }
+    CHECK_MSG(good > 0, "%s: no random point inside the model's domain", file);
+    CHECK_MSG(worst_rows <= 1e-13, "%s: the rows' values: %.3g", file, worst_rows);
+    CHECK_MSG(worst <= 1e-13, "%s: forward against symbolic entries: %.3g", file, worst);
+    CHECK_MSG(worst_extra <= 1e-13, "%s: entries only in the structural pattern: %.3g", file, worst_extra);
+    /* the entries' expressions, built on request, at the last point inside the domain */
+    const mblx_id *nb = NULL;
+    CHECK_EQ_INT(model_user_state_nodes(b, &nb, &st), 0);
+    mblx_tape *tb = nb ? mblx_compile(b->g, (size_t)b->usjac.nz, nb, &st) : NULL;
+    double *vb = calloc((size_t)b->usjac.nz + 1, sizeof *vb), worst_nodes = 0;
+    double *w2 = tb ? calloc(mblx_tape_work_size(tb) + 1, sizeof *w2) : NULL;
+    CHECK(tb != NULL);
+    if (tb && good) {
+        CHECK_EQ_INT(mblx_tape_eval(tb, sv, vb, w2, &st), 0);
+        CHECK_EQ_INT(model_eval_user_states(b, sv, ub, w, &st), 0);
+        for (int p = 0; p < b->usjac.nz; p++)
+            worst_nodes = fmax(worst_nodes, fabs(vb[p] - ub[ne + p]) / fmax(rmax[b->usjac.row[p]], 1e-300));
+    }
+    CHECK_MSG(worst_nodes <= 1e-13, "%s: model_user_state_nodes' expressions: %.3g", file, worst_nodes);
+    /* the states' position Jacobians and their derivative along a direction (mbl_dae_deriv_states) */
+    mbl_point *pa = NULL;
+    mbl_dae_deriv *da = NULL, *db = NULL;
+    CHECK_EQ_INT(mbl_operating_point(a, NULL, &pa, &st), 0);
+    CHECK_EQ_INT(mbl_dae_deriv_new(a, &da, &st), 0);
+    CHECK_EQ_INT(mbl_dae_deriv_new(b, &db, &st), 0);
+    int n = a->n, rows = 3 * a->nus;
+    double *S[4], *dx = calloc((size_t)a->nunk + 1, sizeof *dx), dS = 0, dD = 0, smax = 0, dmax = 0;
+    for (int k = 0; k < 4; k++) S[k] = calloc((size_t)rows * (size_t)n + 1, sizeof *S[k]);
+    for (int c = 0; c < a->nunk; c++) dx[c] = 0.3 + 0.1 * test_urand(&seed);
+    if (pa && da && db) {
+        CHECK_EQ_INT(mbl_dae_deriv_states(da, pa, dx, -1, S[0], S[1], &st), 0);
+        CHECK_EQ_INT(mbl_dae_deriv_states(db, pa, dx, -1, S[2], S[3], &st), 0);
+        for (int i = 0; i < rows * n; i++) {
+            smax = fmax(smax, fabs(S[0][i])), dmax = fmax(dmax, fabs(S[1][i]));
+            dS = fmax(dS, fabs(S[0][i] - S[2][i])), dD = fmax(dD, fabs(S[1][i] - S[3][i]));
+        }
+        CHECK_MSG(!curved || dmax > 0, "%s: the states' second derivatives all zero", file);
+    }
+    CHECK_MSG(dS <= 1e-13 * smax && dD <= 1e-13 * dmax, "%s: Sq differs by %.3g of %.3g, dSq by %.3g of %.3g", file, dS,
+              smax, dD, dmax);
+    printf("%s: user states' entries %d (default %d); rows %.2g, entries %.2g, extra %.2g, nodes %.2g; Sq %.2g, dSq %.2g\n",
+           file, b->usjac.nz, a->usjac.nz, worst_rows, worst, worst_extra, worst_nodes, dS, dD);
+    for (int k = 0; k < 4; k++) free(S[k]);
+    mbl_dae_deriv_free(da), mbl_dae_deriv_free(db);
+    mbl_point_free(pa);
+    mblx_tape_free(tb);
+    free(pos), free(sv), free(w), free(ua), free(ub), free(rmax), free(hit), free(vb), free(w2), free(dx);
+    mbl_model_free(a), mbl_model_free(b);
+}
+
+TEST(user_states_forward)
+{
+    same_user_states("examples/mech/whipple_bicycle.yaml", 1); /* s, sdot, sddot of 7 states */
+    same_user_states("tests/model/bicycle_like_qdot.yaml", 0); /* with velocity states w, wdot; coordinates */
+    same_user_states("examples/rolling_disc_speeds.yaml", 0);
+}
+
 int main(void)
 {
     RUN(text_models);
@@ -323,5 +433,6 @@ int main(void)
     RUN(multipliers_in_ode_rows);
     RUN(kinetic_energy_quadratic);
     RUN(nonholonomic_linear);
+    RUN(user_states_forward);
     return test_summary("fwd_load");
 }
