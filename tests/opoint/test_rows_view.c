@@ -73,6 +73,18 @@ static void same_points(const char *name, const mbl_model *md, const solved *a, 
     printf("%s: %d iterations, %d Jacobian evaluations\n", name, b->pt->iterations, b->nev);
 }
 
+/* md solved without views, then with them: the same point (the first solve, discarded, takes the
+ * mass check's Jacobian at the guess, given once) */
+static void solve_both(const char *name, const mbl_model *md)
+{
+    solved a = solve(md, 0);
+    mbl_point_free(a.pt);
+    a = solve(md, 0);
+    solved b = solve(md, 1);
+    same_points(name, md, &a, &b);
+    mbl_point_free(a.pt), mbl_point_free(b.pt);
+}
+
 TEST(the_same_point_with_views)
 {
     static const int Ns[] = {500, 300};
@@ -83,12 +95,7 @@ TEST(the_same_point_with_views)
             mbl_model *md = text ? fixture_model_fwd(NULL, text, name, fwd) : NULL;
             free(text);
             if (!md) continue;
-            solved a = solve(md, 0); /* (takes the mass check's Jacobian at the guess, given once) */
-            mbl_point_free(a.pt);
-            a = solve(md, 0);
-            solved b = solve(md, 1);
-            same_points(name, md, &a, &b);
-            mbl_point_free(a.pt), mbl_point_free(b.pt);
+            solve_both(name, md);
             mbl_model_free(md);
         }
 }
@@ -146,12 +153,7 @@ TEST(the_same_point_with_the_terms_selection)
     model_view_get(md, &mv);
     CHECK_MSG(mv.n + mv.m >= 2000, "%s: %d unknowns, below the size that selects", name, mv.n + mv.m);
     CHECK_MSG(model_eval_sel_ok(md), "%s: the terms do not select", name);
-    solved a = solve(md, 0);
-    mbl_point_free(a.pt);
-    a = solve(md, 0);
-    solved b = solve(md, 1);
-    same_points(name, md, &a, &b);
-    mbl_point_free(a.pt), mbl_point_free(b.pt);
+    solve_both(name, md);
     mbl_model_free(md);
 }
 
