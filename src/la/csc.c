@@ -712,25 +712,10 @@ static void equil_norms(mbla_csc *A, const double *r, const double *c, double *f
     }
 }
 
-/* 1 when every norm f[k] (k < len) that is positive and finite lies in [1/4, 4) (a biased
- * exponent 1021 to 1024) */
-static int norms_near(const double *f, int len)
-{
-    for (int k = 0; k < len; k++) {
-        uint64_t b;
-        memcpy(&b, &f[k], sizeof b);
-        unsigned be = (unsigned)(b >> 52);
-        if (be - 1021u > 3u && be < 0x7ffu && b != 0) return 0;
-    }
-    return 1;
-}
-
 /* The sweeps of mbla_csc_equilibrate; rnext (m doubles, or NULL): scratch for the next sweep's row
  * norms, which are then taken in the pass that applies a sweep's factors (one pass over A per
- * sweep instead of two; the same products, so the same bits). near (with warm): no sweep where the
- * given factors leave every row's and column's norm in [1/4, 4) (norms_near). */
-static int equilibrate_sweeps(mbla_csc *A, int maxiter, int warm, int near, double *r, double *c, double *work,
-                              double *rnext)
+ * sweep instead of two; the same products, so the same bits). */
+static int equilibrate_sweeps(mbla_csc *A, int maxiter, int warm, double *r, double *c, double *work, double *rnext)
 {
     const int m = A->m, n = A->n, *Ap = A->p, *Ai = A->i;
     double *Ax = A->x;
@@ -743,7 +728,6 @@ static int equilibrate_sweeps(mbla_csc *A, int maxiter, int warm, int near, doub
     /* the first sweep's norms (warm: the given factors, powers of 2, applied exactly in the pass) */
     if (maxiter > 0 || warm) equil_norms(A, warm ? r : NULL, c, fr, fc);
     int have = 1; /* fr, fc hold the current matrix's norms */
-    if (near && warm && norms_near(fr, m) && norms_near(fc, n)) return 0;
     for (; it < maxiter; it++) {
         if (!have) equil_norms(A, NULL, NULL, fr, fc);
         have = 0;
@@ -787,17 +771,11 @@ int mbla_csc_equilibrate(mbla_csc *A, int maxiter, int warm, double *r, double *
     int m = A->m, n = A->n;
     if ((m && !r) || (n && !c) || (m + n && !work)) return mbl_error(st, MBL_EARG, "%s: r, c or work is NULL", fn);
     if (maxiter < 0) maxiter = MBLA_EQUILIBRATE_MAXITER_DEFAULT;
-    return equilibrate_sweeps(A, maxiter, warm, 0, r, c, work, NULL);
+    return equilibrate_sweeps(A, maxiter, warm, r, c, work, NULL);
 }
 
 int la_csc_equilibrate_ws(mbla_csc *A, int maxiter, int warm, double *r, double *c, double *work)
 {
     if (maxiter < 0) maxiter = MBLA_EQUILIBRATE_MAXITER_DEFAULT;
-    return equilibrate_sweeps(A, maxiter, warm, 0, r, c, work, work + A->m + A->n);
-}
-
-int la_csc_equilibrate_near(mbla_csc *A, int maxiter, double *r, double *c, double *work)
-{
-    if (maxiter < 0) maxiter = MBLA_EQUILIBRATE_MAXITER_DEFAULT;
-    return equilibrate_sweeps(A, maxiter, 1, 1, r, c, work, work + A->m + A->n);
+    return equilibrate_sweeps(A, maxiter, warm, r, c, work, work + A->m + A->n);
 }

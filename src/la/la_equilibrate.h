@@ -10,12 +10,6 @@
  * (one pass over A per sweep instead of two). A, r, c and work are not checked. */
 #define LA_EQUILIBRATE_WS(m, n) (2 * (size_t)(m) + (size_t)(n))
 int la_csc_equilibrate_ws(mbla_csc *A, int maxiter, int warm, double *r, double *c, double *work);
-/* la_csc_equilibrate_ws warm from r, c, where those factors are kept (A scaled by them, no sweep:
- * returns 0) when they leave every row's and column's largest entry in [1/4, 4) (zero rows and
- * columns aside), within a factor 2 of what the sweeps would bring; otherwise its sweeps, the same
- * factors and matrix bit for bit. For a matrix refactored on a fixed pivot sequence, whose factors
- * and solutions scale exactly with power-of-2 factors. */
-int la_csc_equilibrate_near(mbla_csc *A, int maxiter, double *r, double *c, double *work);
 
 /* mbla_klu_new for a matrix its caller has equilibrated already (la_csc_equilibrate_ws: every
  * row's and column's largest entry in [1/2, 2) once its sweeps converge): KLU's own max-norm row

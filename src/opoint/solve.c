@@ -340,14 +340,7 @@ static int newton_step(opoint_subproblem *sp, double *dx, int solve, mbl_status 
          * fill-reducing order (flexible pendulum, n_p = 2000 per link: 77 times the predicted
          * fill, 4.5 s instead of 0.4 s) */
         for (int pass = (sp->eq_on || n >= OPOINT_EQ_FIRST_MIN) ? 1 : 0; pass < 2; pass++) {
-            if (pass == 1 && sp->eq_warm && sp->lu && !sp->lu_fresh) {
-                /* a refactorization on the last step's pivots: its factors kept where they still
-                 * equilibrate the matrix to within a factor 2 (power-of-2 factors scale LU's
-                 * factors and the solution exactly: the same step; the pivots' rcond tests see
-                 * norms in [1/4, 4) instead of [1/2, 2)) */
-                la_csc_equilibrate_near(sp->A, MBLA_EQUILIBRATE_MAXITER_DEFAULT, sp->eqr, sp->eqc, sp->eqw);
-                for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]] * sp->eqr[r];
-            } else if (pass == 1) {
+            if (pass == 1) {
                 la_csc_equilibrate_ws(sp->A, MBLA_EQUILIBRATE_MAXITER_DEFAULT, sp->eq_warm, sp->eqr, sp->eqc, sp->eqw);
                 sp->eq_on = sp->eq_warm = 1;
                 for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]] * sp->eqr[r];

@@ -361,86 +361,6 @@ TEST(klu_unscaled_matches_scaling_off)
     mbla_csc_free(A);
 }
 
-/* la_csc_equilibrate_near: the last factors kept where they leave every norm in [1/4, 4) (the
- * matrix scaled by them exactly, no sweep), the sweeps of la_csc_equilibrate_ws otherwise (bit for
- * bit); and a refactorization on fixed pivots of the matrix scaled either way gives the same
- * solution bit for bit once unscaled (opoint's Newton steps). */
-TEST(equilibrate_near)
-{
-    mbl_status st;
-    const int n = 40;
-    double dr[40], dc[40], r0[40], c0[40], work[3 * 40];
-    mbla_csc *B = NULL, *A = badly_scaled(n, 5u, dr, dc, &B);
-    mbla_csc_free(B);
-    mbla_csc *E = NULL;
-    CHECK_EQ_INT(mbla_csc_copy(A, &E, &st), 0);
-    la_csc_equilibrate_ws(E, MBLA_EQUILIBRATE_MAXITER_DEFAULT, 0, r0, c0, work);
-    mbla_klu *kn = NULL, *kw = NULL;
-    CHECK_EQ_INT(la_klu_new_unscaled(E, NULL, &kn, &st), 0);
-    CHECK_EQ_INT(la_klu_new_unscaled(E, NULL, &kw, &st), 0);
-    unsigned seed = 17u;
-    int kept = 0, swept = 0;
-    for (int trial = 0; trial < 6 && kn && kw; trial++) {
-        /* the next step's matrix: every entry moved by up to 25 %, and in the odd trials one row and
-         * one column by 16 more (beyond [1/4, 4) with the last factors: sweeps) */
-        mbla_csc *An = NULL, *Aw = NULL, *Ar = NULL;
-        CHECK_EQ_INT(mbla_csc_copy(A, &An, &st), 0);
-        if (!An) break;
-        int row = trial % n, col = (3 * trial + 1) % n;
-        for (int j = 0; j < n; j++)
-            for (int p = An->p[j]; p < An->p[j + 1]; p++) {
-                An->x[p] *= 1.0 + 0.25 * trand(&seed);
-                if (trial % 2 && (An->i[p] == row || j == col)) An->x[p] *= 16.0;
-            }
-        mbla_csc_copy(An, &Aw, &st), mbla_csc_copy(An, &Ar, &st);
-        double rn[40], cn[40], rw[40], cw[40];
-        memcpy(rn, r0, sizeof rn), memcpy(cn, c0, sizeof cn), memcpy(rw, r0, sizeof rw), memcpy(cw, c0, sizeof cw);
-        int itn = la_csc_equilibrate_near(An, MBLA_EQUILIBRATE_MAXITER_DEFAULT, rn, cn, work);
-        int itw = la_csc_equilibrate_ws(Aw, MBLA_EQUILIBRATE_MAXITER_DEFAULT, 1, rw, cw, work);
-        if (trial % 2 == 0) {
-            /* kept: diag(r0) Ar diag(c0) exactly, and every norm in [1/4, 4) */
-            kept++;
-            CHECK_EQ_INT(itn, 0);
-            CHECK(same_bits(rn, r0, n) && same_bits(cn, c0, n));
-            int exact = 1;
-            double lo = INFINITY, hi = 0, fr[40] = {0};
-            for (int j = 0; j < n; j++) {
-                double fc = 0;
-                for (int p = Ar->p[j]; p < Ar->p[j + 1]; p++) {
-                    double x = Ar->x[p] * r0[Ar->i[p]] * c0[j];
-                    exact &= same_bits(&x, &An->x[p], 1);
-                    fc = fmax(fc, fabs(x)), fr[Ar->i[p]] = fmax(fr[Ar->i[p]], fabs(x));
-                }
-                lo = fmin(lo, fc), hi = fmax(hi, fc);
-            }
-            for (int i = 0; i < n; i++) lo = fmin(lo, fr[i]), hi = fmax(hi, fr[i]);
-            CHECK(exact && lo >= 0.25 && hi < 4.0);
-        } else {
-            /* swept: la_csc_equilibrate_ws's factors and matrix */
-            swept++;
-            CHECK(itn == itw && itn > 0);
-            CHECK(same_bits(rn, rw, n) && same_bits(cn, cw, n) && same_bits(An->x, Aw->x, An->p[n]));
-        }
-        /* the same step: refactored on E's pivots either way, solved and unscaled */
-        CHECK_EQ_INT(mbla_klu_refactor(kn, An, &st), 0);
-        CHECK_EQ_INT(mbla_klu_refactor(kw, Aw, &st), 0);
-        double xn[40], xw[40];
-        for (int i = 0; i < n; i++) {
-            double b = trand(&seed);
-            xn[i] = b * rn[i], xw[i] = b * rw[i];
-        }
-        CHECK_EQ_INT(mbla_klu_solve(kn, 1, xn, n, &st), 0);
-        CHECK_EQ_INT(mbla_klu_solve(kw, 1, xw, n, &st), 0);
-        for (int i = 0; i < n; i++) xn[i] *= cn[i], xw[i] *= cw[i];
-        CHECK_MSG(same_bits(xn, xw, n), "trial %d: the steps differ", trial);
-        mbla_csc_free(An), mbla_csc_free(Aw), mbla_csc_free(Ar);
-    }
-    printf("  %d kept, %d swept\n", kept, swept);
-    CHECK(kept == 3 && swept == 3);
-    mbla_klu_free(kn), mbla_klu_free(kw);
-    mbla_csc_free(A), mbla_csc_free(E);
-}
-
 int main(void)
 {
     RUN(equilibrate_exact_and_balanced);
@@ -448,6 +368,5 @@ int main(void)
     RUN(equilibrate_edge_cases);
     RUN(equilibrate_matches_reference);
     RUN(klu_unscaled_matches_scaling_off);
-    RUN(equilibrate_near);
     return test_summary("la_equil");
 }
