@@ -11,12 +11,35 @@ enum { INIT_SYMS = 16, INIT_NAMES = 256 };
 
 /* ---- symbols ------------------------------------------------------------------------------ */
 
-static uint32_t hash_name(const char *s, size_t len)
+/* The hash of name[0..len), eight bytes at a time (the last eight overlap the word before them
+ * when len is no multiple of 8); *nul (nul not NULL): whether a NUL byte is among them. Only the
+ * table's probe order depends on it. */
+static uint32_t hash_name_nul(const char *s, size_t len, int *nul)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    uint64_t h = 0xcbf29ce484222325ull ^ len, z = 0, w;
+    if (len < 8) {
+        for (size_t i = 0; i < len; i++) {
+            z |= s[i] == '\0';
+            h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+        }
+    } else {
+        size_t i = 0;
+        for (; i + 8 < len; i += 8) {
+            memcpy(&w, s + i, sizeof w);
+            z |= (w - ones) & ~w & highs; /* nonzero iff a byte of w is zero */
+            h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+            h ^= h >> 29;
+        }
+        memcpy(&w, s + len - 8, sizeof w);
+        z |= (w - ones) & ~w & highs;
+        h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+    }
+    if (nul) *nul = z != 0;
     return (uint32_t)(mblx__mix64(h) & 0xffffffffu);
 }
+
+static uint32_t hash_name(const char *s, size_t len) { return hash_name_nul(s, len, NULL); }
 
 static const char *sym_name_of(const mblx_graph *g, uint32_t idx)
 {
@@ -88,20 +111,24 @@ mblx_id mblx_symbol_n(mblx_graph *g, const char *name, size_t len)
 {
     if (!g) return XNONE;
     if (!name || len == 0) return mblx__fail(g, MBL_EARG, "empty symbol name");
-    if (memchr(name, '\0', len)) return mblx__fail(g, MBL_EARG, "symbol name contains a NUL byte");
-    uint32_t h = hash_name(name, len); /* once, for the lookup and the insertion */
+    int nul;
+    uint32_t h = hash_name_nul(name, len, &nul); /* once, for the lookup and the insertion */
+    if (nul) return mblx__fail(g, MBL_EARG, "symbol name contains a NUL byte");
     mblx_id e = symbol_find_hashed(g, name, len, h);
     if (e != XNONE) return e;
     if (g->nsym >= XPENDING - 1) return mblx__oom(g);
-    if (grow_syms(g, (size_t)g->nsym + 1)) return mblx__oom(g);
+    /* each array grown only when full (a reserved graph takes none of the calls) */
+    if (g->nsym >= g->symcap && grow_syms(g, (size_t)g->nsym + 1)) return mblx__oom(g);
     if (len > SIZE_MAX - 1 - g->names_used ||
-        mblx__grow((void **)&g->names, &g->names_cap, g->names_used + len + 1, 1, INIT_NAMES))
+        (g->names_used + len + 1 > g->names_cap &&
+         mblx__grow((void **)&g->names, &g->names_cap, g->names_used + len + 1, 1, INIT_NAMES)))
         return mblx__oom(g);
     if (((size_t)g->nsym + 1) * 2 > g->symtab_cap &&
         symtab_rehash(g, g->symtab_cap ? g->symtab_cap * 2 : INIT_SYMS))
         return mblx__oom(g);
-    if (mblx__grow_nodes(g, (size_t)g->n + 1) ||
-        mblx__grow((void **)&g->deps, &g->deps_cap, g->ndeps_used + 1, sizeof *g->deps, MBLX__INIT_POOL) ||
+    if ((g->n >= g->cap && mblx__grow_nodes(g, (size_t)g->n + 1)) ||
+        (g->ndeps_used >= g->deps_cap &&
+         mblx__grow((void **)&g->deps, &g->deps_cap, g->ndeps_used + 1, sizeof *g->deps, MBLX__INIT_POOL)) ||
         g->ndeps_used + 1 > (size_t)UINT32_MAX)
         return mblx__oom(g);
     uint32_t s = g->nsym;

@@ -62,6 +62,17 @@ void model_sjac_free(mbl_sjac *J)
     memset(J, 0, sizeof *J);
 }
 
+/* The entries p < nz with row[p] < n by row, in their order within a row: row i's in
+ * ent[rp[i] .. rp[i + 1]) (rp: n + 2 zeros on entry) */
+static void row_buckets(int n, int nz, const int *restrict row, int *restrict rp, int *restrict ent)
+{
+    for (int p = 0; p < nz; p++)
+        if (row[p] < n) rp[row[p] + 2]++;
+    for (int i = 0; i < n; i++) rp[i + 2] += rp[i + 1];
+    for (int p = 0; p < nz; p++)
+        if (row[p] < n) ent[rp[row[p] + 1]++] = p;
+}
+
 int model_jac_index(const mbl_model *md, int nt, const int *tr, const int *tc, int *out, mbl_status *st)
 {
     int n = md->nF, rc = 0; /* rows */
@@ -72,14 +83,8 @@ int model_jac_index(const mbl_model *md, int nt, const int *tr, const int *tc, i
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto out;
     }
-    for (int p = 0; p < md->jac.nz; p++)
-        if (md->jac.row[p] < n) rp[md->jac.row[p] + 2]++;
-    for (int i = 0; i < n; i++) rp[i + 2] += rp[i + 1];
-    for (int p = 0; p < md->jac.nz; p++)
-        if (md->jac.row[p] < n) ent[rp[md->jac.row[p] + 1]++] = p;
-    for (int t = 0; t < nt; t++) srp[tr[t] + 2]++;
-    for (int i = 0; i < n; i++) srp[i + 2] += srp[i + 1];
-    for (int t = 0; t < nt; t++) sent[srp[tr[t] + 1]++] = t;
+    row_buckets(n, md->jac.nz, md->jac.row, rp, ent);
+    row_buckets(n, nt, tr, srp, sent);
     for (int j = 0; j < md->nunk; j++) pos[j] = -1;
     for (int i = 0; i < n; i++) {
         if (srp[i] == srp[i + 1]) continue;
@@ -147,6 +152,34 @@ void model_graph_lock(const mbl_model *md, int lock)
 /* The lock of a bound tape's messages (mblx_compile_bound): the model's graph lock. */
 void model_graph_lock_cb(void *md, int on) { model_graph_lock(md, on); }
 
+/* S's entries of row i merged into md->jac's (row i's in ent[rp[i] .. rp[i + 1]), in S's order
+ * (sent[srp[i] .. srp[i + 1]]); pos: -1 at every column on entry and on return; md->jac has room
+ * for every new entry */
+static void merge_row(mbl_model *md, const mbl_sjac *S, int i, const int *rp, const int *ent, const int *srp,
+                      const int *sent, int *restrict pos, int *restrict at)
+{
+    mblx_graph *g = md->g;
+    int *restrict jr = md->jac.row, *restrict jc = md->jac.col, nz = md->jac.nz, nz0 = nz;
+    mblx_id *restrict jn = md->jac.node;
+    const int *scol = S->col;
+    const mblx_id *snode = S->node;
+    for (int t = rp[i]; t < rp[i + 1]; t++) pos[jc[ent[t]]] = ent[t];
+    for (int t = srp[i], end = srp[i + 1]; t < end; t++) {
+        int p = sent[t], col = scol[p], k = pos[col];
+        if (k >= 0) {
+            jn[k] = mblx_add(g, jn[k], snode[p]);
+        } else {
+            pos[col] = k = nz;
+            jr[nz] = i, jc[nz] = col, jn[nz] = snode[p];
+            nz++;
+        }
+        if (at) at[p] = k;
+    }
+    for (int t = rp[i]; t < rp[i + 1]; t++) pos[jc[ent[t]]] = -1;
+    for (int k = nz0; k < nz; k++) pos[jc[k]] = -1;
+    md->jac.nz = nz;
+}
+
 /* Add the structured rows and Jacobian entries to the compiled model's: F[i] += Fs[i] for the EOM
  * rows, and the entries of S (any row) merged into md->jac (one entry per (row, column): an entry the text
  * rows already have gets the sum); at[p] (at not NULL): where S's entry p went. */
@@ -157,7 +190,7 @@ int model_structured_merge(mbl_model *md, const mblx_id *Fs, const mbl_sjac *S, 
     for (int i = 0; i < md->n; i++)
         if (!(mblx_is_const(g, Fs[i], &zero) && zero == 0.0)) md->F[i] = mblx_add(g, md->F[i], Fs[i]);
     if (!S->nz) return mblx_graph_status(g, st);
-    /* index the existing entries by row (every row: the planar joints' term has constraint rows) */
+    /* index the existing entries and S's by row (every row: the planar joints' term has constraint rows) */
     int n = md->nF, rc = 0;
     int *rp = mbl_calloc((size_t)n + 2, sizeof *rp), *pos = mbl_alloc_array((size_t)md->nunk + 1, sizeof *pos);
     int *ent = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ent);
@@ -166,42 +199,13 @@ int model_structured_merge(mbl_model *md, const mblx_id *Fs, const mbl_sjac *S, 
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto out;
     }
-    for (int p = 0; p < md->jac.nz; p++)
-        if (md->jac.row[p] < n) rp[md->jac.row[p] + 1]++;
-    for (int i = 0; i < n; i++) rp[i + 1] += rp[i];
-    for (int p = 0, *fill = srp; p < md->jac.nz; p++)
-        if (md->jac.row[p] < n) ent[rp[md->jac.row[p]] + fill[md->jac.row[p]]++] = p;
-    memset(srp, 0, ((size_t)n + 2) * sizeof *srp);
-    for (int p = 0; p < S->nz; p++) srp[S->row[p] + 1]++;
-    for (int i = 0; i < n; i++) srp[i + 1] += srp[i];
-    {
-        int *fill = mbl_calloc((size_t)n + 1, sizeof *fill);
-        if (!fill) {
-            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-            goto out;
-        }
-        for (int p = 0; p < S->nz; p++) sent[srp[S->row[p]] + fill[S->row[p]]++] = p;
-        mbl_free(fill);
-    }
-    for (int j = 0; j < md->nunk; j++) pos[j] = -1;
+    row_buckets(n, md->jac.nz, md->jac.row, rp, ent);
+    row_buckets(n, S->nz, S->row, srp, sent);
+    memset(pos, 0xff, ((size_t)md->nunk + 1) * sizeof *pos); /* -1 at every column */
     /* room for every entry of S at once (md->jac grew by doubling, copied each time) */
     if (model_sjac_reserve(&md->jac, (size_t)S->nz)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-    for (int i = 0; i < n && !rc; i++) {
-        if (srp[i] == srp[i + 1]) continue;
-        for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = ent[t];
-        for (int t = srp[i]; t < srp[i + 1] && !rc; t++) {
-            int p = sent[t], col = S->col[p];
-            if (pos[col] >= 0) {
-                md->jac.node[pos[col]] = mblx_add(g, md->jac.node[pos[col]], S->node[p]);
-            } else {
-                pos[col] = md->jac.nz;
-                if (model_sjac_push(&md->jac, i, col, S->node[p])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-            }
-            if (at) at[p] = pos[col];
-        }
-        for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = -1;
-        for (int t = srp[i]; t < srp[i + 1]; t++) pos[S->col[sent[t]]] = -1;
-    }
+    for (int i = 0; i < n && !rc; i++)
+        if (srp[i] < srp[i + 1]) merge_row(md, S, i, rp, ent, srp, sent, pos, at);
     if (!rc) rc = mblx_graph_status(g, st);
 out:
     mbl_free(rp), mbl_free(pos), mbl_free(ent), mbl_free(srp), mbl_free(sent);

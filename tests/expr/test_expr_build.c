@@ -57,6 +57,46 @@ TEST(symbols)
     CHECK_EQ_INT(mblx_graph_status(G, NULL), 0);
 }
 
+/* Names of every length to 40 (the table hashes them eight bytes at a time, the last eight
+ * overlapping): a NUL byte at any place is refused, and names that differ in one byte at any
+ * place are different symbols, each found again by its name. */
+TEST(symbol_names_every_length)
+{
+    setup();
+    char nm[48];
+    size_t made = 0;
+    for (size_t len = 1; len <= 40; len++) {
+        for (size_t at = 0; at < len; at++) {
+            memset(nm, 'a', len);
+            nm[at] = '\0';
+            CHECK_MSG(mblx_symbol_n(G, nm, len) == MBLX_NONE, "len %zu, NUL at %zu", len, at);
+            mbl_status st;
+            CHECK_EQ_INT(mblx_graph_status(G, &st), MBL_EARG);
+            CHECK(strstr(st.msg, "NUL") != NULL);
+            mblx_graph_clear_status(G);
+            nm[at] = 'b';
+            mblx_id s = mblx_symbol_n(G, nm, len);
+            CHECK_EQ_INT(mblx_symbol_index(G, s), 3 + (long)made);
+            made++;
+        }
+    }
+    CHECK_EQ_INT(mblx_symbol_count(G), 3 + made);
+    made = 0;
+    for (size_t len = 1; len <= 40; len++) {
+        for (size_t at = 0; at < len; at++) {
+            memset(nm, 'a', len);
+            nm[at] = 'b';
+            nm[len] = '\0';
+            CHECK_EQ_INT(mblx_symbol_index(G, mblx_symbol_find(G, nm)), 3 + (long)made);
+            CHECK(strcmp(mblx_symbol_name(G, mblx_symbol_find(G, nm)), nm) == 0);
+            made++;
+        }
+        memset(nm, 'a', len); /* all 'a': never made */
+        CHECK(mblx_symbol_find_n(G, nm, len) == MBLX_NONE);
+    }
+    CHECK_EQ_INT(mblx_graph_status(G, NULL), 0);
+}
+
 TEST(hash_consing)
 {
     setup();
@@ -332,6 +372,7 @@ int main(void)
     RUN(apply_generic);
     RUN(none_propagates);
     RUN(dependence_sets);
+    RUN(symbol_names_every_length);
     RUN(operand_arrays);
     RUN(long_sums_and_chains);
     mblx_graph_free(G);

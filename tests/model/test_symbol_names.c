@@ -85,8 +85,40 @@ TEST(names_of_every_length)
     for (size_t i = 0; i < sizeof lens / sizeof *lens; i++) check_length(lens[i]);
 }
 
+/* The multipliers' names lambda[1] .. lambda[1001] (their digits counted up in place: 9 -> 10,
+ * 99 -> 100, 999 -> 1000) against snprintf's, each a symbol of its own in the order of the
+ * constraints */
+TEST(multiplier_names_counted)
+{
+    enum { NC = 1002 };
+    size_t cap = 64 * NC + 1024;
+    char *text = malloc(cap), *o = text;
+    CHECK(text != NULL);
+    if (!text) return;
+    o += sprintf(o, "model: dae\ncoordinates: {c1: 0");
+    for (int i = 2; i <= NC; i++) o += sprintf(o, ", c%d: 0", i);
+    o += sprintf(o, "}\nkinetic_energy: \"0.5*der(c1)^2");
+    for (int i = 2; i <= NC; i++) o += sprintf(o, " + 0.5*der(c%d)^2", i);
+    o += sprintf(o, "\"\nconstraints:\n");
+    for (int i = 1; i < NC; i++) o += sprintf(o, "  - \"c%d - c%d\"\n", i, i + 1);
+    mbl_model *md = NULL;
+    mbl_status st = {0};
+    int rc = mbl_model_load_string(text, strlen(text), "lambdas.yaml", NULL, 0, &md, &st);
+    free(text);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    if (rc) return;
+    CHECK_EQ_INT(md->m, NC - 1);
+    long s0 = mblx_symbol_index(md->g, md->lam[0]);
+    for (int j = 0; j < md->m; j++) {
+        CHECK_MSG(same_name(md, md->lam[j], "lambda[%d]", NULL, j + 1), "lambda %d", j + 1);
+        CHECK(mblx_symbol_index(md->g, md->lam[j]) == s0 + j);
+    }
+    mbl_model_free(md);
+}
+
 int main(void)
 {
     RUN(names_of_every_length);
+    RUN(multiplier_names_counted);
     return test_summary("symbol_names");
 }
