@@ -5,6 +5,7 @@
 #include "mech/mech_internal.h"
 #include "model/rtree.h"
 #include "model/text_blocks.h"
+#include "core/numfmt.h"
 
 #include <limits.h>
 #include <math.h>
@@ -206,7 +207,18 @@ char *mech_fmt(mech *M, const char *f, ...)
     return s;
 }
 
-char *mech_num(mech *M, double v) { return mech_fmt(M, "%.17g", v); }
+/* printf's "%.17g" of v (core_fmt_g: the same characters at about a fifth of vsnprintf's
+ * instructions; printf beyond its range) */
+char *mech_num(mech *M, double v)
+{
+    char buf[CORE_NUMFMT_MAX];
+    int n = core_fmt_g(buf, v, 17);
+    if (n < 0) return mech_fmt(M, "%.17g", v);
+    char *s = arena_bytes(M, (size_t)n + 1);
+    if (!s) return (char *)"";
+    memcpy(s, buf, (size_t)n + 1);
+    return s;
+}
 
 
 void mech_sb_add(mech *M, sbuf *b, const char *a, const char *t)
