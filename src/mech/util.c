@@ -657,24 +657,46 @@ char *mech_var_name_free(mech *M, char *nm, int *counter)
     return nm;
 }
 
+/* the characters' classes for mark_uses, by byte: 1 an identifier's first character (a letter,
+ * '_'), 2 an identifier's later one (also a digit), 4 a number's (an identifier's or '.'); what
+ * mech_is_id0 and mech_is_id say, in one load a character */
+#define CLS2(v) v, v
+#define CLS4(v) CLS2(v), CLS2(v)
+#define CLS8(v) CLS4(v), CLS4(v)
+#define CLS16(v) CLS8(v), CLS8(v)
+#define CLS32(v) CLS16(v), CLS16(v)
+static const unsigned char id_cls[256] = {
+    CLS32(0), CLS8(0), CLS4(0), CLS2(0), 4, 0,      /* 0 .. 47: '.' (46) */
+    CLS8(6), CLS2(6),                               /* '0' .. '9' */
+    CLS4(0), CLS2(0), 0,                            /* 58 .. 64 */
+    CLS16(7), CLS8(7), CLS2(7),                     /* 'A' .. 'Z' */
+    CLS4(0), 7, 0,                                  /* 91 .. 94, '_', '`' */
+    CLS16(7), CLS8(7), CLS2(7),                     /* 'a' .. 'z'; the rest 0 */
+};
+
 /* mark the variables (by the name index vi) that the identifiers of text name; newly marked ones
- * go on the stack */
+ * go on the stack (the identifiers as mech_is_id0 and mech_is_id find them, a number's exponent
+ * letter no name) */
 static void mark_uses(const nameset *vi, const char *text, unsigned char *used, int *stack, int *nstack)
 {
     if (!text) return;
-    for (const char *c = text; *c;) {
-        if (!mech_is_id0(*c)) {
-            if (*c >= '0' && *c <= '9') /* a number: its exponent letter is no name */
-                while (mech_is_id(*c) || *c == '.') c++;
+    for (const unsigned char *c = (const unsigned char *)text; *c;) {
+        unsigned k = id_cls[*c];
+        if (!(k & 1)) {
+            if (k == 6) /* a number: its digits, letters and points */
+                do c++;
+                while (id_cls[*c] & 4);
             else
                 c++;
             continue;
         }
-        const char *b = c;
-        while (mech_is_id(*c)) c++;
+        const char *b = (const char *)c;
+        do c++;
+        while (id_cls[*c] & 2);
         /* only spare names are in vi, all of the form _x_..., _y_..., _z_..., _p_..., _c_..., _s_..., _phi_... */
-        if (!spare_form(b, (size_t)(c - b))) continue;
-        int i = mech_ns_find(vi, b, (size_t)(c - b));
+        size_t len = (size_t)((const char *)c - b);
+        if (*b != '_' || !spare_form(b, len)) continue;
+        int i = mech_ns_find(vi, b, len);
         if (i >= 0 && !used[i]) {
             used[i] = 1;
             stack[(*nstack)++] = i;
