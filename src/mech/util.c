@@ -116,29 +116,33 @@ static void put_n(char *buf, size_t cap, size_t *o, const char *t, size_t n)
  * instructions for each (64 M of the N = 2000 four-bar mechanism's 2,027 M). */
 static int fmt_plain(char *buf, size_t cap, const char *f, va_list ap)
 {
-    size_t o = 0;
-    for (const char *c = f;;) {
-        const char *p = strchr(c, '%');
-        put_n(buf, cap, &o, c, p ? (size_t)(p - c) : strlen(c));
-        if (!p) break;
-        if (p[1] == 's') {
+    size_t o = 0, lim = cap ? cap - 1 : 0; /* bytes below lim are written, the rest counted */
+    for (const char *c = f; *c; c++) {
+        if (*c != '%') { /* the format's own characters (a few at a time: no call per piece) */
+            if (o < lim) buf[o] = *c;
+            o++;
+            continue;
+        }
+        c++;
+        if (*c == 's') {
             const char *t = va_arg(ap, const char *);
             put_n(buf, cap, &o, t, strlen(t));
-        } else if (p[1] == 'c' || p[1] == '%') {
-            char ch = p[1] == '%' ? '%' : (char)va_arg(ap, int);
-            put_n(buf, cap, &o, &ch, 1);
-        } else if (p[1] == 'd') {
+        } else if (*c == 'c' || *c == '%') {
+            char ch = *c == '%' ? '%' : (char)va_arg(ap, int);
+            if (o < lim) buf[o] = ch;
+            o++;
+        } else if (*c == 'd') {
             int v = va_arg(ap, int);
             unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
             char d[12];
             int k = (int)sizeof d;
             do d[--k] = (char)('0' + u % 10u); while ((u /= 10u));
             if (v < 0) d[--k] = '-';
-            put_n(buf, cap, &o, d + k, sizeof d - (size_t)k);
+            for (; k < (int)sizeof d; k++, o++)
+                if (o < lim) buf[o] = d[k];
         } else {
             return -1;
         }
-        c = p + 2;
     }
     if (cap) buf[o < cap ? o : cap - 1] = '\0';
     return o > (size_t)INT_MAX ? -1 : (int)o;
