@@ -383,9 +383,10 @@ static mbla_klu *klu_alloc(int n, int nz, int cplx, const mbla_klu_opts *o)
  * each column's first unmatched row: the diagonal, rows sorted), and blocks that small keep their
  * natural order; klu_analyze_given without orders (BTF's strongly connected components alone)
  * then makes the same P, Q and blocks, without the transversal and the blocks' copies. Kept where
- * every block is that small (the factors of klu_analyze's analysis, bit for bit); otherwise its
- * larger blocks are ordered by AMD as klu_analyze orders them (la_amd_memo_blocks), or, without
- * small, klu_analyze with its blocks' AMD orders remembered by pattern (klu_amd_memo.c). */
+ * small and every block is that small (the factors of klu_analyze's analysis, bit for bit);
+ * otherwise (with AMD, small or not) its larger blocks are ordered by AMD as klu_analyze orders
+ * them (la_amd_memo_blocks), or, without a matching, klu_analyze with its blocks' AMD orders
+ * remembered by pattern (klu_amd_memo.c). */
 static klu_symbolic *analyze(mbla_klu *k, int small)
 {
     int amd = k->common.ordering == 0 && k->common.btf;
@@ -394,9 +395,9 @@ static klu_symbolic *analyze(mbla_klu *k, int small)
         k->common.status = KLU_OUT_OF_MEMORY;
         return NULL;
     }
-    if (small && k->matched && k->common.btf && k->n > 0) {
+    if (k->matched && k->common.btf && k->n > 0 && (small || amd)) {
         klu_symbolic *s = klu_analyze_given(k->n, (int *)kp(k), (int *)ki(k), NULL, NULL, &k->common);
-        if (s && s->maxblock <= KLU_NATURAL_BLOCK_MAX) {
+        if (small && s && s->maxblock <= KLU_NATURAL_BLOCK_MAX) {
             k->small = 1;
             la_amd_memo_free(m);
             return s;

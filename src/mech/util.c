@@ -5,6 +5,7 @@
 #include "mech/mech_internal.h"
 #include "model/rtree.h"
 #include "model/text_blocks.h"
+#include "core/numfmt.h"
 
 #include <limits.h>
 #include <math.h>
@@ -115,29 +116,33 @@ static void put_n(char *buf, size_t cap, size_t *o, const char *t, size_t n)
  * instructions for each (64 M of the N = 2000 four-bar mechanism's 2,027 M). */
 static int fmt_plain(char *buf, size_t cap, const char *f, va_list ap)
 {
-    size_t o = 0;
-    for (const char *c = f;;) {
-        const char *p = strchr(c, '%');
-        put_n(buf, cap, &o, c, p ? (size_t)(p - c) : strlen(c));
-        if (!p) break;
-        if (p[1] == 's') {
+    size_t o = 0, lim = cap ? cap - 1 : 0; /* bytes below lim are written, the rest counted */
+    for (const char *c = f; *c; c++) {
+        if (*c != '%') { /* the format's own characters (a few at a time: no call per piece) */
+            if (o < lim) buf[o] = *c;
+            o++;
+            continue;
+        }
+        c++;
+        if (*c == 's') {
             const char *t = va_arg(ap, const char *);
             put_n(buf, cap, &o, t, strlen(t));
-        } else if (p[1] == 'c' || p[1] == '%') {
-            char ch = p[1] == '%' ? '%' : (char)va_arg(ap, int);
-            put_n(buf, cap, &o, &ch, 1);
-        } else if (p[1] == 'd') {
+        } else if (*c == 'c' || *c == '%') {
+            char ch = *c == '%' ? '%' : (char)va_arg(ap, int);
+            if (o < lim) buf[o] = ch;
+            o++;
+        } else if (*c == 'd') {
             int v = va_arg(ap, int);
             unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
             char d[12];
             int k = (int)sizeof d;
             do d[--k] = (char)('0' + u % 10u); while ((u /= 10u));
             if (v < 0) d[--k] = '-';
-            put_n(buf, cap, &o, d + k, sizeof d - (size_t)k);
+            for (; k < (int)sizeof d; k++, o++)
+                if (o < lim) buf[o] = d[k];
         } else {
             return -1;
         }
-        c = p + 2;
     }
     if (cap) buf[o < cap ? o : cap - 1] = '\0';
     return o > (size_t)INT_MAX ? -1 : (int)o;
@@ -206,7 +211,18 @@ char *mech_fmt(mech *M, const char *f, ...)
     return s;
 }
 
-char *mech_num(mech *M, double v) { return mech_fmt(M, "%.17g", v); }
+/* printf's "%.17g" of v (core_fmt_g: the same characters at about a fifth of vsnprintf's
+ * instructions; printf beyond its range) */
+char *mech_num(mech *M, double v)
+{
+    char buf[CORE_NUMFMT_MAX];
+    int n = core_fmt_g(buf, v, 17);
+    if (n < 0) return mech_fmt(M, "%.17g", v);
+    char *s = arena_bytes(M, (size_t)n + 1);
+    if (!s) return (char *)"";
+    memcpy(s, buf, (size_t)n + 1);
+    return s;
+}
 
 
 void mech_sb_add(mech *M, sbuf *b, const char *a, const char *t)
@@ -645,24 +661,46 @@ char *mech_var_name_free(mech *M, char *nm, int *counter)
     return nm;
 }
 
+/* the characters' classes for mark_uses, by byte: 1 an identifier's first character (a letter,
+ * '_'), 2 an identifier's later one (also a digit), 4 a number's (an identifier's or '.'); what
+ * mech_is_id0 and mech_is_id say, in one load a character */
+#define CLS2(v) v, v
+#define CLS4(v) CLS2(v), CLS2(v)
+#define CLS8(v) CLS4(v), CLS4(v)
+#define CLS16(v) CLS8(v), CLS8(v)
+#define CLS32(v) CLS16(v), CLS16(v)
+static const unsigned char id_cls[256] = {
+    CLS32(0), CLS8(0), CLS4(0), CLS2(0), 4, 0,      /* 0 .. 47: '.' (46) */
+    CLS8(6), CLS2(6),                               /* '0' .. '9' */
+    CLS4(0), CLS2(0), 0,                            /* 58 .. 64 */
+    CLS16(7), CLS8(7), CLS2(7),                     /* 'A' .. 'Z' */
+    CLS4(0), 7, 0,                                  /* 91 .. 94, '_', '`' */
+    CLS16(7), CLS8(7), CLS2(7),                     /* 'a' .. 'z'; the rest 0 */
+};
+
 /* mark the variables (by the name index vi) that the identifiers of text name; newly marked ones
- * go on the stack */
+ * go on the stack (the identifiers as mech_is_id0 and mech_is_id find them, a number's exponent
+ * letter no name) */
 static void mark_uses(const nameset *vi, const char *text, unsigned char *used, int *stack, int *nstack)
 {
     if (!text) return;
-    for (const char *c = text; *c;) {
-        if (!mech_is_id0(*c)) {
-            if (*c >= '0' && *c <= '9') /* a number: its exponent letter is no name */
-                while (mech_is_id(*c) || *c == '.') c++;
+    for (const unsigned char *c = (const unsigned char *)text; *c;) {
+        unsigned k = id_cls[*c];
+        if (!(k & 1)) {
+            if (k == 6) /* a number: its digits, letters and points */
+                do c++;
+                while (id_cls[*c] & 4);
             else
                 c++;
             continue;
         }
-        const char *b = c;
-        while (mech_is_id(*c)) c++;
+        const char *b = (const char *)c;
+        do c++;
+        while (id_cls[*c] & 2);
         /* only spare names are in vi, all of the form _x_..., _y_..., _z_..., _p_..., _c_..., _s_..., _phi_... */
-        if (!spare_form(b, (size_t)(c - b))) continue;
-        int i = mech_ns_find(vi, b, (size_t)(c - b));
+        size_t len = (size_t)((const char *)c - b);
+        if (*b != '_' || !spare_form(b, len)) continue;
+        int i = mech_ns_find(vi, b, len);
         if (i >= 0 && !used[i]) {
             used[i] = 1;
             stack[(*nstack)++] = i;

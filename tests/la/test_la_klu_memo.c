@@ -9,14 +9,14 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* A block lower triangular matrix: nb diagonal blocks of 4 to 6 rows (a cycle through the block's
+/* A block lower triangular matrix: nb diagonal blocks of base to base + 2 rows (a cycle through the block's
  * rows and its diagonal make it one strongly connected component; two more entries of the block
  * placed by its variant b % nvar), then one block of `big` rows, two entries below each column,
  * rows and columns scrambled. */
-static mbla_csc *blocks_matrix(int nb, int nvar, int big, int *n_out)
+static mbla_csc *blocks_matrix(int nb, int base, int nvar, int big, int *n_out)
 {
     int n = big;
-    for (int b = 0; b < nb; b++) n += 4 + b % 3;
+    for (int b = 0; b < nb; b++) n += base + b % 3;
     int cap = 12 * n, nt = 0;
     int *ti = malloc(cap * sizeof *ti), *tj = malloc(cap * sizeof *tj), *rp = malloc(n * sizeof *rp),
         *cp = malloc(n * sizeof *cp);
@@ -30,7 +30,7 @@ static mbla_csc *blocks_matrix(int nb, int nvar, int big, int *n_out)
         t = cp[i], cp[i] = cp[c], cp[c] = t;
     }
     for (int b = 0, k1 = 0; b <= nb; b++) {
-        int nk = b < nb ? 4 + b % 3 : big, v = b % nvar;
+        int nk = b < nb ? base + b % 3 : big, v = b % nvar;
         for (int j = 0; j < nk; j++) {
             ti[nt] = rp[k1 + j], tj[nt] = cp[k1 + j], tx[nt++] = 5.0 + trand(&seed);
             ti[nt] = rp[k1 + (j + 1) % nk], tj[nt] = cp[k1 + j], tx[nt++] = trand(&seed);
@@ -97,16 +97,18 @@ static void same_as_reference(mbla_klu *k, const double *b, const double *xr, do
     free(x);
 }
 
-/* the general path (mbla_klu_new, mbla_klu_new_taken: klu_analyze with the memo) and the small
- * path (la_klu_new_small, la_klu_new_taken_small: BTF's blocks then ordered by la_amd_memo_blocks)
- * against klu_analyze's own analysis, with 7 patterns (hits), 400 (past the memo's 256) and a
- * block of 40 rows (past the 32 it remembers) */
+/* the general path (mbla_klu_new, mbla_klu_new_taken) and the small path (la_klu_new_small,
+ * la_klu_new_taken_small): on the matching's zero-free diagonal both take BTF's blocks
+ * (klu_analyze_given) ordered by la_amd_memo_blocks, against klu_analyze's own analysis, with 7
+ * patterns (hits), 400 (past the memo's 256), blocks of 1 to 3 rows among them (the natural order
+ * klu_analyze keeps there: fails when such a block is ordered by AMD) and a block of 40 rows (past
+ * the 32 it remembers) */
 TEST(klu_memo_against_klu_analyze)
 {
-    const int nvars[2] = {7, 400};
-    for (int t = 0; t < 2; t++) {
+    const int nvars[3] = {7, 400, 7}, bases[3] = {4, 4, 1};
+    for (int t = 0; t < 3; t++) {
         int n = 0;
-        mbla_csc *A = blocks_matrix(700, nvars[t], 40, &n);
+        mbla_csc *A = blocks_matrix(700, bases[t], nvars[t], 40, &n);
         double *b = malloc(n * sizeof *b), *xr = malloc(n * sizeof *xr), lur = 0;
         for (int i = 0; i < n; i++) b[i] = sin(0.3 + i);
         klu_reference(A, b, xr, &lur);
@@ -115,7 +117,7 @@ TEST(klu_memo_against_klu_analyze)
         same_as_reference(k, b, xr, lur, n);
         mbla_klu_free(k), k = NULL;
         CHECK_EQ_INT(la_klu_new_small(A, 0, &k, NULL), 0);
-        CHECK_EQ_INT(la_klu_small_blocks(k), 0); /* blocks of more than 3 rows: AMD's orders */
+        CHECK_EQ_INT(la_klu_small_blocks(k), 0); /* a block of more than 3 rows: AMD's orders */
         same_as_reference(k, b, xr, lur, n);
         mbla_klu_free(k), k = NULL;
         for (int small = 0; small < 2; small++) {
@@ -131,7 +133,7 @@ TEST(klu_memo_against_klu_analyze)
         mbla_csc_free(A);
     }
     int n = 0;
-    mbla_csc *A = blocks_matrix(20, 3, 5, &n);
+    mbla_csc *A = blocks_matrix(20, 4, 3, 5, &n);
     mbla_klu *k = NULL;
     ALLOC_FAIL_LOOP(mbla_klu_new(A, NULL, &k, NULL), (mbla_klu_free(k), k = NULL));
     ALLOC_FAIL_LOOP(la_klu_new_small(A, 0, &k, NULL), (mbla_klu_free(k), k = NULL));

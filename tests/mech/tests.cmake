@@ -5,6 +5,8 @@ mblin_add_test(test_flex ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_flex.c)
 mblin_add_test(test_tree ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_tree.c)
 mblin_add_test(test_relative ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_relative.c)
 mblin_add_test(test_rtree ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_rtree.c)
+# the compiler's plain formatting (mech_snprintf) against snprintf at every buffer size
+mblin_add_test(test_mech_fmt ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_mech_fmt.c)
 if(MBLIN_PYTHON3_NUMPY)
   add_test(NAME test_fourbar_eq412 COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_fourbar_eq412.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
