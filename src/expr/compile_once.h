@@ -15,11 +15,10 @@
  * order: the same values; tape_internal.h, MBLX__SHARE_ONCE). An evaluation may take more
  * instructions (the prefixes the chains would share); the compilation takes fewer (the mechanism
  * bicycle's user states: the same 2,925 instructions, the chains shared nothing after the pairs;
- * 0.66 M instructions less to compile). Returns NULL on failure, as mblx_compile. */
-mblx_tape *mblx__compile_once(const mblx_graph *g, size_t n, const mblx_id *outputs, mbl_status *st);
-/* The same bound to g, as mblx_compile_bound (lock, ctx: its). */
-mblx_tape *mblx__compile_once_bound(const mblx_graph *g, size_t n, const mblx_id *outputs,
-                                    void (*lock)(void *ctx, int on), void *ctx, mbl_status *st);
+ * 0.66 M instructions less to compile). bound, lock, ctx: as mblx_compile_few's (bound: as
+ * mblx_compile_bound's). Returns NULL on failure, as mblx_compile. */
+mblx_tape *mblx__compile_once(const mblx_graph *g, size_t n, const mblx_id *outputs, int bound,
+                              void (*lock)(void *ctx, int on), void *ctx, mbl_status *st);
 
 /* The tape of the expressions as written: neither the common pairs of operands nor the chains are
  * searched for; scheduled as mblx_compile's. The values are those of the expressions' operations

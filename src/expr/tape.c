@@ -941,15 +941,10 @@ mblx_tape *mblx_compile_few(const mblx_graph *g, size_t n, const mblx_id *output
     return compile(g, n, outputs, bound != 0, bound ? lock : NULL, bound ? ctx : NULL, MBLX__SHARE_CHAINS, st);
 }
 
-mblx_tape *mblx__compile_once(const mblx_graph *g, size_t n, const mblx_id *outputs, mbl_status *st)
+mblx_tape *mblx__compile_once(const mblx_graph *g, size_t n, const mblx_id *outputs, int bound,
+                              void (*lock)(void *ctx, int on), void *ctx, mbl_status *st)
 {
-    return compile(g, n, outputs, 0, NULL, NULL, MBLX__SHARE_ONCE, st);
-}
-
-mblx_tape *mblx__compile_once_bound(const mblx_graph *g, size_t n, const mblx_id *outputs,
-                                    void (*lock)(void *ctx, int on), void *ctx, mbl_status *st)
-{
-    return compile(g, n, outputs, 1, lock, ctx, MBLX__SHARE_ONCE, st);
+    return compile(g, n, outputs, bound != 0, bound ? lock : NULL, bound ? ctx : NULL, MBLX__SHARE_ONCE, st);
 }
 
 mblx_tape *mblx__compile_written(const mblx_graph *g, size_t n, const mblx_id *outputs, int bound,

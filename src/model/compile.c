@@ -207,7 +207,7 @@ typedef struct compile_job {
     mbl_status st;
     void *progress;           /* the loading thread's progress installation and stage */
     const char *stage;
-    /* 1: mblx__compile_once_bound's form, for a one-point load's forward residual tape (its pairs,
+    /* 1: mblx__compile_once's bound form, for a one-point load's forward residual tape (its pairs,
      * which decide the values' bits, without the chains after them: the mechanism bicycle's load
      * 0.56 M instructions less, the 1,927 golden outputs the same bytes) */
     int once;
@@ -217,7 +217,7 @@ static void *compile_thread(void *arg)
 {
     compile_job *j = arg;
     core_progress_adopt(j->progress, j->stage);
-    if (j->once) j->tape = mblx__compile_once_bound(j->md->g, j->n, j->out, model_graph_lock_cb, j->md, &j->st);
+    if (j->once) j->tape = mblx__compile_once(j->md->g, j->n, j->out, 1, model_graph_lock_cb, j->md, &j->st);
     else j->tape = compile_bound(j->md, j->n, j->out, &j->st);
     return NULL;
 }

@@ -7,7 +7,7 @@
  * - a smaller sub-DAG with pairs (both forms made and compared, as mblx_compile does);
  * - an evaluation that fails: the same code and message.
  * mblx__compile_written (the same header): the expressions as written (written_form).
- * mblx__compile_once_bound: mblx_compile_bound's values, its forward Jacobian to rounding.
+ * mblx__compile_once bound: mblx_compile_bound's values, its forward Jacobian to rounding.
  * The user states of the mechanism bicycle (the rows' tape compiled as written by a one-point load,
  * their gradients forward sweeps of it): the model loaded with and without forward_jacobian gives
  * the same bits (mbl_model_user_states). */
@@ -81,7 +81,7 @@ static size_t rotation_products(int nc, mblx_id *e)
 static void compare(size_t n, const mblx_id *e, int *few_differs, mblx_tape **all_out, mblx_tape **once_out)
 {
     mbl_status st;
-    mblx_tape *all = mblx_compile(G, n, e, &st), *once = mblx__compile_once(G, n, e, &st);
+    mblx_tape *all = mblx_compile(G, n, e, &st), *once = mblx__compile_once(G, n, e, 0, NULL, NULL, &st);
     mblx_tape *few = mblx_compile_few(G, n, e, 0, NULL, NULL, &st);
     CHECK(all && once && few);
     *few_differs = 0;
@@ -212,7 +212,7 @@ TEST(failing_evaluation)
     mbl_status st;
     failing_rows(e);
     mblx_tape *all = mblx_compile(G, 2, e, &st);
-    same_failure(all, mblx__compile_once(G, 2, e, &st));
+    same_failure(all, mblx__compile_once(G, 2, e, 0, NULL, NULL, &st));
 }
 
 /* mblx__compile_written: the expressions as written, scheduled. On the sub-DAG of rotation
@@ -228,7 +228,7 @@ TEST(written_form)
     size_t n = pairs_and_prefixes(&e);
     mbl_status st;
     size_t nsmall = 9 * 7; /* the first pair of rotations alone */
-    mblx_tape *all = mblx_compile(G, n, e, &st), *once = mblx__compile_once(G, n, e, &st);
+    mblx_tape *all = mblx_compile(G, n, e, &st), *once = mblx__compile_once(G, n, e, 0, NULL, NULL, &st);
     mblx_tape *wr = mblx__compile_written(G, n, e, 0, NULL, NULL, &st);
     mblx_tape *ws = mblx__compile_written(G, nsmall, e, 1, NULL, NULL, &st);
     mblx_tape *fs = mblx_compile_few(G, nsmall, e, 0, NULL, NULL, &st);
@@ -275,7 +275,7 @@ TEST(written_form)
     same_failure(b, mblx__compile_written(G, 2, f, 1, NULL, NULL, &st));
 }
 
-/* mblx__compile_once_bound (a one-point load's forward residual tape): on the sub-DAG of pairs and
+/* mblx__compile_once bound (a one-point load's forward residual tape): on the sub-DAG of pairs and
  * prefixes, the values of mblx_compile_bound's tape bit for bit, and the forward sweeps' Jacobian
  * (mblx_fwdjac by every symbol) to 1e-13 of each row's largest entry (a product whose prefix the
  * chains would share is a product and a scaling without them: other last bits in a tangent); a
@@ -287,7 +287,7 @@ TEST(once_bound)
     mbl_status st;
     mblx_id *syms = malloc(ns * sizeof *syms);
     for (size_t i = 0; i < ns; i++) syms[i] = mblx_symbol_node(G, i);
-    mblx_tape *b = mblx_compile_bound(G, n, e, NULL, NULL, &st), *o = mblx__compile_once_bound(G, n, e, NULL, NULL, &st);
+    mblx_tape *b = mblx_compile_bound(G, n, e, NULL, NULL, &st), *o = mblx__compile_once(G, n, e, 1, NULL, NULL, &st);
     mblx_fwdjac *J = mblx_fwdjac_new(G, n, e, ns, syms, &st);
     CHECK(b && o && J);
     if (b && o && J) {
@@ -319,7 +319,7 @@ TEST(once_bound)
     mblx_id f[2];
     failing_rows(f);
     mblx_tape *fb = mblx_compile_bound(G, 2, f, NULL, NULL, &st);
-    same_failure(fb, mblx__compile_once_bound(G, 2, f, NULL, NULL, &st));
+    same_failure(fb, mblx__compile_once(G, 2, f, 1, NULL, NULL, &st));
 }
 
 /* the mechanism bicycle's user states (7; a one-point load compiles the rows s, sdot, sddot as
