@@ -45,7 +45,7 @@ static int read_urdf(yaml_document_t *ydoc, const yaml_node_t *root, const char 
     }
     yaml_parser_set_input_string(&parser, (const unsigned char *)y, strlen(y));
     int more = 0;
-    rc = model_yaml_first_document(&parser, &doc, y, strlen(y), file, MBL_MAX_NESTING, &more, &blocks, st);
+    rc = model_yaml_first_document(&parser, &doc, y, strlen(y), 0, file, MBL_MAX_NESTING, &more, &blocks, st);
     if (!rc) rc = mech_read(&doc, yaml_document_get_root_node(&doc), file, sets, nsets, src, st);
     model_yaml_doc_free(&doc, &blocks);
     yaml_parser_delete(&parser);
@@ -113,9 +113,10 @@ static size_t count_separators(const char *text, size_t len)
     return n;
 }
 
-static int yaml_budget(const char *text, size_t len, const char *file, double budget, mbl_status *st)
+/* seps: the text's separators (count_separators) */
+static int yaml_budget(size_t seps, const char *file, double budget, mbl_status *st)
 {
-    double values = 1 + (double)count_separators(text, len);
+    double values = 1 + (double)seps;
     double need = values * LOAD_YAML_VALUE_BYTES, gib = 1073741824.0;
     if (need <= budget) return 0;
     return mbl_error(st, MBL_ENOMEM, "%s: about %.0f YAML values need about %.3g GiB to read, over the memory budget of "
@@ -136,7 +137,8 @@ int load_src_read_opt(const char *text, size_t len, const char *file, const mbl_
     }
     if (!file) file = "<model>";
     if (core_progress(st, "load: read", 0, 0)) return MBL_ECANCELLED;
-    int brc = yaml_budget(text, len, file, mem_budget > 0 ? mem_budget : MBL_MEM_BUDGET_DEFAULT, st);
+    size_t seps = count_separators(text, len);
+    int brc = yaml_budget(seps, file, mem_budget > 0 ? mem_budget : MBL_MEM_BUDGET_DEFAULT, st);
     if (brc) return brc;
     mbl_src *src = model_src_new(file);
     if (!src) return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", file);
@@ -152,7 +154,10 @@ int load_src_read_opt(const char *text, size_t len, const char *file, const mbl_
     struct model_text_block *blocks = NULL;
     memset(&doc, 0, sizeof doc);
     int more = 0;
-    int lrc = model_yaml_first_document(&parser, &doc, text, len, file, max_nesting, &more, &blocks, st);
+    /* the nodes' room: two per separator (a key and its value per colon, an item per comma or
+     * line), 1.6 times the N = 10^4 mechanism four-bar's 940,000 nodes, whose estimate of two per
+     * line and comma (720,000) made the array double, copying 69 MB */
+    int lrc = model_yaml_first_document(&parser, &doc, text, len, 2 * seps + 16, file, max_nesting, &more, &blocks, st);
     if (lrc) {
         model_yaml_doc_free(&doc, &blocks);
         yaml_parser_delete(&parser);

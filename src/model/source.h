@@ -157,11 +157,12 @@ struct model_text_block;
 enum { MODEL_YAML_SHORT_TEXT = 16 };
 /* The first YAML document of text (YAML or JSON; `file` names it in messages) from the parser,
  * lists and mappings nested at most max_nesting deep, aliases refused; *more is set when a
- * second document follows. 0, or a negative code with "file:line:col: what" in st. The
+ * second document follows. nodes: room for that many nodes at first (the array grows beyond it),
+ * or 0 to estimate it from the text. 0, or a negative code with "file:line:col: what" in st. The
  * document's texts and entries are cut from *blocks (NULL at first): free the document, also
  * after an error, with model_yaml_doc_free, never yaml_document_delete. */
 int model_yaml_first_document(struct yaml_parser_s *parser, struct yaml_document_s *doc, const char *text, size_t len,
-                              const char *file, int max_nesting, int *more, struct model_text_block **blocks,
+                              size_t nodes, const char *file, int max_nesting, int *more, struct model_text_block **blocks,
                               mbl_status *st);
 /* Free a document of model_yaml_first_document and its blocks */
 void model_yaml_doc_free(struct yaml_document_s *doc, struct model_text_block **blocks);

@@ -181,17 +181,20 @@ static int push_kid(composer *c, int node)
 }
 
 /* the nodes' array at about its final size at once (it grew from 16 by doubling: 5 copies for
- * the nonlinear bicycle, 9 at N = 1000): a line holds a key and its value, a comma separates
- * the items of a flow list or mapping; an estimate short of the count grows as before */
-static void reserve_nodes(yaml_document_t *doc, const char *text, size_t len)
+ * the nonlinear bicycle, 9 at N = 1000): est nodes, or (est 0) two per line and comma (a line
+ * holds a key and its value, a comma separates the items of a flow list or mapping); an estimate
+ * short of the count grows as before */
+static void reserve_nodes(yaml_document_t *doc, const char *text, size_t len, size_t est)
 {
-    size_t est = 16;
-    for (int sep = 0; sep < 2; sep++)
-        for (const char *c = text, *end = text + len; c < end; c++) {
-            c = memchr(c, sep ? ',' : '\n', (size_t)(end - c));
-            if (!c) break;
-            est += 2;
-        }
+    if (!est) {
+        est = 16;
+        for (int sep = 0; sep < 2; sep++)
+            for (const char *c = text, *end = text + len; c < end; c++) {
+                c = memchr(c, sep ? ',' : '\n', (size_t)(end - c));
+                if (!c) break;
+                est += 2;
+            }
+    }
     if (est >= (size_t)INT_MAX / 2) return;
     yaml_node_t *q = mbl_alloc_array(est, sizeof *q);
     if (!q) return; /* grows from nothing */
@@ -226,13 +229,13 @@ static void event_free(yaml_event_t *ev)
 }
 
 int model_yaml_first_document(yaml_parser_t *parser, yaml_document_t *doc, const char *text, size_t len,
-                              const char *file, int max_nesting, int *more, struct model_text_block **blocks,
+                              size_t nodes, const char *file, int max_nesting, int *more, struct model_text_block **blocks,
                               mbl_status *st)
 {
     *more = 0;
     memset(doc, 0, sizeof *doc);
     doc->start_implicit = doc->end_implicit = 1;
-    reserve_nodes(doc, text, len);
+    reserve_nodes(doc, text, len, nodes);
     if (max_nesting < 1) max_nesting = 1;
     load_frame *stack = mbl_alloc_array((size_t)max_nesting, sizeof *stack);
     if (!stack) return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", file);

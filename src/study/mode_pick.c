@@ -305,7 +305,7 @@ static int pick_branch(const mbl_sensitivity *S, const char *path, int branch, c
     }
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     int more = 0;
-    rc = model_yaml_first_document(&parser, &doc, text, len, path, 8, &more, &blocks, st);
+    rc = model_yaml_first_document(&parser, &doc, text, len, 0, path, 8, &more, &blocks, st);
     int np = 0;
     double *x = NULL, *re = NULL, *im = NULL, lr = 0, li = 0, spread = 0;
     if (!rc) rc = sweep_branch(&doc, path, param, branch, &np, &x, &re, &im, st);

@@ -24,8 +24,9 @@ static int same_mark(yaml_mark_t a, yaml_mark_t b)
     return a.index == b.index && a.line == b.line && a.column == b.column;
 }
 
-/* ours and libyaml's document of text: the same nodes; *more as model_yaml_first_document's */
-static int same_as_libyaml(const char *text, int *more)
+/* ours (room for hint nodes at first, 0: estimated) and libyaml's document of text: the same
+ * nodes; *more as model_yaml_first_document's */
+static int same_as_libyaml_hint(const char *text, size_t hint, int *more)
 {
     size_t len = strlen(text);
     yaml_parser_t p1, p2;
@@ -35,7 +36,7 @@ static int same_as_libyaml(const char *text, int *more)
     if (!yaml_parser_initialize(&p1) || !yaml_parser_initialize(&p2)) return 0;
     yaml_parser_set_input_string(&p1, (const unsigned char *)text, len);
     yaml_parser_set_input_string(&p2, (const unsigned char *)text, len);
-    int rc = model_yaml_first_document(&p1, &ours, text, len, "doc.yaml", 64, more, &blocks, &st);
+    int rc = model_yaml_first_document(&p1, &ours, text, len, hint, "doc.yaml", 64, more, &blocks, &st);
     int lrc = yaml_parser_load(&p2, &ref);
     int ok = rc == 0 && lrc == 1;
     if (rc) fprintf(stderr, "  ours: %s\n", st.msg);
@@ -74,6 +75,8 @@ static int same_as_libyaml(const char *text, int *more)
     yaml_parser_delete(&p2);
     return ok;
 }
+
+static int same_as_libyaml(const char *text, int *more) { return same_as_libyaml_hint(text, 0, more); }
 
 TEST(nodes_as_libyaml)
 {
@@ -127,7 +130,8 @@ TEST(nodes_as_libyaml)
 }
 
 /* 40,000 flow mappings of short and long scalars in a block list: the blocks' and the entries'
- * growth (the entries of one list wait on the stack until it closes) */
+ * growth (the entries of one list wait on the stack until it closes), the nodes' array from its
+ * estimate, from one node and from more room than needed */
 TEST(large_document)
 {
     enum { N = 40000 };
@@ -141,6 +145,8 @@ TEST(large_document)
                               i, -i);
     int more = -1;
     CHECK(same_as_libyaml(text, &more));
+    CHECK(same_as_libyaml_hint(text, 1, &more)); /* grown from one node */
+    CHECK(same_as_libyaml_hint(text, 8 * (size_t)N, &more)); /* room to spare (the loader's hint) */
     free(text);
 }
 
