@@ -4,36 +4,24 @@
 #include "model/model_internal.h"
 #include "model/text_blocks.h"
 
-struct model_text_block {
-    struct model_text_block *next;
-    size_t used, cap;
-    _Alignas(int) char data[];
-};
-
 enum { TEXT_BLOCK = 65536 - 64 }; /* bytes of a block (a text longer than this has its own) */
 
-void *model_block_bytes(struct model_text_block **list, size_t n)
+void *model_block_bytes_new(struct model_text_block **list, size_t n)
 {
-    const size_t al = _Alignof(int);
     struct model_text_block *b = *list;
-    size_t at = b ? (b->used + al - 1) / al * al : 0;
-    if (!b || at > b->cap || n > b->cap - at) {
-        size_t cap = n > TEXT_BLOCK ? n : TEXT_BLOCK;
-        struct model_text_block *nb = mbl_malloc(sizeof *nb + cap);
-        if (!nb) return NULL;
-        nb->used = n;
-        nb->cap = cap;
-        if (b && cap > TEXT_BLOCK) { /* a long text's own block: the first keeps its room */
-            nb->next = b->next;
-            b->next = nb;
-        } else {
-            nb->next = b;
-            *list = nb;
-        }
-        return nb->data;
+    size_t cap = n > TEXT_BLOCK ? n : TEXT_BLOCK;
+    struct model_text_block *nb = mbl_malloc(sizeof *nb + cap);
+    if (!nb) return NULL;
+    nb->used = n;
+    nb->cap = cap;
+    if (b && cap > TEXT_BLOCK) { /* a long text's own block: the first keeps its room */
+        nb->next = b->next;
+        b->next = nb;
+    } else {
+        nb->next = b;
+        *list = nb;
     }
-    b->used = at + n;
-    return b->data + at;
+    return nb->data;
 }
 
 void model_blocks_free(struct model_text_block **list)
