@@ -107,11 +107,7 @@ static int add_node(yaml_document_t *doc, yaml_node_type_t t, const yaml_event_t
         doc->nodes.top = q + n;
         doc->nodes.end = q + nc;
     }
-    yaml_node_t *nd = doc->nodes.top++;
-    memset(nd, 0, sizeof *nd);
-    nd->type = t;
-    nd->start_mark = ev->start_mark;
-    nd->end_mark = ev->end_mark;
+    *doc->nodes.top++ = (yaml_node_t){.type = t, .start_mark = ev->start_mark, .end_mark = ev->end_mark};
     return (int)(doc->nodes.top - doc->nodes.start);
 }
 
