@@ -1,6 +1,5 @@
 /* Checks of a loaded model at its data: the user's expressions inside their domain at a point,
  * and a kinetic energy whose mass matrix is positive (semi)definite. */
-#include "model/eval_rows.h"
 #include "model/formulate.h"
 #include "model/jac_cols.h"
 #include "model/position_text.h"
@@ -204,11 +203,7 @@ int model_check_mass(const mbl_model *md, const mbl_src *s, mbl_status *st)
     }
     model_fill_syms(md, md->time, md->q0, md->v0, NULL, NULL, NULL, md->r0, syms);
     mbl_status est;
-    /* M's entries alone: the equations of motion's rows in the accelerations' columns (a numeric
-     * term skips its constraint rows' entries: 8.1 -> 4.5 M instructions at the N = 2000 mechanism
-     * four-bar); every entry read below is in them */
-    if (model_eval_jac_sel(md, 1u << MBL_ROW_EOM, 1u << MBL_BLK_A, syms, jac, work, &est))
-        goto out; /* e.g. a domain error at q0 */
+    if (model_eval_jac(md, syms, jac, work, &est)) goto out; /* e.g. a domain error at q0 */
     evaluated = 1;
     /* M_ij = dF_i/da_j: the EOM rows, the acceleration columns */
     double big = 0;
