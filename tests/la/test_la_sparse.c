@@ -1,4 +1,5 @@
 /* Tests of the CSC utilities and of the KLU wrapper of src/la. */
+#include "la/la_equilibrate.h"
 #include "la/la_internal.h"
 #include "la_test_util.h"
 
@@ -609,6 +610,46 @@ TEST(klu_saddle_declined_on_chains)
     free(b);
 }
 
+/* la_klu_new_unscaled where the saddle order is declined (the chain above): KLU's COLAMD instead of
+ * AMD, so the factors and the solution of mbla_klu_new with ordering COLAMD, its row scaling off and
+ * factored again, bit for bit, which differ from those of KLU's default order (AMD); a solve
+ * backward stable. */
+TEST(klu_unscaled_colamd_where_saddle_declined)
+{
+    mbla_csc *A = chain_saddle_matrix();
+    int n = A->n;
+    mbla_klu_opts o, oc;
+    mbla_klu_opts_default(&o);
+    mbla_klu_opts_default(&oc);
+    o.saddle = 1;
+    oc.ordering = MBLA_ORDER_COLAMD;
+    mbla_klu *k[3] = {NULL, NULL, NULL}; /* la_klu_new_unscaled saddle, COLAMD reference, AMD */
+    CHECK_EQ_INT(la_klu_new_unscaled(A, &o, &k[0], NULL), 0);
+    CHECK_EQ_INT(mbla_klu_new(A, &oc, &k[1], NULL), 0);
+    CHECK_EQ_INT(mbla_klu_set_row_scale(k[1], 0, NULL), 0);
+    CHECK_EQ_INT(mbla_klu_factor(k[1], A, NULL), 0);
+    CHECK_EQ_INT(la_klu_new_unscaled(A, NULL, &k[2], NULL), 0);
+    double *x[3], f[3], an = mbla_csc_norm1(A), rn = 0, xn = 0;
+    for (int v = 0; v < 3; v++) {
+        x[v] = calloc(n, sizeof *x[v]);
+        for (int j = 0; j < n; j++) /* b = A 1 */
+            for (int p = A->p[j]; p < A->p[j + 1]; p++) x[v][A->i[p]] += A->x[p];
+        CHECK_EQ_INT(mbla_klu_solve(k[v], 1, x[v], n, NULL), 0);
+        mbla_klu_factor_stats(k[v], &f[v], NULL);
+    }
+    printf("  chain: nnz(L + U) %.0f (saddle declined), %.0f (COLAMD), %.0f (AMD)\n", f[0], f[1], f[2]);
+    CHECK(f[0] == f[1] && !memcmp(x[0], x[1], n * sizeof *x[0]));
+    CHECK(f[0] != f[2] || memcmp(x[0], x[2], n * sizeof *x[0]));
+    double *r = calloc(n, sizeof *r); /* A x - A 1 */
+    for (int j = 0; j < n; j++)
+        for (int p = A->p[j]; p < A->p[j + 1]; p++) r[A->i[p]] += A->x[p] * (x[0][j] - 1.0);
+    for (int j = 0; j < n; j++) rn = fmax(rn, fabs(r[j])), xn = fmax(xn, fabs(x[0][j]));
+    CHECK_MSG(rn <= 1e-13 * an * xn, "backward error %g", rn / (an * xn));
+    free(r);
+    for (int v = 0; v < 3; v++) mbla_klu_free(k[v]), free(x[v]);
+    mbla_csc_free(A);
+}
+
 /* la_klu_saddle_order's early decline (lnz_max): on the chain above the groups' dense blocks alone
  * pass 4 nnz(A), so the grouping stops there with a lower bound of the full estimate that is above
  * the limit already (the same decision, made earlier); a limit above the full estimate, and the
@@ -931,6 +972,7 @@ int main(void)
     RUN(klu_saddle_order);
     RUN(klu_saddle_declined_on_chains);
     RUN(klu_saddle_order_declined_early);
+    RUN(klu_unscaled_colamd_where_saddle_declined);
     RUN(sparse_allocation_failures);
     RUN(klu_solve_only);
     RUN(klu_new_taken);
