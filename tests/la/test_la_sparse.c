@@ -108,6 +108,7 @@ static void check_triplets_against_dense(int m, int n, int nz, const int *ti, co
 TEST(triplets_four_orders)
 {
     enum { M = 37, N = 29, NZ = 400 };
+    mbl_status st;
     int ti[NZ], tj[NZ];
     double tx[NZ];
     unsigned seed = 7;
@@ -151,11 +152,23 @@ TEST(triplets_four_orders)
     ti[nz] = M - 1, tj[nz] = 1, tx[nz++] = 0.25;  /* a new entry inside the ordered part's columns */
     CHECK(nz - np <= nz / 8);
     check_triplets_against_dense(M, N, nz, ti, tj, tx);
+    /* 5. rows unsorted in a column longer than 32 (the transpose trick) and in short ones (sorted
+     * each on its own), with repeated entries; an index out of range after the first descent */
+    for (nz = 0; nz < NZ; nz++)
+        ti[nz] = (nz * 17) % M, tj[nz] = nz % 3 ? 4 : (nz / 3) % N, tx[nz] = trand(&seed) * 1e3;
+    check_triplets_against_dense(M, N, nz, ti, tj, tx);
+    check_triplets_against_dense(M, N, 45, ti + 300, tj + 300, tx + 300); /* columns of at most 32 */
+    int si[] = {5, 2, 5, 5}, sj[] = {1, 1, 1, 1}; /* a repeat summed in order: 0, not 1.1e-16 */
+    double sx[] = {1.0, 3.0, 1e-16, -1.0};
+    check_triplets_against_dense(M, N, 4, si, sj, sx);
+    int ci[] = {2, 1, 0, 3, M}, cj[] = {0, 0, 1, 2, 0};
+    mbla_csc *C = NULL;
+    CHECK_EQ_INT(mbla_csc_from_triplets(M, N, 5, ci, cj, tx, NULL, &C, &st), MBL_EDIM);
+    CHECK(C == NULL && strstr(st.msg, "triplet 4") != NULL);
     /* an empty matrix, and a row index out of range found in the ordered triplets too */
     check_triplets_against_dense(M, N, 0, ti, tj, tx);
     int bi[] = {0, 1, 37}, bj[] = {0, 0, 1};
     mbla_csc *A = NULL;
-    mbl_status st;
     CHECK_EQ_INT(mbla_csc_from_triplets(M, N, 3, bi, bj, tx, NULL, &A, &st), MBL_EDIM);
     CHECK(A == NULL && strstr(st.msg, "triplet 2") != NULL);
 }
