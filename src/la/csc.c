@@ -236,6 +236,10 @@ static int from_ordered_prefix(int m, int n, int nz, int np, const int *ti, cons
     return 0;
 }
 
+/* Columns of at most this many triplets are sorted by row on their own (insertion sort) where the
+ * triplets leave some column's rows unsorted; a longer one sends all through the transpose trick. */
+#define LA_CSC_SORT_COLUMN_MAX 32
+
 /* bycol: the triplet ids bucketed by column, stably in the order `order` (NULL: 0, 1, ..., nz - 1);
  * colcount[j] holds column j's start, on return its end. */
 static void bucket_by_column(int nz, const int *tj, const int *order, int *colcount, int *bycol)
@@ -275,6 +279,27 @@ static int fill_columns(mbla_csc *A, int n, const int *ti, const double *tx, con
     return pos + 1;
 }
 
+/* Column j's triplet ids bycol[q0..q1) stably sorted by row (insertion sort: a short column) */
+static void sort_column_rows(const int *ti, int *bycol, int q0, int q1)
+{
+    for (int q = q0 + 1; q < q1; q++) {
+        int k = bycol[q], i = ti[k], u = q;
+        for (; u > q0 && ti[bycol[u - 1]] > i; u--) bycol[u] = bycol[u - 1];
+        bycol[u] = k;
+    }
+}
+
+/* The triplets' column counts (colcount[j + 1], cleared before) from k0 on, their indices checked:
+ * 0, or the first triplet out of range plus 1 (as a negative number) */
+static int count_columns(int m, int n, int nz, int k0, const int *ti, const int *tj, int *colcount)
+{
+    for (int k = k0; k < nz; k++) {
+        if ((unsigned)ti[k] >= (unsigned)m || (unsigned)tj[k] >= (unsigned)n) return -(k + 1);
+        colcount[tj[k] + 1]++;
+    }
+    return 0;
+}
+
 int mbla_csc_from_triplets(int m, int n, int nz, const int *ti, const int *tj,
                            const double *tx, int *map, mbla_csc **out, mbl_status *st)
 {
@@ -284,19 +309,33 @@ int mbla_csc_from_triplets(int m, int n, int nz, const int *ti, const int *tj,
     if (m < 0 || n < 0 || nz < 0)
         return mbl_error(st, MBL_EDIM, "%s: negative size (%d x %d, nz %d)", fn, m, n, nz);
     if (nz > 0 && (!ti || !tj)) return mbl_error(st, MBL_EARG, "%s: ti or tj is NULL", fn);
-    int np = nz; /* the triplets before np in compressed-column order: the keys tj m + ti increasing */
+    /* the triplets before np in compressed-column order (the keys tj m + ti increasing), their
+     * indices checked; the rest checked as the general path counts its columns (one pass) */
+    int np = nz, bad = -1;
     long long prev = -1;
     for (int k = 0; k < nz; k++) {
-        if ((unsigned)ti[k] >= (unsigned)m || (unsigned)tj[k] >= (unsigned)n)
-            return mbl_error(st, MBL_EDIM, "%s: triplet %d: index (%d, %d) out of range for %d x %d",
-                             fn, k, ti[k], tj[k], m, n);
+        if ((unsigned)ti[k] >= (unsigned)m || (unsigned)tj[k] >= (unsigned)n) {
+            bad = k;
+            break;
+        }
         long long key = (long long)tj[k] * m + ti[k];
-        if (np == nz && key <= prev) np = k;
+        if (key <= prev) {
+            np = k;
+            break;
+        }
         prev = key;
     }
-    if (nz - np <= nz / 8) return from_ordered_prefix(m, n, nz, np, ti, tj, tx, map, out, st);
+    int ordered = bad < 0 && nz - np <= nz / 8;
+    for (int k = np; ordered && k < nz && bad < 0; k++) /* the ordered path's tail */
+        if ((unsigned)ti[k] >= (unsigned)m || (unsigned)tj[k] >= (unsigned)n) bad = k;
+    if (bad >= 0)
+        return mbl_error(st, MBL_EDIM, "%s: triplet %d: index (%d, %d) out of range for %d x %d", fn, bad, ti[bad],
+                         tj[bad], m, n);
+    if (ordered) return from_ordered_prefix(m, n, nz, np, ti, tj, tx, map, out, st);
     /* bucket by column (counting sort), stably in the triplets' order; where that leaves some
-     * column's rows unsorted, the transpose trick: first bucket by row, then stably by column. */
+     * column's rows unsorted, each such column sorted by row (stably: short columns, by insertion),
+     * or, with a column longer than LA_CSC_SORT_COLUMN_MAX, the transpose trick: first bucket by
+     * row, then stably by column. */
     /* the scratch in one allocation: rowcount (m + 1), colcount (n + 1), byrow (nz: triplet ids
      * sorted by row), bycol (nz: then stably by column) */
     size_t ncount = (size_t)m + (size_t)n + 2;
@@ -311,14 +350,26 @@ int mbla_csc_from_triplets(int m, int n, int nz, const int *ti, const int *tj,
         r = mbl_error(st, MBL_ENOMEM, "%s: out of memory (nz = %d)", fn, nz);
         goto done;
     }
-    for (int k = 0; k < nz; k++) colcount[tj[k] + 1]++;
-    for (int j = 0; j < n; j++) colcount[j + 1] += colcount[j];
+    for (int k = 0; k < np; k++) colcount[tj[k] + 1]++; /* checked above */
+    if ((bad = -count_columns(m, n, nz, np, ti, tj, colcount) - 1) >= 0) {
+        r = mbl_error(st, MBL_EDIM, "%s: triplet %d: index (%d, %d) out of range for %d x %d", fn, bad, ti[bad],
+                      tj[bad], m, n);
+        goto done;
+    }
+    int longest = 0;
+    for (int j = 0; j < n; j++) {
+        if (colcount[j + 1] > longest) longest = colcount[j + 1];
+        colcount[j + 1] += colcount[j];
+    }
     bucket_by_column(nz, tj, NULL, colcount, bycol);
     /* colcount[j] is now the end of column j: the entries filled at once (room for every triplet,
      * the arrays cut to the count after), the columns' rows checked as they come */
     if ((r = mbla_csc_new(m, n, nz, &A, st))) goto done;
     int unique = fill_columns(A, n, ti, tx, bycol, colcount, map);
-    if (unique < 0) {
+    if (unique < 0 && longest <= LA_CSC_SORT_COLUMN_MAX) {
+        for (int j = 0; j < n; j++) sort_column_rows(ti, bycol, j ? colcount[j - 1] : 0, colcount[j]);
+        unique = fill_columns(A, n, ti, tx, bycol, colcount, map); /* rows nondecreasing now */
+    } else if (unique < 0) {
         for (int k = 0; k < nz; k++) rowcount[ti[k] + 1]++;
         for (int i = 0; i < m; i++) rowcount[i + 1] += rowcount[i];
         for (int k = 0; k < nz; k++) byrow[rowcount[ti[k]]++] = k;
@@ -335,6 +386,7 @@ int mbla_csc_from_triplets(int m, int n, int nz, const int *ti, const int *tj,
     }
     *out = A;
 done:
+    if (r) mbla_csc_free(A);
     mbl_free(rowcount);
     return r;
 }

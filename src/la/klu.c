@@ -60,6 +60,7 @@ struct mbla_klu {
     int solve_only; /* mbla_klu_solve_only: p, i, bp, bi, bsrc, bx, eabs, sx freed */
     int matched;    /* permute_to_matching found a perfect matching: B's diagonal is zero-free */
     int small;      /* the analysis from BTF's components alone (analyze) */
+    int saddle_declined; /* opts->saddle's order declined for its fill (saddle_setup) */
 };
 
 void mbla_klu_opts_default(mbla_klu_opts *opts)
@@ -286,7 +287,7 @@ static int saddle_setup(mbla_klu *k, const mbla_klu_opts *o, const double *x, mb
     if (!k->uperm) r = mbl_error(st, MBL_ENOMEM, "mbla_klu: out of memory (n = %d)", n);
     double lnz_max = MBLA_KLU_SADDLE_FILL_MAX * (double)k->nz;
     if (!r) r = la_klu_saddle_order(n, k->p, k->i, x, k->cplx, q, lnz_max, k->uperm, &k->ulnz, &npairs, st);
-    if (!r && k->ulnz > lnz_max) npairs = 0; /* KLU's own order, on A itself */
+    if (!r && k->ulnz > lnz_max) npairs = 0, k->saddle_declined = 1; /* KLU's own order, on A itself */
     if (r || npairs == 0) {
         mbl_free(k->uperm), mbl_free(q);
         k->uperm = NULL;
@@ -434,7 +435,8 @@ static klu_symbolic *analyze(mbla_klu *k, int small)
 int la_klu_small_blocks(const mbla_klu *k) { return k ? k->small : 0; }
 
 /* flags: LA_KLU_UNSCALED, KLU's own row scaling off from the first factorization (common.scale
- * -1, as mbla_klu_set_row_scale(k, 0)); LA_KLU_SMALL, small blocks expected (analyze) */
+ * -1, as mbla_klu_set_row_scale(k, 0)); LA_KLU_SMALL, small blocks expected (analyze);
+ * LA_KLU_SADDLE_COLAMD, KLU's COLAMD where opts->saddle's order is declined for its fill */
 static int create(const mbla_csc *A, const double *x, int cplx, const mbla_klu_opts *opts, int flags,
                   mbla_klu **out, mbl_status *st, const char *fn)
 {
@@ -473,6 +475,7 @@ static int create(const mbla_csc *A, const double *x, int cplx, const mbla_klu_o
         mbla_klu_free(k);
         return r;
     }
+    if (k->saddle_declined && (flags & LA_KLU_SADDLE_COLAMD)) k->common.ordering = MBLA_ORDER_COLAMD;
     if (o.btf && !k->uperm && (r = permute_to_matching(k, A, st))) {
         mbla_klu_free(k);
         return r;
@@ -501,7 +504,7 @@ int mbla_klu_new(const mbla_csc *A, const mbla_klu_opts *opts, mbla_klu **out, m
 
 int la_klu_new_unscaled(const mbla_csc *A, const mbla_klu_opts *opts, mbla_klu **out, mbl_status *st)
 {
-    return create(A, A ? A->x : NULL, 0, opts, LA_KLU_UNSCALED, out, st, "la_klu_new_unscaled");
+    return create(A, A ? A->x : NULL, 0, opts, LA_KLU_UNSCALED | LA_KLU_SADDLE_COLAMD, out, st, "la_klu_new_unscaled");
 }
 
 int la_klu_new_small(const mbla_csc *A, int flags, mbla_klu **out, mbl_status *st)

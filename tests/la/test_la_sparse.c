@@ -1,4 +1,5 @@
 /* Tests of the CSC utilities and of the KLU wrapper of src/la. */
+#include "la/la_equilibrate.h"
 #include "la/la_internal.h"
 #include "la_test_util.h"
 
@@ -107,6 +108,7 @@ static void check_triplets_against_dense(int m, int n, int nz, const int *ti, co
 TEST(triplets_four_orders)
 {
     enum { M = 37, N = 29, NZ = 400 };
+    mbl_status st;
     int ti[NZ], tj[NZ];
     double tx[NZ];
     unsigned seed = 7;
@@ -150,11 +152,23 @@ TEST(triplets_four_orders)
     ti[nz] = M - 1, tj[nz] = 1, tx[nz++] = 0.25;  /* a new entry inside the ordered part's columns */
     CHECK(nz - np <= nz / 8);
     check_triplets_against_dense(M, N, nz, ti, tj, tx);
+    /* 5. rows unsorted in a column longer than 32 (the transpose trick) and in short ones (sorted
+     * each on its own), with repeated entries; an index out of range after the first descent */
+    for (nz = 0; nz < NZ; nz++)
+        ti[nz] = (nz * 17) % M, tj[nz] = nz % 3 ? 4 : (nz / 3) % N, tx[nz] = trand(&seed) * 1e3;
+    check_triplets_against_dense(M, N, nz, ti, tj, tx);
+    check_triplets_against_dense(M, N, 45, ti + 300, tj + 300, tx + 300); /* columns of at most 32 */
+    int si[] = {5, 2, 5, 5}, sj[] = {1, 1, 1, 1}; /* a repeat summed in order: 0, not 1.1e-16 */
+    double sx[] = {1.0, 3.0, 1e-16, -1.0};
+    check_triplets_against_dense(M, N, 4, si, sj, sx);
+    int ci[] = {2, 1, 0, 3, M}, cj[] = {0, 0, 1, 2, 0};
+    mbla_csc *C = NULL;
+    CHECK_EQ_INT(mbla_csc_from_triplets(M, N, 5, ci, cj, tx, NULL, &C, &st), MBL_EDIM);
+    CHECK(C == NULL && strstr(st.msg, "triplet 4") != NULL);
     /* an empty matrix, and a row index out of range found in the ordered triplets too */
     check_triplets_against_dense(M, N, 0, ti, tj, tx);
     int bi[] = {0, 1, 37}, bj[] = {0, 0, 1};
     mbla_csc *A = NULL;
-    mbl_status st;
     CHECK_EQ_INT(mbla_csc_from_triplets(M, N, 3, bi, bj, tx, NULL, &A, &st), MBL_EDIM);
     CHECK(A == NULL && strstr(st.msg, "triplet 2") != NULL);
 }
@@ -609,6 +623,46 @@ TEST(klu_saddle_declined_on_chains)
     free(b);
 }
 
+/* la_klu_new_unscaled where the saddle order is declined (the chain above): KLU's COLAMD instead of
+ * AMD, so the factors and the solution of mbla_klu_new with ordering COLAMD, its row scaling off and
+ * factored again, bit for bit, which differ from those of KLU's default order (AMD); a solve
+ * backward stable. */
+TEST(klu_unscaled_colamd_where_saddle_declined)
+{
+    mbla_csc *A = chain_saddle_matrix();
+    int n = A->n;
+    mbla_klu_opts o, oc;
+    mbla_klu_opts_default(&o);
+    mbla_klu_opts_default(&oc);
+    o.saddle = 1;
+    oc.ordering = MBLA_ORDER_COLAMD;
+    mbla_klu *k[3] = {NULL, NULL, NULL}; /* la_klu_new_unscaled saddle, COLAMD reference, AMD */
+    CHECK_EQ_INT(la_klu_new_unscaled(A, &o, &k[0], NULL), 0);
+    CHECK_EQ_INT(mbla_klu_new(A, &oc, &k[1], NULL), 0);
+    CHECK_EQ_INT(mbla_klu_set_row_scale(k[1], 0, NULL), 0);
+    CHECK_EQ_INT(mbla_klu_factor(k[1], A, NULL), 0);
+    CHECK_EQ_INT(la_klu_new_unscaled(A, NULL, &k[2], NULL), 0);
+    double *x[3], f[3], an = mbla_csc_norm1(A), rn = 0, xn = 0;
+    for (int v = 0; v < 3; v++) {
+        x[v] = calloc(n, sizeof *x[v]);
+        for (int j = 0; j < n; j++) /* b = A 1 */
+            for (int p = A->p[j]; p < A->p[j + 1]; p++) x[v][A->i[p]] += A->x[p];
+        CHECK_EQ_INT(mbla_klu_solve(k[v], 1, x[v], n, NULL), 0);
+        mbla_klu_factor_stats(k[v], &f[v], NULL);
+    }
+    printf("  chain: nnz(L + U) %.0f (saddle declined), %.0f (COLAMD), %.0f (AMD)\n", f[0], f[1], f[2]);
+    CHECK(f[0] == f[1] && !memcmp(x[0], x[1], n * sizeof *x[0]));
+    CHECK(f[0] != f[2] || memcmp(x[0], x[2], n * sizeof *x[0]));
+    double *r = calloc(n, sizeof *r); /* A x - A 1 */
+    for (int j = 0; j < n; j++)
+        for (int p = A->p[j]; p < A->p[j + 1]; p++) r[A->i[p]] += A->x[p] * (x[0][j] - 1.0);
+    for (int j = 0; j < n; j++) rn = fmax(rn, fabs(r[j])), xn = fmax(xn, fabs(x[0][j]));
+    CHECK_MSG(rn <= 1e-13 * an * xn, "backward error %g", rn / (an * xn));
+    free(r);
+    for (int v = 0; v < 3; v++) mbla_klu_free(k[v]), free(x[v]);
+    mbla_csc_free(A);
+}
+
 /* la_klu_saddle_order's early decline (lnz_max): on the chain above the groups' dense blocks alone
  * pass 4 nnz(A), so the grouping stops there with a lower bound of the full estimate that is above
  * the limit already (the same decision, made earlier); a limit above the full estimate, and the
@@ -931,6 +985,7 @@ int main(void)
     RUN(klu_saddle_order);
     RUN(klu_saddle_declined_on_chains);
     RUN(klu_saddle_order_declined_early);
+    RUN(klu_unscaled_colamd_where_saddle_declined);
     RUN(sparse_allocation_failures);
     RUN(klu_solve_only);
     RUN(klu_new_taken);
