@@ -393,18 +393,11 @@ static __attribute__((noinline)) int resolve_failed(parser *p, size_t pos, size_
 }
 
 /* The entry of the parse's memo for the name at pos (nlen characters) and arg (XNONE for a name),
- * in *word its key: a name of at most 8 characters its bytes (the name itself); a longer one (a
- * mechanism's coordinates: rear_frame_e0, 740 of the bicycle's 1,101 long names) its first and last
- * 8 bytes mixed, kept only for the symbol of that very name and taken only when the node is that
- * symbol (own_symbol: the name compared in full). NULL for a call with a longer name. */
+ * in *word its bytes; NULL when the name is longer than a word (a name: memo_slot_long). */
 static inline struct name_memo_entry *memo_slot(const parser *p, size_t pos, size_t nlen, mblx_id arg, uint64_t *word)
 {
-    if (nlen > 8) {
-        if (arg != XNONE) return NULL;
-        *word = name_word(p->s + pos, 8) ^ name_word(p->s + pos + nlen - 8, 8) * 0xc2b2ae3d27d4eb4full;
-    } else {
-        *word = name_word(p->s + pos, nlen);
-    }
+    if (nlen > 8) return NULL;
+    *word = name_word(p->s + pos, nlen);
     uint64_t h = (*word ^ (uint64_t)nlen << 56) * 0x9e3779b97f4a7c15ull ^ ((uint64_t)arg + 1) * 0xc2b2ae3d27d4eb4full;
     return &p->memo->e[(h * 0xff51afd7ed558ccdull) >> p->memo_shift];
 }
@@ -414,7 +407,29 @@ static int own_symbol(const parser *p, size_t pos, size_t nlen, mblx_id node)
 {
     if (p->g->nd[node].op != MBLX_OP_SYMBOL) return 0;
     const char *nm = p->g->names + p->g->sym_name[(size_t)p->g->nd[node].val]; /* (mblx_symbol_name) */
-    return !strncmp(nm, p->s + pos, nlen) && nm[nlen] == '\0'; /* (a name has no NUL: stops at nm's end) */
+    for (size_t k = 0; k < nlen; k++)
+        if (nm[k] != p->s[pos + k]) return 0; /* (a name has no NUL: stops at nm's end) */
+    return nm[nlen] == '\0';
+}
+
+/* own_symbol of a name longer than 8 characters (by strncmp: a byte loop cost 130 instructions a
+ * name of 13) */
+static int own_symbol_long(const parser *p, size_t pos, size_t nlen, mblx_id node)
+{
+    if (p->g->nd[node].op != MBLX_OP_SYMBOL) return 0;
+    const char *nm = p->g->names + p->g->sym_name[(size_t)p->g->nd[node].val]; /* (mblx_symbol_name) */
+    return !strncmp(nm, p->s + pos, nlen) && nm[nlen] == '\0'; /* (stops at nm's end) */
+}
+
+/* The entry of the memo for a name longer than 8 characters at pos (a mechanism's coordinates:
+ * rear_frame_e0, 740 of the bicycle's 1,101 long names), in *word its first and last 8 bytes mixed
+ * (its key, not the name): kept only for the symbol of that very name (resolve_asked) and taken only
+ * when the node is that symbol (own_symbol_long, the name compared in full) */
+static struct name_memo_entry *memo_slot_long(const parser *p, size_t pos, size_t nlen, uint64_t *word)
+{
+    *word = name_word(p->s + pos, 8) ^ name_word(p->s + pos + nlen - 8, 8) * 0xc2b2ae3d27d4eb4full;
+    uint64_t h = (*word ^ (uint64_t)nlen << 56) * 0x9e3779b97f4a7c15ull ^ ((uint64_t)XNONE + 1) * 0xc2b2ae3d27d4eb4full;
+    return &p->memo->e[(h * 0xff51afd7ed558ccdull) >> p->memo_shift];
 }
 
 /* The name at pos (nlen characters; nargs arguments, or -1 for a name) by the caller's resolver,
@@ -434,13 +449,29 @@ static __attribute__((noinline)) int resolve_asked(parser *p, size_t pos, size_t
     if (p->memo && p->memo != p->g->name_memo) p->memo = NULL, p->memo_at = m = NULL; /* freed by a nested parse */
     if (rc == 0 && mblx__valid(p->g, *out)) {
         if (!m) return 0;
-        int own = nargs < 0 && (nlen > 8 || p->memo_lasting != p->memo_gen) && own_symbol(p, pos, nlen, *out);
-        if (nlen > 8 && !own) return 0; /* (a longer name's entry only for its own symbol: memo_slot) */
-        uint32_t gen = own ? p->memo_lasting : p->memo_gen;
+        if (nlen > 8) { /* (a name, memo_slot_long's: kept only for its own symbol) */
+            if (own_symbol_long(p, pos, nlen, *out))
+                *m = (struct name_memo_entry){p->memo_word, p->memo_lasting, (uint32_t)nlen, XNONE, *out};
+            return 0;
+        }
+        uint32_t gen = p->memo_lasting != p->memo_gen && nargs < 0 && own_symbol(p, pos, nlen, *out) ? p->memo_lasting
+                                                                                                      : p->memo_gen;
         *m = (struct name_memo_entry){p->memo_word, gen, (uint32_t)nlen, p->memo_arg, *out};
         return 0;
     }
     return resolve_failed(p, pos, nlen, nargs, rc, why, sizeof why);
+}
+
+/* resolve of a name longer than 8 characters with the parse's memo: memo_slot_long's entry, else asked */
+static __attribute__((noinline)) int resolve_long(parser *p, size_t pos, size_t nlen, mblx_id *out)
+{
+    uint64_t word;
+    struct name_memo_entry *m = memo_slot_long(p, pos, nlen, &word);
+    if ((m->gen == p->memo_gen || m->gen == p->memo_lasting) && m->word == word && m->len == nlen && m->arg == XNONE &&
+        own_symbol_long(p, pos, nlen, m->node))
+        return *out = m->node, 0;
+    p->memo_at = m, p->memo_word = word, p->memo_arg = XNONE;
+    return resolve_asked(p, pos, nlen, -1, NULL, out);
 }
 
 /* The name at pos (nlen characters; nargs arguments, or -1 for a name): by the memo when the parse
@@ -450,12 +481,13 @@ static __attribute__((noinline)) int resolve_asked(parser *p, size_t pos, size_t
 static inline __attribute__((always_inline)) int resolve(parser *p, size_t pos, size_t nlen, int nargs, const mblx_id *args,
                                                         mblx_id *out)
 {
+    if (p->memo && nargs < 0 && nlen > 8) return resolve_long(p, pos, nlen, out);
     if (p->memo && (nargs < 0 || (nargs == 1 && p->g->nd[args[0]].op == MBLX_OP_SYMBOL))) {
         uint64_t word = 0;
         mblx_id arg = nargs < 0 ? XNONE : args[0];
         struct name_memo_entry *m = memo_slot(p, pos, nlen, arg, &word);
         if (m && (m->gen == p->memo_gen || m->gen == p->memo_lasting) && m->word == word && m->len == nlen &&
-            m->arg == arg && (nlen <= 8 || own_symbol(p, pos, nlen, m->node)))
+            m->arg == arg)
             return *out = m->node, 0;
         p->memo_at = m, p->memo_word = word, p->memo_arg = arg;
     } else if (p->memo) {
