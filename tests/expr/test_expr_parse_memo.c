@@ -15,6 +15,7 @@
 #include "mblin/expr.h"
 #include "expr/expr_internal.h"
 #include "expr/parse_memo.h"
+#include "expr/parse_memo_table.h"
 #include "test.h"
 
 static long calls_name, calls_d, calls_v;
@@ -481,6 +482,29 @@ TEST(long_names_own_symbols)
     two_graphs_free(a, b);
 }
 
+/* the memo's size: 2^10 entries for a graph of fewer than 512 symbols, 2^12 from 512 on, larger for a
+ * long text (one entry per 16 bytes) */
+TEST(memo_size_by_symbols)
+{
+    static const struct {
+        int nsym;
+        size_t len;
+        unsigned bits;
+    } t[] = {{0, 10, 10}, {511, 10, 10}, {512, 10, 12}, {5000, 100, 12}, {10, 16 * 1025, 11}, {10, 16 * 4097, 13}};
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        mblx_graph *g = mblx_graph_new();
+        CHECK(g != NULL);
+        if (!g) return;
+        char nm[16];
+        for (int k = 0; k < t[i].nsym; k++) snprintf(nm, sizeof nm, "s%d", k), mblx_symbol(g, nm);
+        uint32_t gen, lasting;
+        struct mblx__name_memo *m = mblx__name_memo_for(g, t[i].len, NULL, &gen, &lasting);
+        CHECK(m != NULL);
+        CHECK_MSG(m && m->bits == t[i].bits, "%d symbols, %zu bytes: 2^%u entries", t[i].nsym, t[i].len, m ? m->bits : 0);
+        mblx_graph_free(g);
+    }
+}
+
 int main(void)
 {
     RUN(names_and_calls_once_a_parse);
@@ -493,5 +517,6 @@ int main(void)
     RUN(negations_and_powers_kept);
     RUN(nested_long_text);
     RUN(long_names_own_symbols);
+    RUN(memo_size_by_symbols);
     return test_summary("expr_parse_memo");
 }
