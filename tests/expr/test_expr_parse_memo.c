@@ -1,12 +1,13 @@
 /* The parser's memo of resolved names (expr/parse.c, mblx__parse_memo): within one parse a name of
  * at most 8 characters, a longer one answered with its own symbol, and a call of one symbol, goes
- * to the resolver once; later ones take its node from the memo. Two graphs parse the same texts in the same order, one with mblx_parse (every
- * name to the resolver), one with the memo: the same node and node count after each text, the
- * same messages and offsets; the resolver's calls with the memo counted against the distinct
- * names and calls of each text (computed here from the text). The resolver: a name is its symbol,
- * d(e) is e^3 (a node made at the first call, found after), u is unknown, v and the names of more
- * than 8 characters starting alias_ are the symbol v0 or v1 (not their own: the memo across one
- * owner's parses, mblx__parse_lasting, asks them in each parse; a longer name, in each use). */
+ * to the resolver once; later ones take its node from the memo. Two graphs parse the same texts in
+ * the same order, one with mblx_parse (every name to the resolver), one with the memo: the same
+ * node and node count after each text, the same messages and offsets; the resolver's calls with
+ * the memo counted against the distinct names and calls of each text (computed here from the
+ * text). The resolver: a name is its symbol, d(e) is e^3 (a node made at the first call, found
+ * after), u is unknown, v and the names of more than 8 characters starting alias_ are the symbol
+ * v0 or v1 (not their own: the memo across one owner's parses, mblx__parse_lasting, asks them in
+ * each parse; a longer name, in each use). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -500,7 +501,8 @@ TEST(memo_size_by_symbols)
         uint32_t gen, lasting;
         struct mblx__name_memo *m = mblx__name_memo_for(g, t[i].len, NULL, &gen, &lasting);
         CHECK(m != NULL);
-        CHECK_MSG(m && m->bits == t[i].bits, "%d symbols, %zu bytes: 2^%u entries", t[i].nsym, t[i].len, m ? m->bits : 0);
+        CHECK_MSG(m && m->bits == t[i].bits, "%d symbols, %zu bytes: 2^%u entries", t[i].nsym, t[i].len,
+                  m ? m->bits : 0);
         mblx_graph_free(g);
     }
 }
