@@ -6,8 +6,7 @@
 #include "core/numfmt.h"
 #include "expr/expr_internal.h"
 #include "expr/number_node.h"
-
-static int digit(char c) { return c >= '0' && c <= '9'; }
+#include "expr/parse_chars.h"
 
 /* (number_node.h) */
 int mblx__decimal_parts(const char *t, size_t n, uint64_t *d, int *e)
@@ -50,15 +49,15 @@ int mblx__number_node(mblx_graph *g, const char *t, mblx_id *out)
     int neg = t[0] == '-';
     const char *s = t + neg;
     size_t k = 0, nd = 0;
-    while (digit(s[k])) k++, nd++;
+    while (is_digit(s[k])) k++, nd++;
     if (s[k] == '.')
-        for (k++; digit(s[k]); k++) nd++;
+        for (k++; is_digit(s[k]); k++) nd++;
     if (nd == 0) return 0;
     if (s[k] == 'e' || s[k] == 'E') {
         size_t e = k + 1;
         if (s[e] == '+' || s[e] == '-') e++;
-        if (!digit(s[e])) return 0;
-        while (digit(s[e])) e++;
+        if (!is_digit(s[e])) return 0;
+        while (is_digit(s[e])) e++;
         k = e;
     }
     uint64_t d;
