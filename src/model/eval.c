@@ -147,7 +147,7 @@ int model_eval_jac_y(const mbl_model *md, const double *syms, double *jac, doubl
     const model_term_ops *term = jac_y_term(md);
     if (!term) {
         int rc = model_eval_jac(md, syms, jac, work, st);
-        return rc || !y ? rc : mblx_tape_eval(md->tape_y, syms, y, work, st);
+        return rc || !y ? rc : model_eval_outputs(md, syms, y, work, st);
     }
     if (jac_observer) jac_observer(jac_observer_ctx, md, syms);
     int rc = jac_tape(md, syms, jac, work, st);
@@ -228,7 +228,7 @@ static int term_minv(const mbl_model *md, const model_term_ops *term, const doub
     int shared = jac_y_term(md) != NULL;
     int rc = term->minv(md, syms, jac, shared ? y : NULL, minv, mwork, work, dense, st);
     if (rc < 0 || shared || !y || md->ny <= 0) return rc;
-    int rc2 = mblx_tape_eval(md->tape_y, syms, y, work, st);
+    int rc2 = model_eval_outputs(md, syms, y, work, st);
     return rc2 ? rc2 : rc;
 }
 

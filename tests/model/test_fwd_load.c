@@ -424,6 +424,67 @@ TEST(user_states_forward)
     same_user_states("examples/rolling_disc_speeds.yaml", 0);
 }
 
+/* The outputs of a forward_jacobian load (compile.c, outputs_jacobian): the outputs' tape colored as
+ * the user states', md->yjac the structural pattern without nodes; their values and their
+ * Jacobian's (model_eval_outputs: forward sweeps) equal the default load's (symbolic entries) at
+ * random points to 1e-13 of each row's largest entry, zeros where the default has no entry; the
+ * view's work_y and the model's work_size hold the sweeps' work. */
+static void same_outputs(const char *file)
+{
+    mbl_model *a = load(file, NULL, 0), *b = load(file, NULL, 1);
+    if (!a || !b) {
+        mbl_model_free(a), mbl_model_free(b);
+        return;
+    }
+    int ny = a->ny;
+    CHECK_MSG(ny > 0 && mblx_tape_fwdjac(b->tape_y) && !mblx_tape_fwdjac(a->tape_y), "%s: forward outputs", file);
+    CHECK_MSG(b->yjac.nz >= a->yjac.nz && a->yjac.nz > 0 && b->yjac.node[0] == MBLX_NONE, "%s: entries %d, default %d", file,
+              b->yjac.nz, a->yjac.nz);
+    model_view v;
+    model_view_get(b, &v);
+    const mblx_fwdjac *J = mblx_tape_fwdjac(b->tape_y);
+    size_t wy = J ? mblx_fwdjac_work_size(J, b->tape_y) : 0;
+    CHECK_MSG(v.work_y == wy && b->work_size >= wy, "%s: work %zu, view %zu, model %zu", file, wy, v.work_y, b->work_size);
+    int *pos = malloc(((size_t)a->yjac.nz + 1) * sizeof *pos), nmiss = 0;
+    for (int p = 0; p < a->yjac.nz; p++) nmiss += (pos[p] = find(&b->yjac, a->yjac.row[p], a->yjac.col[p])) < 0;
+    CHECK_MSG(nmiss == 0, "%s: %d symbolic entries outside the structural pattern", file, nmiss);
+    size_t ns = mblx_symbol_count(a->g), nw = a->work_size > b->work_size ? a->work_size : b->work_size;
+    double *sv = calloc(ns + 1, sizeof *sv), *w = calloc(nw + 1, sizeof *w);
+    double *ya = calloc((size_t)(ny + a->yjac.nz) + 1, sizeof *ya), *yb = calloc((size_t)(ny + b->yjac.nz) + 1, sizeof *yb);
+    double *rmax = calloc((size_t)ny + 1, sizeof *rmax);
+    char *hit = calloc((size_t)b->yjac.nz + 1, 1);
+    unsigned seed = 48;
+    double worst_rows = 0, worst = 0, worst_extra = 0;
+    mbl_status st;
+    int good = 0;
+    for (int trial = 0; trial < 40 && good < 5; trial++) {
+        for (size_t s = 0; s < ns; s++) sv[s] = 0.2 + 0.15 * test_urand(&seed);
+        int ra = model_eval_outputs(a, sv, ya, w, &st);
+        CHECK_EQ_INT(model_eval_outputs(b, sv, yb, w, &st), ra);
+        if (ra) continue;
+        good++;
+        for (int i = 0; i < ny; i++) worst_rows = fmax(worst_rows, fabs(ya[i] - yb[i]) / (1 + fabs(ya[i])));
+        double wv[3];
+        entries_against(&a->yjac, ya + ny, &b->yjac, yb + ny, pos, ny, rmax, hit, wv);
+        worst = fmax(worst, wv[0]), worst_extra = fmax(worst_extra, wv[1]);
+    }
+    CHECK_MSG(good > 0, "%s: no random point inside the model's domain", file);
+    CHECK_MSG(worst_rows <= 1e-13, "%s: the outputs' values: %.3g", file, worst_rows);
+    CHECK_MSG(worst <= 1e-13, "%s: forward against symbolic entries: %.3g", file, worst);
+    CHECK_MSG(worst_extra <= 1e-13, "%s: entries only in the structural pattern: %.3g", file, worst_extra);
+    fprintf(stderr, "%s: outputs' entries %d (default %d); rows %.2g, entries %.2g, extra %.2g\n", file, b->yjac.nz,
+            a->yjac.nz, worst_rows, worst, worst_extra);
+    free(pos), free(sv), free(w), free(ya), free(yb), free(rmax), free(hit);
+    mbl_model_free(a), mbl_model_free(b);
+}
+
+TEST(outputs_forward)
+{
+    same_outputs("examples/mech/whipple_bicycle.yaml"); /* lean and steer of the quaternions */
+    same_outputs("examples/mech/single_track_car.yaml"); /* a velocity */
+    same_outputs("examples/slider_pendulum.yaml");       /* a text model's */
+}
+
 int main(void)
 {
     RUN(text_models);
@@ -434,5 +495,6 @@ int main(void)
     RUN(kinetic_energy_quadratic);
     RUN(nonholonomic_linear);
     RUN(user_states_forward);
+    RUN(outputs_forward);
     return test_summary("fwd_load");
 }
