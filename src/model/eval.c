@@ -114,6 +114,19 @@ int model_eval_jac_rows(const mbl_model *md, mblx__subtape *view, const int *out
     return mblx__fwdjac_eval_rows(J, view, outpos, syms, jac, work, st);
 }
 
+int model_eval_outputs(const mbl_model *md, const double *syms, double *out, double *work, mbl_status *st)
+{
+    const mblx_fwdjac *J = mblx_tape_fwdjac(md->tape_y); /* (a one-point load's: compile.c, outputs_jacobian) */
+    if (J) return mblx_fwdjac_eval(J, md->tape_y, syms, out + md->ny, out, work, st);
+    return mblx_tape_eval(md->tape_y, syms, out, work, st);
+}
+
+size_t model_outputs_work(const mbl_model *md)
+{
+    const mblx_fwdjac *J = mblx_tape_fwdjac(md->tape_y);
+    return J ? mblx_fwdjac_work_size(J, md->tape_y) : mblx_tape_work_size(md->tape_y);
+}
+
 /* The Jacobian and the outputs with theirs (y: md->tape_y's layout; NULL: not wanted). A term with
  * a jac_y entry that is the model's only one evaluates both in one pass (a tree's texts and
  * outputs are one tape, its outputs_bind: the kinematics both read are computed once, and

@@ -174,16 +174,3 @@ int model_eval_user_states(const mbl_model *md, const double *syms, double *out,
     if (J) return mblx_fwdjac_eval(J, md->tape_us, syms, out + 3 * md->nus + 2 * md->nuvs, out, work, st);
     return mblx_tape_eval(md->tape_us, syms, out, work, st);
 }
-
-int model_eval_outputs(const mbl_model *md, const double *syms, double *out, double *work, mbl_status *st)
-{
-    const mblx_fwdjac *J = mblx_tape_fwdjac(md->tape_y);
-    if (J) return mblx_fwdjac_eval(J, md->tape_y, syms, out + md->ny, out, work, st);
-    return mblx_tape_eval(md->tape_y, syms, out, work, st);
-}
-
-size_t model_outputs_work(const mbl_model *md)
-{
-    const mblx_fwdjac *J = mblx_tape_fwdjac(md->tape_y);
-    return J ? mblx_fwdjac_work_size(J, md->tape_y) : mblx_tape_work_size(md->tape_y);
-}
