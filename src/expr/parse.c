@@ -12,6 +12,7 @@
 #include "core/numfmt.h"
 #include "expr/expr_internal.h"
 #include "expr/number_node.h"
+#include "expr/parse_chars.h"
 #include "expr/parse_memo.h"
 #include "expr/parse_memo_table.h"
 
@@ -28,31 +29,7 @@ typedef struct builtin {
     int minargs, maxargs; /* maxargs < 0: unbounded */
 } builtin;
 
-/* The classes of the characters (C_*), one table lookup per character scanned. */
-enum { C_WS = 1, C_DIGIT = 2, C_ALPHA = 4, C_FIRST = 8 /* the first letter of a builtin */ };
-static const unsigned char cclass[256] = {
-    ['\t'] = C_WS, ['\n'] = C_WS, ['\r'] = C_WS, [' '] = C_WS,
-    ['0'] = C_DIGIT, ['1'] = C_DIGIT, ['2'] = C_DIGIT, ['3'] = C_DIGIT, ['4'] = C_DIGIT,
-    ['5'] = C_DIGIT, ['6'] = C_DIGIT, ['7'] = C_DIGIT, ['8'] = C_DIGIT, ['9'] = C_DIGIT,
-    ['_'] = C_ALPHA,
-    ['A'] = C_ALPHA, ['B'] = C_ALPHA, ['C'] = C_ALPHA, ['D'] = C_ALPHA, ['E'] = C_ALPHA, ['F'] = C_ALPHA,
-    ['G'] = C_ALPHA, ['H'] = C_ALPHA, ['I'] = C_ALPHA, ['J'] = C_ALPHA, ['K'] = C_ALPHA, ['L'] = C_ALPHA,
-    ['M'] = C_ALPHA, ['N'] = C_ALPHA, ['O'] = C_ALPHA, ['P'] = C_ALPHA, ['Q'] = C_ALPHA, ['R'] = C_ALPHA,
-    ['S'] = C_ALPHA, ['T'] = C_ALPHA, ['U'] = C_ALPHA, ['V'] = C_ALPHA, ['W'] = C_ALPHA, ['X'] = C_ALPHA,
-    ['Y'] = C_ALPHA, ['Z'] = C_ALPHA,
-    ['a'] = C_ALPHA | C_FIRST, ['b'] = C_ALPHA, ['c'] = C_ALPHA | C_FIRST, ['d'] = C_ALPHA,
-    ['e'] = C_ALPHA | C_FIRST, ['f'] = C_ALPHA, ['g'] = C_ALPHA, ['h'] = C_ALPHA, ['i'] = C_ALPHA,
-    ['j'] = C_ALPHA, ['k'] = C_ALPHA, ['l'] = C_ALPHA | C_FIRST, ['m'] = C_ALPHA | C_FIRST, ['n'] = C_ALPHA,
-    ['o'] = C_ALPHA, ['p'] = C_ALPHA, ['q'] = C_ALPHA, ['r'] = C_ALPHA, ['s'] = C_ALPHA | C_FIRST,
-    ['t'] = C_ALPHA | C_FIRST, ['u'] = C_ALPHA, ['v'] = C_ALPHA, ['w'] = C_ALPHA, ['x'] = C_ALPHA,
-    ['y'] = C_ALPHA, ['z'] = C_ALPHA,
-};
-
-static int is_digit(char c) { return (cclass[(unsigned char)c] & C_DIGIT) != 0; }
-static int is_alpha(char c) { return (cclass[(unsigned char)c] & C_ALPHA) != 0; }
-static int is_word(char c) { return (cclass[(unsigned char)c] & (C_ALPHA | C_DIGIT)) != 0; }
-
-/* (a builtin with a first letter not yet among them needs C_FIRST for it in cclass above) */
+/* (a builtin with a first letter not yet among them needs C_FIRST for it in cclass, expr/parse_chars.h) */
 static const builtin builtins[] = {
     {"sin", MBLX_OP_SIN, 1, 1},     {"cos", MBLX_OP_COS, 1, 1},   {"tan", MBLX_OP_TAN, 1, 1},
     {"asin", MBLX_OP_ASIN, 1, 1},   {"acos", MBLX_OP_ACOS, 1, 1}, {"atan", MBLX_OP_ATAN, 1, 1},
@@ -245,72 +222,7 @@ static inline int push_item(parser *p, mblx_id x)
     return 0;
 }
 
-/* ---- decimal literals, exactly (core_decimal_value) ------------------------------------------ */
-
-/* The literal text[0 .. n) (digits, an optional '.' and digits, an optional exponent: scan_number
- * checked its form) as a significand below 2^64 and a power of ten: 0, or -1 when the significand
- * has more than 19 digits or the exponent is large */
-static int decimal_parts(const char *t, size_t n, uint64_t *d, int *e)
-{
-    uint64_t v = 0;
-    int nd = 0, exp10 = 0;
-    size_t j = 0;
-    for (; j < n && t[j] >= '0' && t[j] <= '9'; j++) {
-        if (v == 0 && t[j] == '0') continue; /* leading zeros */
-        if (++nd > 19) return -1;
-        v = 10 * v + (uint64_t)(t[j] - '0');
-    }
-    if (j < n && t[j] == '.')
-        for (j++; j < n && t[j] >= '0' && t[j] <= '9'; j++) {
-            exp10--;
-            if (v == 0 && t[j] == '0') continue;
-            if (++nd > 19) return -1;
-            v = 10 * v + (uint64_t)(t[j] - '0');
-        }
-    if (j < n && (t[j] == 'e' || t[j] == 'E')) {
-        j++;
-        int neg = 0, x = 0;
-        if (j < n && (t[j] == '+' || t[j] == '-')) neg = t[j++] == '-';
-        for (; j < n; j++) {
-            if (x > 1000) return -1;
-            x = 10 * x + (t[j] - '0');
-        }
-        exp10 += neg ? -x : x;
-    }
-    *d = v;
-    *e = exp10;
-    return 0;
-}
-
-/* (number_node.h) the whole text a number as scan_number reads one, with at most one leading
- * '-': the constant, then its negation, as the parser makes them (20,003 initial values of the
- * 10^4-loop four-bar: about 550 instructions each instead of 1,180 through the parser) */
-int mblx__number_node(mblx_graph *g, const char *t, mblx_id *out)
-{
-    int neg = t[0] == '-';
-    const char *s = t + neg;
-    size_t k = 0, nd = 0;
-    while (is_digit(s[k])) k++, nd++;
-    if (s[k] == '.')
-        for (k++; is_digit(s[k]); k++) nd++;
-    if (nd == 0) return 0;
-    if (s[k] == 'e' || s[k] == 'E') {
-        size_t e = k + 1;
-        if (s[e] == '+' || s[e] == '-') e++;
-        if (!is_digit(s[e])) return 0;
-        while (is_digit(s[e])) e++;
-        k = e;
-    }
-    uint64_t d;
-    int e;
-    double v;
-    if (s[k] != '\0' || decimal_parts(s, k, &d, &e) || core_decimal_value(d, e, &v)) return 0;
-    mblx_id c = mblx_const(g, v);
-    if (c != XNONE && neg) c = mblx_neg(g, c);
-    if (c == XNONE) return 0; /* out of memory: the parser's message */
-    *out = c;
-    return 1;
-}
+/* ---- decimal literals, exactly (core_decimal_value): expr/number_node.c ---------------------- */
 
 /* Scan a number at p->i; on success *out is the constant node. */
 static int scan_number(parser *p, mblx_id *out)
@@ -344,7 +256,7 @@ static int scan_number(parser *p, mblx_id *out)
         uint64_t d;
         int e;
         double v;
-        if (!decimal_parts(p->s + st, k - st, &d, &e) && !core_decimal_value(d, e, &v)) {
+        if (!mblx__decimal_parts(p->s + st, k - st, &d, &e) && !core_decimal_value(d, e, &v)) {
             p->i = k;
             *out = mblx_const(p->g, v);
             return *out == XNONE ? pfail(p, st) : 0;
@@ -393,7 +305,7 @@ static __attribute__((noinline)) int resolve_failed(parser *p, size_t pos, size_
 }
 
 /* The entry of the parse's memo for the name at pos (nlen characters) and arg (XNONE for a name),
- * in *word its bytes; NULL when the name is longer than a word. */
+ * in *word its bytes; NULL when the name is longer than a word (a name: memo_slot_long). */
 static inline struct name_memo_entry *memo_slot(const parser *p, size_t pos, size_t nlen, mblx_id arg, uint64_t *word)
 {
     if (nlen > 8) return NULL;
@@ -410,6 +322,26 @@ static int own_symbol(const parser *p, size_t pos, size_t nlen, mblx_id node)
     for (size_t k = 0; k < nlen; k++)
         if (nm[k] != p->s[pos + k]) return 0; /* (a name has no NUL: stops at nm's end) */
     return nm[nlen] == '\0';
+}
+
+/* own_symbol of a name longer than 8 characters (by strncmp: a byte loop cost 130 instructions a
+ * name of 13) */
+static int own_symbol_long(const parser *p, size_t pos, size_t nlen, mblx_id node)
+{
+    if (p->g->nd[node].op != MBLX_OP_SYMBOL) return 0;
+    const char *nm = p->g->names + p->g->sym_name[(size_t)p->g->nd[node].val]; /* (mblx_symbol_name) */
+    return !strncmp(nm, p->s + pos, nlen) && nm[nlen] == '\0'; /* (stops at nm's end) */
+}
+
+/* The entry of the memo for a name longer than 8 characters at pos (a mechanism's coordinates:
+ * rear_frame_e0, 740 of the bicycle's 1,101 long names), in *word its first and last 8 bytes mixed
+ * (its key, not the name): kept only for the symbol of that very name (resolve_asked) and taken only
+ * when the node is that symbol (own_symbol_long, the name compared in full) */
+static struct name_memo_entry *memo_slot_long(const parser *p, size_t pos, size_t nlen, uint64_t *word)
+{
+    *word = name_word(p->s + pos, 8) ^ name_word(p->s + pos + nlen - 8, 8) * 0xc2b2ae3d27d4eb4full;
+    uint64_t h = (*word ^ (uint64_t)nlen << 56) * 0x9e3779b97f4a7c15ull ^ ((uint64_t)XNONE + 1) * 0xc2b2ae3d27d4eb4full;
+    return &p->memo->e[(h * 0xff51afd7ed558ccdull) >> p->memo_shift];
 }
 
 /* The name at pos (nlen characters; nargs arguments, or -1 for a name) by the caller's resolver,
@@ -429,12 +361,29 @@ static __attribute__((noinline)) int resolve_asked(parser *p, size_t pos, size_t
     if (p->memo && p->memo != p->g->name_memo) p->memo = NULL, p->memo_at = m = NULL; /* freed by a nested parse */
     if (rc == 0 && mblx__valid(p->g, *out)) {
         if (!m) return 0;
+        if (nlen > 8) { /* (a name, memo_slot_long's: kept only for its own symbol) */
+            if (own_symbol_long(p, pos, nlen, *out))
+                *m = (struct name_memo_entry){p->memo_word, p->memo_lasting, (uint32_t)nlen, XNONE, *out};
+            return 0;
+        }
         uint32_t gen = p->memo_lasting != p->memo_gen && nargs < 0 && own_symbol(p, pos, nlen, *out) ? p->memo_lasting
                                                                                                       : p->memo_gen;
         *m = (struct name_memo_entry){p->memo_word, gen, (uint32_t)nlen, p->memo_arg, *out};
         return 0;
     }
     return resolve_failed(p, pos, nlen, nargs, rc, why, sizeof why);
+}
+
+/* resolve of a name longer than 8 characters with the parse's memo: memo_slot_long's entry, else asked */
+static __attribute__((noinline)) int resolve_long(parser *p, size_t pos, size_t nlen, mblx_id *out)
+{
+    uint64_t word;
+    struct name_memo_entry *m = memo_slot_long(p, pos, nlen, &word);
+    if ((m->gen == p->memo_gen || m->gen == p->memo_lasting) && m->word == word && m->len == nlen && m->arg == XNONE &&
+        own_symbol_long(p, pos, nlen, m->node))
+        return *out = m->node, 0;
+    p->memo_at = m, p->memo_word = word, p->memo_arg = XNONE;
+    return resolve_asked(p, pos, nlen, -1, NULL, out);
 }
 
 /* The name at pos (nlen characters; nargs arguments, or -1 for a name): by the memo when the parse
@@ -444,6 +393,7 @@ static __attribute__((noinline)) int resolve_asked(parser *p, size_t pos, size_t
 static inline __attribute__((always_inline)) int resolve(parser *p, size_t pos, size_t nlen, int nargs, const mblx_id *args,
                                                         mblx_id *out)
 {
+    if (p->memo && nargs < 0 && nlen > 8) return resolve_long(p, pos, nlen, out);
     if (p->memo && (nargs < 0 || (nargs == 1 && p->g->nd[args[0]].op == MBLX_OP_SYMBOL))) {
         uint64_t word = 0;
         mblx_id arg = nargs < 0 ? XNONE : args[0];

@@ -31,11 +31,14 @@ static uint32_t next_gen(mblx_graph *g, struct mblx__name_memo *m)
 }
 
 /* Zeroed by mblx__zeroed_alloc (calloc, from the heap: a later block reuses its pages when it is freed).
- * A memo made anew (larger) has no owner: the next owner's lasting entries start again. */
+ * A memo made anew (larger) has no owner: the next owner's lasting entries start again. A graph of
+ * few symbols (below 2^(NAME_MEMO_FEW_BITS - 1): the bicycle has 137 when its first long text makes
+ * the memo) starts from 2^NAME_MEMO_FEW_BITS entries (24 KB; 2^12 were 98 KB cleared, 100,000
+ * instructions, for about 250 names and powers); one of more symbols from 2^NAME_MEMO_MIN_BITS. */
 struct mblx__name_memo *mblx__name_memo_for(mblx_graph *g, size_t len, const void *owner, uint32_t *gen,
                                             uint32_t *lasting)
 {
-    unsigned bits = NAME_MEMO_MIN_BITS;
+    unsigned bits = g->nsym < (1u << (NAME_MEMO_FEW_BITS - 1)) ? NAME_MEMO_FEW_BITS : NAME_MEMO_MIN_BITS;
     while (bits < NAME_MEMO_MAX_BITS && (len >> 4) > ((size_t)1 << bits)) bits++;
     struct mblx__name_memo *m = g->name_memo;
     if (!m || m->bits < bits) {

@@ -17,7 +17,7 @@
  * names der(xB7) again 10^4 terms after its first (2^12 entries kept 4 % of them); freed with the
  * graph's table (mblx_graph_drop_table), once the model's texts are parsed. The entries an owner's
  * parses keep for each other (mblx__parse_lasting) have the generation lasting_gen. */
-enum { NAME_MEMO_MIN_BITS = 12, NAME_MEMO_MAX_BITS = 17 };
+enum { NAME_MEMO_MIN_BITS = 12, NAME_MEMO_MAX_BITS = 17, NAME_MEMO_FEW_BITS = 10 };
 struct mblx__name_memo {
     unsigned bits;
     uint32_t lasting_gen; /* the generation of owner's lasting entries (0: no owner) */

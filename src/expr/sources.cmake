@@ -17,6 +17,7 @@ list(APPEND MBLIN_SOURCES
   src/expr/parse.c
   src/expr/parse_excerpt.c
   src/expr/parse_memo.c
+  src/expr/number_node.c
   src/expr/tape.c
   src/expr/tape_consts.c
   src/expr/tape_share.c

@@ -114,6 +114,19 @@ int model_eval_jac_rows(const mbl_model *md, mblx__subtape *view, const int *out
     return mblx__fwdjac_eval_rows(J, view, outpos, syms, jac, work, st);
 }
 
+int model_eval_outputs(const mbl_model *md, const double *syms, double *out, double *work, mbl_status *st)
+{
+    const mblx_fwdjac *J = mblx_tape_fwdjac(md->tape_y); /* (a one-point load's: compile.c, outputs_jacobian) */
+    if (J) return mblx_fwdjac_eval(J, md->tape_y, syms, out + md->ny, out, work, st);
+    return mblx_tape_eval(md->tape_y, syms, out, work, st);
+}
+
+size_t model_outputs_work(const mbl_model *md)
+{
+    const mblx_fwdjac *J = mblx_tape_fwdjac(md->tape_y);
+    return J ? mblx_fwdjac_work_size(J, md->tape_y) : mblx_tape_work_size(md->tape_y);
+}
+
 /* The Jacobian and the outputs with theirs (y: md->tape_y's layout; NULL: not wanted). A term with
  * a jac_y entry that is the model's only one evaluates both in one pass (a tree's texts and
  * outputs are one tape, its outputs_bind: the kinematics both read are computed once, and
@@ -147,7 +160,7 @@ int model_eval_jac_y(const mbl_model *md, const double *syms, double *jac, doubl
     const model_term_ops *term = jac_y_term(md);
     if (!term) {
         int rc = model_eval_jac(md, syms, jac, work, st);
-        return rc || !y ? rc : mblx_tape_eval(md->tape_y, syms, y, work, st);
+        return rc || !y ? rc : model_eval_outputs(md, syms, y, work, st);
     }
     if (jac_observer) jac_observer(jac_observer_ctx, md, syms);
     int rc = jac_tape(md, syms, jac, work, st);
@@ -228,7 +241,7 @@ static int term_minv(const mbl_model *md, const model_term_ops *term, const doub
     int shared = jac_y_term(md) != NULL;
     int rc = term->minv(md, syms, jac, shared ? y : NULL, minv, mwork, work, dense, st);
     if (rc < 0 || shared || !y || md->ny <= 0) return rc;
-    int rc2 = mblx_tape_eval(md->tape_y, syms, y, work, st);
+    int rc2 = model_eval_outputs(md, syms, y, work, st);
     return rc2 ? rc2 : rc;
 }
 

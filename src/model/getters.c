@@ -164,7 +164,7 @@ void model_view_get(const mbl_model *md, model_view *v)
     v->xname = (const char *const *)md->xname, v->uvs_text = (const char *const *)md->uvs_text;
     v->sym_of_unknown = md->sym_of_unknown;
     v->yjac = md->yjac;
-    v->work_us = model_user_states_work(md), v->work_y = mblx_tape_work_size(md->tape_y);
+    v->work_us = model_user_states_work(md), v->work_y = model_outputs_work(md);
     for (int b = 0; b <= MBL_NBLK; b++) v->blk0[b] = model_blk0_inline(md, b);
 }
 
@@ -173,9 +173,4 @@ int model_eval_user_states(const mbl_model *md, const double *syms, double *out,
     const mblx_fwdjac *J = mblx_tape_fwdjac(md->tape_us);
     if (J) return mblx_fwdjac_eval(J, md->tape_us, syms, out + 3 * md->nus + 2 * md->nuvs, out, work, st);
     return mblx_tape_eval(md->tape_us, syms, out, work, st);
-}
-
-int model_eval_outputs(const mbl_model *md, const double *syms, double *out, double *work, mbl_status *st)
-{
-    return mblx_tape_eval(md->tape_y, syms, out, work, st);
 }

@@ -100,6 +100,8 @@ int model_eval_user_states(const mbl_model *md, const double *syms, double *out,
 /* The outputs and their Jacobian's values at the symbol values syms (work: work_y doubles of
  * model_view, or work_size): y (ny), then the yjac.nz entries. */
 int model_eval_outputs(const mbl_model *md, const double *syms, double *out, double *work, mbl_status *st);
+/* Doubles of model_eval_outputs' work (forward sweeps when the outputs' tape has a coloring). */
+size_t model_outputs_work(const mbl_model *md);
 
 /* Lock (1) or unlock (0) the model's one mutex under which its loaded (const) graph may grow (or
  * be read while another thread may grow it): error explanations, the sensitivities' and the

@@ -1,11 +1,13 @@
 /* The parser's memo of resolved names (expr/parse.c, mblx__parse_memo): within one parse a name of
- * at most 8 characters, and a call of one symbol, goes to the resolver once; later ones take its
- * node from the memo. Two graphs parse the same texts in the same order, one with mblx_parse (every
- * name to the resolver), one with the memo: the same node and node count after each text, the
- * same messages and offsets; the resolver's calls with the memo counted against the distinct
- * names and calls of each text (computed here from the text). The resolver: a name is its symbol,
- * d(e) is e^3 (a node made at the first call, found after), u is unknown, v is the symbol v0 or v1
- * (not its own: the memo across one owner's parses, mblx__parse_lasting, asks it in each parse). */
+ * at most 8 characters, a longer one answered with its own symbol, and a call of one symbol, goes
+ * to the resolver once; later ones take its node from the memo. Two graphs parse the same texts in
+ * the same order, one with mblx_parse (every name to the resolver), one with the memo: the same
+ * node and node count after each text, the same messages and offsets; the resolver's calls with
+ * the memo counted against the distinct names and calls of each text (computed here from the
+ * text). The resolver: a name is its symbol, d(e) is e^3 (a node made at the first call, found
+ * after), u is unknown, v and the names of more than 8 characters starting alias_ are the symbol
+ * v0 or v1 (not their own: the memo across one owner's parses, mblx__parse_lasting, asks them in
+ * each parse; a longer name, in each use). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include "mblin/expr.h"
 #include "expr/expr_internal.h"
 #include "expr/parse_memo.h"
+#include "expr/parse_memo_table.h"
 #include "test.h"
 
 static long calls_name, calls_d, calls_v;
@@ -33,7 +36,7 @@ static int res(void *ud, mblx_graph *g, const char *name, size_t len, int nargs,
         snprintf(why, whylen, "u is not known here");
         return 1;
     }
-    if (len == 1 && name[0] == 'v') {
+    if ((len == 1 && name[0] == 'v') || (len > 8 && !strncmp(name, "alias_", 6))) {
         calls_v++;
         *out = mblx_symbol(g, v_phase ? "v1" : "v0");
         return 0;
@@ -79,7 +82,7 @@ TEST(names_and_calls_once_a_parse)
         {"d(x) + d(y) + x + y + d( x )", 2, 2}, /* the call of x and of y apart, the names apart */
         {"d(x + y) + d(x + y) + d(x)", 2, 3}, /* d of a sum: asked each time */
         {"abcd1 + abcd2 + abcd1 + abcde1 + abcd2", 3, 0},
-        {"abcdefgh + abcdefgh + abcdefghi + abcdefghi + abcdefgj", 4, 0}, /* 9 characters: each time */
+        {"abcdefgh + abcdefgh + abcdefghi + abcdefghi + abcdefgj", 3, 0}, /* 9 characters: its own symbol */
         {"a + ab + abc + abcd + a + ab + abc + abcd + b_1 + b_1", 5, 0},
         {"x*(y + (x - y)^2) + sin(x) + sin(y)", 2, 0},
         {"x + y + u", 2, 0}, /* the same message at the same offset */
@@ -436,6 +439,74 @@ TEST(nested_long_text)
     two_graphs_free(a, b);
 }
 
+/* Names longer than 8 characters (a mechanism's coordinates, rear_frame_e0): kept only when the
+ * resolver answers with the symbol of that very name, taken only when the name is that symbol's in
+ * full: names alike in their first and last 8 bytes, in their length, or in all three, are told apart;
+ * another answer (alias_...) is asked at each use; across one owner's parses as the short names */
+TEST(long_names_own_symbols)
+{
+    mblx_graph *a, *b;
+    if (!two_graphs(&a, &b)) return;
+    static int owner;
+    static const struct {
+        const char *s;
+        const int *owner;
+        long own, v; /* the resolver's calls in b */
+    } t[] = {
+        {"rear_frame_e0 + rear_frame_e1*rear_frame_e0 - rear_frame_e2*rear_frame_e1 + rear_frame_e0^2", NULL, 3, 0},
+        /* alike in their first and last 8 bytes and length: one slot, each asked when the other holds it */
+        {"abcdefgh_middle1_12345678 + abcdefgh_middle2_12345678 + abcdefgh_middle1_12345678", NULL, 3, 0},
+        {"abcdefgh_12345678 + abcdefgh_x12345678 + abcdefgh_12345678 + abcdefgh_x12345678", NULL, 2, 0},
+        {"alias_name_1 + alias_name_1 + x + alias_name_1*alias_name_2", NULL, 1, 4},
+        {"rear_frame_e0 + rear_frame_e1 + rear_frame_e3", NULL, 3, 0}, /* a new parse: asked again */
+    };
+    long cn, cd;
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        CHECK(both(a, b, t[i].s, t[i].owner, &cn, &cd));
+        CHECK_MSG(cn == t[i].own && calls_v == t[i].v, "'%s': %ld own names, %ld aliases asked", t[i].s, cn, calls_v);
+    }
+    /* the owner's parses: its own long names asked once over all of them, an alias at each use */
+    CHECK(memo_made(a, b, &owner));
+    static const struct {
+        const char *s;
+        long own, v;
+    } u[] = {
+        {"front_wheel_e0*front_wheel_e1 + front_wheel_e0 + alias_name_1", 2, 1},
+        {"front_wheel_e1 + front_wheel_e0^2 + front_wheel_e2 + alias_name_1 + alias_name_1", 1, 2},
+        {"front_wheel_e2 + front_wheel_e1 + front_wheel_e0 + abcdefgh_middle1_12345678", 1, 0},
+        {"abcdefgh_middle2_12345678 + abcdefgh_middle1_12345678 + front_wheel_e3", 3, 0}, /* (one slot) */
+    };
+    for (size_t i = 0; i < sizeof u / sizeof *u; i++) {
+        CHECK(both(a, b, u[i].s, &owner, &cn, &cd));
+        CHECK_MSG(cn == u[i].own && calls_v == u[i].v, "'%s': %ld own names, %ld aliases asked", u[i].s, cn, calls_v);
+    }
+    two_graphs_free(a, b);
+}
+
+/* the memo's size: 2^10 entries for a graph of fewer than 512 symbols, 2^12 from 512 on, larger for a
+ * long text (one entry per 16 bytes) */
+TEST(memo_size_by_symbols)
+{
+    static const struct {
+        int nsym;
+        size_t len;
+        unsigned bits;
+    } t[] = {{0, 10, 10}, {511, 10, 10}, {512, 10, 12}, {5000, 100, 12}, {10, 16 * 1025, 11}, {10, 16 * 4097, 13}};
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        mblx_graph *g = mblx_graph_new();
+        CHECK(g != NULL);
+        if (!g) return;
+        char nm[16];
+        for (int k = 0; k < t[i].nsym; k++) snprintf(nm, sizeof nm, "s%d", k), mblx_symbol(g, nm);
+        uint32_t gen, lasting;
+        struct mblx__name_memo *m = mblx__name_memo_for(g, t[i].len, NULL, &gen, &lasting);
+        CHECK(m != NULL);
+        CHECK_MSG(m && m->bits == t[i].bits, "%d symbols, %zu bytes: 2^%u entries", t[i].nsym, t[i].len,
+                  m ? m->bits : 0);
+        mblx_graph_free(g);
+    }
+}
+
 int main(void)
 {
     RUN(names_and_calls_once_a_parse);
@@ -447,5 +518,7 @@ int main(void)
     RUN(chain_of_short_texts);
     RUN(negations_and_powers_kept);
     RUN(nested_long_text);
+    RUN(long_names_own_symbols);
+    RUN(memo_size_by_symbols);
     return test_summary("expr_parse_memo");
 }

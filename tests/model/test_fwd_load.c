@@ -326,6 +326,44 @@ TEST(nonholonomic_linear)
     same_load(ke, "(w - 2*der(y))*der(x) - der(x)^2 + der(z)", NULL);
 }
 
+/* An evaluation of rows and their Jacobian's entries into [rows; entries] (model_eval_user_states,
+ * model_eval_outputs) */
+typedef int (*rows_eval)(const mbl_model *md, const double *syms, double *out, double *work, mbl_status *st);
+
+/* The nrows rows and the entries (Ja, Jb) of the default load a and the forward load b by eval at
+ * up to 5 random points inside the domain (*seed, advanced): the worst difference of the rows relative to 1 +
+ * |row| in w[0], of A's entries relative to each row's largest in w[1], of B's entries A has not in
+ * w[2]; the symbol values of the last good point in sv (ns of them), each row's largest |entry| in
+ * rmax. The number of good points; every symbolic entry in B's pattern checked. */
+static int rows_against(const mbl_model *a, const mbl_model *b, int nrows, const mbl_sjac *Ja, const mbl_sjac *Jb,
+                        rows_eval eval, unsigned *seed, const char *file, double *sv, double *rmax, double w[3])
+{
+    int *pos = malloc(((size_t)Ja->nz + 1) * sizeof *pos), nmiss = 0;
+    for (int p = 0; p < Ja->nz; p++) nmiss += (pos[p] = find(Jb, Ja->row[p], Ja->col[p])) < 0;
+    CHECK_MSG(nmiss == 0, "%s: %d symbolic entries outside the structural pattern", file, nmiss);
+    size_t ns = mblx_symbol_count(a->g), nw = a->work_size > b->work_size ? a->work_size : b->work_size;
+    double *work = calloc(nw + 1, sizeof *work);
+    double *ua = calloc((size_t)(nrows + Ja->nz) + 1, sizeof *ua), *ub = calloc((size_t)(nrows + Jb->nz) + 1, sizeof *ub);
+    char *hit = calloc((size_t)Jb->nz + 1, 1);
+    mbl_status st;
+    int good = 0;
+    w[0] = w[1] = w[2] = 0;
+    for (int trial = 0; trial < 40 && good < 5; trial++) {
+        for (size_t k = 0; k < ns; k++) sv[k] = 0.2 + 0.15 * test_urand(seed);
+        int ra = eval(a, sv, ua, work, &st);
+        CHECK_EQ_INT(eval(b, sv, ub, work, &st), ra);
+        if (ra) continue;
+        good++;
+        for (int i = 0; i < nrows; i++) w[0] = fmax(w[0], fabs(ua[i] - ub[i]) / (1 + fabs(ua[i])));
+        double wv[3];
+        entries_against(Ja, ua + nrows, Jb, ub + nrows, pos, nrows, rmax, hit, wv);
+        w[1] = fmax(w[1], wv[0]), w[2] = fmax(w[2], wv[1]);
+    }
+    CHECK_MSG(good > 0, "%s: no random point inside the model's domain", file);
+    free(pos), free(work), free(ua), free(ub), free(hit);
+    return good;
+}
+
 /* The user states of a forward-mode load: their Jacobian by the forward coloring of the rows' tape
  * (md->usjac its structural pattern, a superset of the default load's symbolic one, without nodes),
  * the rows and entries equal to the default load's at random points to 1e-13 of each row's largest
@@ -344,31 +382,14 @@ static void same_user_states(const char *file, int curved)
     CHECK_MSG(ne > 0 && mblx_tape_fwdjac(b->tape_us) && !mblx_tape_fwdjac(a->tape_us), "%s: forward user states", file);
     CHECK_MSG(b->usjac.nz >= a->usjac.nz && a->usjac.nz > 0 && b->usjac.node[0] == MBLX_NONE, "%s: entries %d, default %d", file,
               b->usjac.nz, a->usjac.nz);
-    int *pos = malloc(((size_t)a->usjac.nz + 1) * sizeof *pos), nmiss = 0;
-    for (int p = 0; p < a->usjac.nz; p++) nmiss += (pos[p] = find(&b->usjac, a->usjac.row[p], a->usjac.col[p])) < 0;
-    CHECK_MSG(nmiss == 0, "%s: %d symbolic entries outside the structural pattern", file, nmiss);
     size_t ns = mblx_symbol_count(a->g), nw = a->work_size > b->work_size ? a->work_size : b->work_size;
     double *sv = calloc(ns + 1, sizeof *sv), *w = calloc(nw + 1, sizeof *w);
-    double *ua = calloc((size_t)(ne + a->usjac.nz) + 1, sizeof *ua), *ub = calloc((size_t)(ne + b->usjac.nz) + 1, sizeof *ub);
-    double *rmax = calloc((size_t)ne + 1, sizeof *rmax);
-    char *hit = calloc((size_t)b->usjac.nz + 1, 1);
+    double *ub = calloc((size_t)(ne + b->usjac.nz) + 1, sizeof *ub);
+    double *rmax = calloc((size_t)ne + 1, sizeof *rmax), wr[3];
     unsigned seed = 47;
-    double worst_rows = 0, worst = 0, worst_extra = 0;
     mbl_status st;
-    int good = 0;
-    for (int trial = 0; trial < 40 && good < 5; trial++) {
-        for (size_t s = 0; s < ns; s++) sv[s] = 0.2 + 0.15 * test_urand(&seed);
-        int ra = model_eval_user_states(a, sv, ua, w, &st);
-        CHECK_EQ_INT(model_eval_user_states(b, sv, ub, w, &st), ra);
-        if (ra) continue;
-        good++;
-        const double *ja = ua + ne, *jb = ub + ne;
-        for (int i = 0; i < ne; i++) worst_rows = fmax(worst_rows, fabs(ua[i] - ub[i]) / (1 + fabs(ua[i])));
-        double wv[3];
-        entries_against(&a->usjac, ja, &b->usjac, jb, pos, ne, rmax, hit, wv);
-        worst = fmax(worst, wv[0]), worst_extra = fmax(worst_extra, wv[1]);
-    }
-    CHECK_MSG(good > 0, "%s: no random point inside the model's domain", file);
+    int good = rows_against(a, b, ne, &a->usjac, &b->usjac, model_eval_user_states, &seed, file, sv, rmax, wr);
+    double worst_rows = wr[0], worst = wr[1], worst_extra = wr[2];
     CHECK_MSG(worst_rows <= 1e-13, "%s: the rows' values: %.3g", file, worst_rows);
     CHECK_MSG(worst <= 1e-13, "%s: forward against symbolic entries: %.3g", file, worst);
     CHECK_MSG(worst_extra <= 1e-13, "%s: entries only in the structural pattern: %.3g", file, worst_extra);
@@ -413,7 +434,7 @@ static void same_user_states(const char *file, int curved)
     mbl_dae_deriv_free(da), mbl_dae_deriv_free(db);
     mbl_point_free(pa);
     mblx_tape_free(tb);
-    free(pos), free(sv), free(w), free(ua), free(ub), free(rmax), free(hit), free(vb), free(w2), free(dx);
+    free(sv), free(w), free(ub), free(rmax), free(vb), free(w2), free(dx);
     mbl_model_free(a), mbl_model_free(b);
 }
 
@@ -422,6 +443,47 @@ TEST(user_states_forward)
     same_user_states("examples/mech/whipple_bicycle.yaml", 1); /* s, sdot, sddot of 7 states */
     same_user_states("tests/model/bicycle_like_qdot.yaml", 0); /* with velocity states w, wdot; coordinates */
     same_user_states("examples/rolling_disc_speeds.yaml", 0);
+}
+
+/* The outputs of a forward_jacobian load (compile.c, outputs_jacobian): the outputs' tape colored as
+ * the user states', md->yjac the structural pattern without nodes; their values and their
+ * Jacobian's (model_eval_outputs: forward sweeps) equal the default load's (symbolic entries) at
+ * random points to 1e-13 of each row's largest entry, zeros where the default has no entry; the
+ * view's work_y and the model's work_size hold the sweeps' work. */
+static void same_outputs(const char *file)
+{
+    mbl_model *a = load(file, NULL, 0), *b = load(file, NULL, 1);
+    if (!a || !b) {
+        mbl_model_free(a), mbl_model_free(b);
+        return;
+    }
+    int ny = a->ny;
+    CHECK_MSG(ny > 0 && mblx_tape_fwdjac(b->tape_y) && !mblx_tape_fwdjac(a->tape_y), "%s: forward outputs", file);
+    CHECK_MSG(b->yjac.nz >= a->yjac.nz && a->yjac.nz > 0 && b->yjac.node[0] == MBLX_NONE, "%s: entries %d, default %d", file,
+              b->yjac.nz, a->yjac.nz);
+    model_view v;
+    model_view_get(b, &v);
+    const mblx_fwdjac *J = mblx_tape_fwdjac(b->tape_y);
+    size_t wy = J ? mblx_fwdjac_work_size(J, b->tape_y) : 0;
+    CHECK_MSG(v.work_y == wy && b->work_size >= wy, "%s: work %zu, view %zu, model %zu", file, wy, v.work_y, b->work_size);
+    double *sv = calloc(mblx_symbol_count(a->g) + 1, sizeof *sv), *rmax = calloc((size_t)ny + 1, sizeof *rmax), wr[3];
+    unsigned seed = 48;
+    rows_against(a, b, ny, &a->yjac, &b->yjac, model_eval_outputs, &seed, file, sv, rmax, wr);
+    double worst_rows = wr[0], worst = wr[1], worst_extra = wr[2];
+    CHECK_MSG(worst_rows <= 1e-13, "%s: the outputs' values: %.3g", file, worst_rows);
+    CHECK_MSG(worst <= 1e-13, "%s: forward against symbolic entries: %.3g", file, worst);
+    CHECK_MSG(worst_extra <= 1e-13, "%s: entries only in the structural pattern: %.3g", file, worst_extra);
+    printf("%s: outputs' entries %d (default %d); rows %.2g, entries %.2g, extra %.2g\n", file, b->yjac.nz,
+           a->yjac.nz, worst_rows, worst, worst_extra);
+    free(sv), free(rmax);
+    mbl_model_free(a), mbl_model_free(b);
+}
+
+TEST(outputs_forward)
+{
+    same_outputs("examples/mech/whipple_bicycle.yaml"); /* lean and steer of the quaternions */
+    same_outputs("examples/mech/single_track_car.yaml"); /* a velocity */
+    same_outputs("examples/slider_pendulum.yaml");       /* a text model's */
 }
 
 int main(void)
@@ -434,5 +496,6 @@ int main(void)
     RUN(kinetic_energy_quadratic);
     RUN(nonholonomic_linear);
     RUN(user_states_forward);
+    RUN(outputs_forward);
     return test_summary("fwd_load");
 }
