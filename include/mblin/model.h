@@ -79,9 +79,11 @@ typedef struct mbl_load_options {
      * the same values to rounding, the pattern structural (entries that cancel are kept as zeros).
      * Only for models without numerically evaluated terms (the others load as with 0); what needs
      * the Jacobian's expressions (simulation, sensitivities, code generation) builds them when
-     * first asked. The user states' Jacobian (linearize.states, velocity_states) likewise, by
-     * sweeps of their rows' tape, where no row depends on more than 48 unknowns. Default 0; the tool sets 1 for linearize, equilibrium, check, compare and report
-     * (their `--symbolic-jacobian` sets 0), not for sweeps and the other many-point commands. */
+     * first asked. The user states' Jacobian (linearize.states, velocity_states) and the outputs'
+     * (outputs:, without a term of their own) likewise, by sweeps of their rows' tape, where no
+     * row depends on more than 48 unknowns. Default 0; the tool sets 1 for linearize,
+     * equilibrium, check, compare and report (their `--symbolic-jacobian` sets 0), not for sweeps
+     * and the other many-point commands. */
     int forward_jacobian;
     /* User routines (include/mblin/user.h, docs/user-routines.md). A model whose file names a
      * shared library under `routines:` runs that library's code when it is loaded and evaluated:
