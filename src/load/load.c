@@ -154,10 +154,11 @@ int load_src_read_opt(const char *text, size_t len, const char *file, const mbl_
     struct model_text_block *blocks = NULL;
     memset(&doc, 0, sizeof doc);
     int more = 0;
-    /* the nodes' room: two per separator (a key and its value per colon, an item per comma or
-     * line), 1.6 times the N = 10^4 mechanism four-bar's 940,000 nodes, whose estimate of two per
-     * line and comma (720,000) made the array double, copying 69 MB */
-    int lrc = model_yaml_first_document(&parser, &doc, text, len, 2 * seps + 16, file, max_nesting, &more, &blocks, st);
+    /* the nodes' room: 1.5 per separator (the four-bars' files, mechanism and dae, have 1.24 nodes
+     * a separator: a key and its value per colon, an item per comma or line); the estimate of two
+     * per line and comma (720,000) made the N = 10^4 mechanism four-bar's array of 940,000 nodes
+     * double, copying 69 MB (two per separator raised its peak resident size 235 -> 244 MB) */
+    int lrc = model_yaml_first_document(&parser, &doc, text, len, seps + seps / 2 + 16, file, max_nesting, &more, &blocks, st);
     if (lrc) {
         model_yaml_doc_free(&doc, &blocks);
         yaml_parser_delete(&parser);
