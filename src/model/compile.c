@@ -360,13 +360,32 @@ static int bind_terms(mbl_model *md, const int *merged_at, mbl_status *st)
 
 static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st);
 
-/* The user states' rows (model_user_state_rows) into *e, and their Jacobian md->usjac: for a load
- * with forward_jacobian (a one-point command's), the forward coloring *usfj where no row is wide,
- * md->usjac its structural pattern without nodes (model_user_state_nodes builds them when asked)
- * and the values forward sweeps of the rows' tape (model_eval_user_states): the mechanism
- * bicycle's 21 rows and 198 entries differentiated symbolically and compiled cost 6 M
- * instructions. Else (*usfj NULL) their symbolic Jacobian (jacobian_unknowns), whose entries
- * tape_us computes after the rows, as a sweep's many evaluations want them. */
+/* The Jacobian J of rows[0 .. nrows): for a load with forward_jacobian (a one-point command's),
+ * the forward coloring *fj of the rows by the unknowns they depend on (unknowns_used: the N = 2000
+ * mechanism four-bar's user-state rows took 4.3 M instructions colored by all its unknowns, 0.3 M
+ * differentiated) and J its structural pattern without nodes, the values forward sweeps of the
+ * rows' tape; else (*fj NULL: not asked, or a row too wide) their symbolic Jacobian
+ * (jacobian_unknowns), whose entries the rows' tape computes after the rows. */
+static int rows_jacobian(mbl_model *md, int nrows, const mblx_id *rows, mbl_sjac *J, mblx_fwdjac **fj, mbl_status *st)
+{
+    *fj = NULL;
+    if (md->forward_jacobian && nrows) {
+        int *cols = mbl_alloc_array((size_t)md->nunk + 1, sizeof *cols);
+        if (!cols) return mbl_error(st, MBL_ENOMEM, "out of memory");
+        int ncol = unknowns_used(md, nrows, rows, cols);
+        if (ncol < 0) ncol = md->nunk, mbl_free(cols), cols = NULL; /* (every unknown) */
+        int rc = jacobian_forward(md, (size_t)nrows, rows, cols, ncol, fj, st);
+        if (!rc && *fj) rc = forward_pattern(*fj, cols, ncol, J, st);
+        mbl_free(cols);
+        if (rc) mblx_fwdjac_free(*fj), *fj = NULL;
+        if (rc || *fj) return rc;
+    }
+    return jacobian_unknowns(md, nrows, rows, 0, J, st);
+}
+
+/* The user states' rows (model_user_state_rows) into *e, and their Jacobian md->usjac
+ * (rows_jacobian: the mechanism bicycle's 21 rows and 198 entries differentiated symbolically and
+ * compiled cost 6 M instructions; by forward sweeps, *usfj, model_eval_user_states). */
 static int user_states_jacobian(mbl_model *md, mblx_id **e, mblx_fwdjac **usfj, mbl_status *st)
 {
     int ne = 3 * md->nus + 2 * md->nuvs;
@@ -375,45 +394,18 @@ static int user_states_jacobian(mbl_model *md, mblx_id **e, mblx_fwdjac **usfj, 
     if (!*e) return mbl_error(st, MBL_ENOMEM, "out of memory");
     model_user_state_rows(md, *e);
     int rc = mblx_graph_status(md->g, st);
-    /* colored by the unknowns the rows depend on (unknowns_used: the N = 2000 mechanism four-bar's
-     * user-state rows took 4.3 M instructions colored by all its unknowns, 0.3 M differentiated) */
-    int *cols = !rc && md->forward_jacobian && ne ? mbl_alloc_array((size_t)md->nunk + 1, sizeof *cols) : NULL;
-    if (!rc && md->forward_jacobian && ne && !cols) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-    int ncol = cols ? unknowns_used(md, ne, *e, cols) : 0;
-    if (cols && ncol < 0) ncol = md->nunk, mbl_free(cols), cols = NULL; /* (every unknown) */
-    if (!rc && md->forward_jacobian && ne) rc = jacobian_forward(md, (size_t)ne, *e, cols, ncol, usfj, st);
-    if (!rc && *usfj) rc = forward_pattern(*usfj, cols, ncol, &md->usjac, st);
-    else if (!rc) rc = jacobian_unknowns(md, ne, *e, 0, &md->usjac, st);
-    mbl_free(cols);
-    if (rc) {
-        mbl_free(*e), mblx_fwdjac_free(*usfj);
-        *e = NULL, *usfj = NULL;
-    }
+    if (!rc) rc = rows_jacobian(md, ne, *e, &md->usjac, usfj, st);
+    if (rc) mbl_free(*e), *e = NULL;
     return rc;
 }
 
-/* The outputs' Jacobian md->yjac: a term's own (yterm), else for a load with forward_jacobian (a
- * one-point command's) the forward coloring *yfj of the outputs by the unknowns they depend on, as
- * the user states' (user_states_jacobian), md->yjac its structural pattern without nodes and the
- * values forward sweeps of the outputs' tape (model_eval_outputs): the mechanism bicycle's 2
- * outputs' 12 entries differentiated symbolically cost 0.23 M instructions and most of their tape's
- * 0.11 M. Else (*yfj NULL) their symbolic Jacobian, whose entries tape_y computes after the rows. */
+/* The outputs' Jacobian md->yjac: a term's own (yterm), else rows_jacobian's (the mechanism
+ * bicycle's 2 outputs' 12 entries differentiated symbolically cost 0.23 M instructions and most of
+ * their tape's 0.11 M; by forward sweeps, *yfj, model_eval_outputs). */
 static int outputs_jacobian(mbl_model *md, const model_term_ops *yterm, mblx_fwdjac **yfj, mbl_status *st)
 {
     *yfj = NULL;
-    if (yterm) return yterm->outputs_jac(md, st);
-    if (md->forward_jacobian && md->ny) {
-        int *cols = mbl_alloc_array((size_t)md->nunk + 1, sizeof *cols);
-        if (!cols) return mbl_error(st, MBL_ENOMEM, "out of memory");
-        int ncol = unknowns_used(md, md->ny, md->y, cols);
-        if (ncol < 0) ncol = md->nunk, mbl_free(cols), cols = NULL; /* (every unknown) */
-        int rc = jacobian_forward(md, (size_t)md->ny, md->y, cols, ncol, yfj, st);
-        if (!rc && *yfj) rc = forward_pattern(*yfj, cols, ncol, &md->yjac, st);
-        mbl_free(cols);
-        if (rc) mblx_fwdjac_free(*yfj), *yfj = NULL;
-        if (rc || *yfj) return rc;
-    }
-    return jacobian_unknowns(md, md->ny, md->y, 0, &md->yjac, st);
+    return yterm ? yterm->outputs_jac(md, st) : rows_jacobian(md, md->ny, md->y, &md->yjac, yfj, st);
 }
 
 /* md->jac0: tape_jac's values once when the tape reads no symbol (model_eval_jac and its kin copy

@@ -114,18 +114,35 @@ int model_eval_jac_rows(const mbl_model *md, mblx__subtape *view, const int *out
     return mblx__fwdjac_eval_rows(J, view, outpos, syms, jac, work, st);
 }
 
-int model_eval_outputs(const mbl_model *md, const double *syms, double *out, double *work, mbl_status *st)
+/* A rows' tape (the outputs', the user states'): its nrows rows, then its Jacobian's values, by
+ * forward sweeps where a one-point load gave it a coloring (compile.c, rows_jacobian), else the
+ * tape's own entries after the rows */
+static int rows_tape_eval(const mblx_tape *t, int nrows, const double *syms, double *out, double *work, mbl_status *st)
 {
-    const mblx_fwdjac *J = mblx_tape_fwdjac(md->tape_y); /* (a one-point load's: compile.c, outputs_jacobian) */
-    if (J) return mblx_fwdjac_eval(J, md->tape_y, syms, out + md->ny, out, work, st);
-    return mblx_tape_eval(md->tape_y, syms, out, work, st);
+    const mblx_fwdjac *J = mblx_tape_fwdjac(t);
+    return J ? mblx_fwdjac_eval(J, t, syms, out + nrows, out, work, st) : mblx_tape_eval(t, syms, out, work, st);
 }
 
-size_t model_outputs_work(const mbl_model *md)
+/* Doubles of rows_tape_eval's work */
+static size_t rows_tape_work(const mblx_tape *t)
 {
-    const mblx_fwdjac *J = mblx_tape_fwdjac(md->tape_y);
-    return J ? mblx_fwdjac_work_size(J, md->tape_y) : mblx_tape_work_size(md->tape_y);
+    const mblx_fwdjac *J = mblx_tape_fwdjac(t);
+    return J ? mblx_fwdjac_work_size(J, t) : mblx_tape_work_size(t);
 }
+
+int model_eval_outputs(const mbl_model *md, const double *syms, double *out, double *work, mbl_status *st)
+{
+    return rows_tape_eval(md->tape_y, md->ny, syms, out, work, st);
+}
+
+size_t model_outputs_work(const mbl_model *md) { return rows_tape_work(md->tape_y); }
+
+int model_eval_user_states(const mbl_model *md, const double *syms, double *out, double *work, mbl_status *st)
+{
+    return rows_tape_eval(md->tape_us, 3 * md->nus + 2 * md->nuvs, syms, out, work, st);
+}
+
+size_t model_user_states_work(const mbl_model *md) { return rows_tape_work(md->tape_us); }
 
 /* The Jacobian and the outputs with theirs (y: md->tape_y's layout; NULL: not wanted). A term with
  * a jac_y entry that is the model's only one evaluates both in one pass (a tree's texts and

@@ -167,10 +167,3 @@ void model_view_get(const mbl_model *md, model_view *v)
     v->work_us = model_user_states_work(md), v->work_y = model_outputs_work(md);
     for (int b = 0; b <= MBL_NBLK; b++) v->blk0[b] = model_blk0_inline(md, b);
 }
-
-int model_eval_user_states(const mbl_model *md, const double *syms, double *out, double *work, mbl_status *st)
-{
-    const mblx_fwdjac *J = mblx_tape_fwdjac(md->tape_us);
-    if (J) return mblx_fwdjac_eval(J, md->tape_us, syms, out + 3 * md->nus + 2 * md->nuvs, out, work, st);
-    return mblx_tape_eval(md->tape_us, syms, out, work, st);
-}

@@ -20,12 +20,6 @@ void model_user_state_rows(mbl_model *md, mblx_id *e)
     }
 }
 
-size_t model_user_states_work(const mbl_model *md)
-{
-    const mblx_fwdjac *J = mblx_tape_fwdjac(md->tape_us);
-    return J ? mblx_fwdjac_work_size(J, md->tape_us) : mblx_tape_work_size(md->tape_us);
-}
-
 const char *mbl_model_user_state_text(const mbl_model *md, int i)
 {
     return md && i >= 0 && i < md->nus ? md->us_text[i] : NULL;
