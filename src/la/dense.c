@@ -450,6 +450,48 @@ int mbla_lstsq(int m, int n, int nrhs, double *A, int lda, double *B, int ldb, d
     return 0;
 }
 
+int mbla_lstsq_qr(int m, int n, int nrhs, double *A, int lda, double *B, int ldb, double rcond, int *rank,
+                  mbl_status *st)
+{
+    const char *fn = "mbla_lstsq_qr";
+    int r = la_check_mat(st, fn, "A", m, n, A, lda);
+    if (r) return r;
+    int mx = m > n ? m : n, k = m < n ? m : n;
+    if (nrhs < 0) return mbl_error(st, MBL_EDIM, "%s: nrhs = %d", fn, nrhs);
+    if (ldb < la_max1(mx)) return mbl_error(st, MBL_EDIM, "%s: ldb %d < max(1, %d, %d)", fn, ldb, m, n);
+    if (!B && nrhs && mx) return mbl_error(st, MBL_EARG, "%s: B is NULL", fn);
+    if ((r = la_check_finite(st, fn, "A", m, n, A, lda))) return r;
+    if (rank) *rank = 0;
+    if (nrhs == 0) return 0;
+    if (k == 0) { /* the minimum-norm solution of an empty system is 0 */
+        for (int c = 0; c < nrhs; c++)
+            for (int i = 0; i < n; i++) B[i + (size_t)c * ldb] = 0.0;
+        return 0;
+    }
+    /* jpvt all 0: every column free to move to the front (dgeqp3) */
+    lapack_int *jpvt = mbl_calloc((size_t)n, sizeof *jpvt);
+    if (!jpvt) return mbl_error(st, MBL_ENOMEM, "%s: out of memory", fn);
+    double wq = 0.0;
+    int rk = 0;
+    if (rcond < 0) rcond = DBL_EPSILON;
+    int info = LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, m, n, nrhs, A, lda, B, ldb, jpvt, rcond, &rk, &wq, -1);
+    if (info < 0) {
+        mbl_free(jpvt);
+        return la_lapacke_error(st, "mbla_lstsq_qr (dgelsy)", info);
+    }
+    int lwork = la_query_lwork(wq, 1);
+    double *work = mbl_alloc_array((size_t)lwork, sizeof *work);
+    if (!work) {
+        mbl_free(jpvt);
+        return mbl_error(st, MBL_ENOMEM, "%s: out of memory (workspace %d)", fn, lwork);
+    }
+    info = LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, m, n, nrhs, A, lda, B, ldb, jpvt, rcond, &rk, work, lwork);
+    mbl_free(jpvt), mbl_free(work);
+    if (info < 0) return la_lapacke_error(st, "mbla_lstsq_qr (dgelsy)", info);
+    if (rank) *rank = rk;
+    return 0;
+}
+
 int mbla_lu_complete(int n, double *A, int lda, int *ipiv, int *jpiv, int *nsmall,
                      mbl_status *st)
 {

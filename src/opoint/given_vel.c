@@ -7,8 +7,9 @@
  *                      velocity or angular_velocity, --set-velocity x=c)
  *   h_j(q, v, t) = c_j for each held velocity keyed by an expression (JV(crank): 12)
  * From the start v0 (held values in place, the others the file's or 0) the change dv of least
- * 2-norm that satisfies all rows: A dv = -r(v0), by LAPACK's minimum-norm least squares (dgelsd)
- * or SPQR for large systems, then one refinement step. A held row forces its own quantity, so
+ * 2-norm that satisfies all rows: A dv = -r(v0), by LAPACK's minimum-norm least squares (dgelsy:
+ * a complete orthogonal factorization, rank by rank_tol) or SPQR for large systems, then one
+ * refinement step. A held row forces its own quantity, so
  * only what the user left open moves. Rows that cannot all hold (two held rates of a
  * one-degree-of-freedom mechanism that disagree) leave a least-squares residual: that is an
  * error naming the held velocities in it, never a silent compromise. */
@@ -98,7 +99,7 @@ static int gv_step(gv *w, mbl_status *st)
         if (!J) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         for (int p = 0; !rc && p < w->nz; p++) J[w->ti[p] + (size_t)w->tj[p] * m] += w->tx[p];
         int rank = 0;
-        if (!rc) rc = mbla_lstsq(m, n, 1, J, m > 0 ? m : 1, b, mx > 0 ? mx : 1, sp->opt->rank_tol, &rank, st);
+        if (!rc) rc = mbla_lstsq_qr(m, n, 1, J, m > 0 ? m : 1, b, mx > 0 ? mx : 1, sp->opt->rank_tol, &rank, st);
         for (int c = 0; !rc && c < n; c++) dx[c] = b[c];
         mbl_free(J);
     } else if (!rc) {

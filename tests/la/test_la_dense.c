@@ -638,9 +638,47 @@ TEST(lstsq_closed_forms)
     CHECK_EQ_INT(mbla_lstsq(3, 2, 1, A, 3, b, 2, 1e-9, &rank, &st), MBL_EDIM); /* ldb < max(m, n) */
 }
 
+/* mbla_lstsq_qr (dgelsy): the closed forms above, and on a 4 x 5 matrix of rank 2 (the product of
+ * a 4 x 2 and a 2 x 5 factor) the same rank and minimum-norm solution as mbla_lstsq's SVD. */
+TEST(lstsq_qr_against_svd)
+{
+    mbl_status st;
+    double A[6] = {1, 0, 1, 0, 1, 1}, b[3] = {1, 2, 4};
+    int rank = -1;
+    CHECK_EQ_INT(mbla_lstsq_qr(3, 2, 1, A, 3, b, 3, 1e-9, &rank, &st), 0);
+    CHECK_EQ_INT(rank, 2);
+    CHECK_CLOSE(b[0], 4.0 / 3.0, 1e-14);
+    CHECK_CLOSE(b[1], 7.0 / 3.0, 1e-14);
+    double D[6] = {1, 1, 0, 1, 1, 0}, c[3] = {2, 2, 0};
+    CHECK_EQ_INT(mbla_lstsq_qr(3, 2, 1, D, 3, c, 3, 1e-9, &rank, &st), 0);
+    CHECK_EQ_INT(rank, 1);
+    CHECK_CLOSE(c[0], 1.0, 1e-14);
+    CHECK_CLOSE(c[1], 1.0, 1e-14);
+    double E[2] = {3, 4}, e[2] = {5, 0};
+    CHECK_EQ_INT(mbla_lstsq_qr(1, 2, 1, E, 1, e, 2, -1.0, &rank, &st), 0);
+    CHECK_EQ_INT(rank, 1);
+    CHECK_CLOSE(e[0], 0.6, 1e-14);
+    CHECK_CLOSE(e[1], 0.8, 1e-14);
+    const double L[8] = {1, -2, 0.5, 3, 2, 1, -1, 0.25}, R[10] = {1, 0.5, -1, 2, 0.3, 1, 2, -0.7, 1.5, 1};
+    double M1[20], M2[20], r1[5] = {1, -1, 2, 0.5, 0}, r2[5];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 5; j++) M1[i + 4 * j] = L[i] * R[2 * j] + L[i + 4] * R[2 * j + 1];
+    memcpy(M2, M1, sizeof M1), memcpy(r2, r1, sizeof r1);
+    int rq = -1, rs = -1;
+    CHECK_EQ_INT(mbla_lstsq_qr(4, 5, 1, M1, 4, r1, 5, 1e-9, &rq, &st), 0);
+    CHECK_EQ_INT(mbla_lstsq(4, 5, 1, M2, 4, r2, 5, 1e-9, &rs, &st), 0);
+    CHECK_EQ_INT(rq, 2);
+    CHECK_EQ_INT(rs, 2);
+    for (int j = 0; j < 5; j++) CHECK_CLOSE(r1[j], r2[j], 1e-12);
+    CHECK_EQ_INT(mbla_lstsq_qr(3, 2, 1, A, 3, b, 2, 1e-9, &rank, &st), MBL_EDIM); /* ldb < max(m, n) */
+    double bad[2] = {NAN, 1}, z[2] = {1, 1};
+    CHECK_EQ_INT(mbla_lstsq_qr(1, 2, 1, bad, 1, z, 2, 1e-9, &rank, &st), MBL_EARG);
+}
+
 int main(void)
 {
     RUN(lstsq_closed_forms);
+    RUN(lstsq_qr_against_svd);
     RUN(eig_tridiagonal_toeplitz);
     RUN(eig_companion_complex_roots);
     RUN(eig_rotation);
