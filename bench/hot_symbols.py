@@ -8,7 +8,8 @@ code, the nonlinear bicycle's 600 functions took about 45 faults; laid out toget
 The layout changes no instruction, only addresses.
 
 The list: the functions callgrind sees in the main job (`linearize` of the nonlinear bicycle,
-which also covers the start and `--version`), then those the other commands add (the demo's
+which also covers the start and `--version`), then those the mechanism bicycle adds (the model
+compiler of src/mech: issue 69's bicycle against `--version`), then the other commands' (the demo's
 `--matrices`, a four-bar as JSON, a sweep). Under valgrind OpenBLAS picks the kernels of
 valgrind's CPU, and another machine picks its own: the OpenBLAS kernels come last, one block per
 CPU type the archive holds (every kernel the commands ran, for ZEN, then for HASWELL, ...), so
@@ -28,6 +29,7 @@ OUT = os.path.join(ROOT, "cmake", "static_cli", "hot_symbols.txt")
 
 COMMANDS = [
     ["linearize", "examples/whipple_bicycle_nonlinear.yaml"],
+    ["linearize", "examples/mech/whipple_bicycle.yaml"],
     ["linearize", "examples/slider_pendulum.yaml", "--matrices"],
     ["linearize", "examples/fourbar_N20.yaml", "--json"],
     ["sweep", "examples/fourbar_N5.yaml", "--param", "k=20:28:20", "--threads", "1"],
