@@ -388,7 +388,9 @@ MBL_API int mbl_model_draw(const mbl_model *model, const mbl_point *pt, int nsha
  * model that is no relative-coordinate mechanism. Cost: B's entries are formed symbolically at
  * each call (under a lock: the model's expression graph grows) and dB by forward-mode sweeps of
  * their tape (mblx_fwdjac: exact to rounding; entries that cancel may come out at the rounding
- * level instead of 0). A 100-link URDF chain: 1.6 s and 330 MB for `linearize --json`. */
+ * level instead of 0). A 100-link URDF chain: 1.6 s and 330 MB for `linearize --json`. The dense
+ * B, Bdot and dB (and the entries' nodes) over the load's memory budget (mbl_load_options.mem_budget,
+ * default 2 GiB) are refused before any work: MBL_ENOMEM, the message giving their size. */
 typedef struct mbl_vtrans {
     int nrow, ncol;
     char **row_name;  /* nrow */

@@ -524,6 +524,7 @@ static int formulate_kinematics(loader *L)
         }
         md->nkin = s->kinematics.n;
         md->kin_planar = s->kin_planar;
+        md->kin_budget = s->mem_budget > 0 ? s->mem_budget : MBL_MEM_BUDGET_DEFAULT;
         for (int j = 0; j < md->nkin; j++) {
             const mbl_src_item *it = &s->kinematics.items[j];
             char what[160];

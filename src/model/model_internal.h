@@ -162,6 +162,7 @@ struct mbl_model {
     int nkin, kin_planar;
     mblx_id *kin;
     char **kin_body;             /* nkin: the body name of each item */
+    double kin_budget;           /* the load's memory budget (mbl_src.mem_budget): B, Bdot and dB/dq beyond it are refused */
     /* the tree's structured term evaluated numerically beside tape_F and tape_jac (model/rtree.h),
      * NULL without one; then md->F and md->jac.node lack its rows and entries, and the full
      * expressions are built on demand (model_dae_nodes: Fx, jx) */

@@ -220,7 +220,24 @@ int mbl_report_export_vtrans(const char *dir, const mbl_model *md, const mbl_poi
 {
     mbl_vtrans *v = NULL;
     int rc = mbl_model_velocity_transformation(md, pt, &v, st);
+    if (rc == MBL_ENOMEM && st && st->msg[0]) { /* over the memory budget: why, in vt_omitted.txt */
+        char path[4096];
+        snprintf(path, sizeof path, "%s/vt_omitted.txt", dir);
+        char msg[sizeof st->msg];
+        memcpy(msg, st->msg, sizeof msg);
+        FILE *f = mbl_output_open(path, st);
+        if (!f) return MBL_EIO;
+        fprintf(f, "%s\n", msg);
+        if (fclose(f)) return mbl_error(st, MBL_EIO, "%s: write error", path);
+        mbl_status_clear(st);
+        return 0;
+    }
     if (rc || !v) return rc;
+    {
+        char stale[4096]; /* an earlier run's reason, in the same directory */
+        snprintf(stale, sizeof stale, "%s/vt_omitted.txt", dir);
+        (void)remove(stale);
+    }
     size_t n = (size_t)v->ncol;
     if (!rc) rc = write_mtx(dir, "vt_B", v->B, v->nrow, v->ncol, MBL_MTX_ARRAY, st);
     if (!rc) rc = write_mtx(dir, "vt_Bdot", v->Bdot, v->nrow, v->ncol, MBL_MTX_ARRAY, st);

@@ -234,7 +234,13 @@ static void json_vtrans(FILE *f, const mbl_model *md, const mbl_point *pt)
     mbl_vtrans *v = NULL;
     mbl_status st;
     memset(&st, 0, sizeof st);
-    if (mbl_model_velocity_transformation(md, pt, &v, &st) || !v) return;
+    if (mbl_model_velocity_transformation(md, pt, &v, &st)) { /* too large, or not evaluated: why, in its place */
+        fputs(",\n \"velocity_transformation\": {\"omitted\": ", f);
+        mbl_json_string(f, st.msg);
+        fputs("}", f);
+        return;
+    }
+    if (!v) return;
     size_t nB = (size_t)v->nrow * (size_t)v->ncol;
     fputs(",\n \"velocity_transformation\": {\"rows\": ", f);
     json_names(f, v->row_name, v->nrow);

@@ -62,6 +62,10 @@ if(PYTHON3)
   endif()
   add_test(NAME test_json_schema COMMAND ${MBLIN_PYTHON3_JSONSCHEMA} ${CMAKE_CURRENT_SOURCE_DIR}/cli/json_schema_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  # a relative-coordinate mechanism's dense velocity transformation (B, Bdot, dB/dq) under --mem-budget:
+  # left out of --json and -o with the reason (issue 69: the 2000-loop four-bar in relative coordinates)
+  add_test(NAME test_vtrans_budget COMMAND ${MBLIN_PYTHON3_JSONSCHEMA} ${CMAKE_CURRENT_SOURCE_DIR}/cli/vtrans_budget_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   # the inputs of the fuzz targets (tests/fuzz) that showed a bug of the command line (issue 30)
   add_test(NAME test_cli_fuzz_regress COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/fuzz_regress_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
