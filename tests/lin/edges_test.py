@@ -78,6 +78,9 @@ check(ok, f"Magic Formula car at C = 1.3: augmented answers, the single-track pa
 
 for c in ("1e300", "1e40"):
     rc, out, err = run("linearize", model, "--set", f"C={c}")
+    # the refusal, one line; at C = 1e40 a note may come first: the velocities' rounding (1e-31)
+    # times the slope B C D = 6e44 is a residual acceleration, noted under some kernels (Prescott)
+    err = "".join(l for l in err.splitlines(True) if not l.startswith("mblin: note: "))
     check(rc == 1 and one_line(err) and "cond_max" in err and "condition estimate" in err
           and "_wheel_y'" in err and "--set C=" in err and out == "",
           f"Magic Formula car at C = {c}: refused in one line naming the condition, cond_max, the equation "
