@@ -408,24 +408,34 @@ int mbla_svd(int m, int n, double *A, int lda, char job, double *s, double *U, i
     return 0;
 }
 
+/* mbla_lstsq's and mbla_lstsq_qr's arguments checked, and the cases without a factorization (no
+ * right-hand side, an empty system: the solution 0) done: 1 when the call is complete (*r its
+ * result), 0 when it should factor. */
+static int lstsq_start(const char *fn, int m, int n, int nrhs, double *A, int lda, double *B, int ldb, int *rank,
+                       mbl_status *st, int *r)
+{
+    int mx = m > n ? m : n, k = m < n ? m : n;
+    if ((*r = la_check_mat(st, fn, "A", m, n, A, lda))) return 1;
+    if (nrhs < 0) return *r = mbl_error(st, MBL_EDIM, "%s: nrhs = %d", fn, nrhs), 1;
+    if (ldb < la_max1(mx)) return *r = mbl_error(st, MBL_EDIM, "%s: ldb %d < max(1, %d, %d)", fn, ldb, m, n), 1;
+    if (!B && nrhs && mx) return *r = mbl_error(st, MBL_EARG, "%s: B is NULL", fn), 1;
+    if ((*r = la_check_finite(st, fn, "A", m, n, A, lda))) return 1;
+    if (rank) *rank = 0;
+    if (nrhs == 0) return 1;
+    if (k == 0) { /* the minimum-norm solution of an empty system is 0 */
+        for (int c = 0; c < nrhs; c++)
+            for (int i = 0; i < n; i++) B[i + (size_t)c * ldb] = 0.0;
+        return 1;
+    }
+    return 0;
+}
+
 int mbla_lstsq(int m, int n, int nrhs, double *A, int lda, double *B, int ldb, double rcond, int *rank,
                mbl_status *st)
 {
     const char *fn = "mbla_lstsq";
-    int r = la_check_mat(st, fn, "A", m, n, A, lda);
-    if (r) return r;
-    int mx = m > n ? m : n, k = m < n ? m : n;
-    if (nrhs < 0) return mbl_error(st, MBL_EDIM, "%s: nrhs = %d", fn, nrhs);
-    if (ldb < la_max1(mx)) return mbl_error(st, MBL_EDIM, "%s: ldb %d < max(1, %d, %d)", fn, ldb, m, n);
-    if (!B && nrhs && mx) return mbl_error(st, MBL_EARG, "%s: B is NULL", fn);
-    if ((r = la_check_finite(st, fn, "A", m, n, A, lda))) return r;
-    if (rank) *rank = 0;
-    if (nrhs == 0) return 0;
-    if (k == 0) { /* the minimum-norm solution of an empty system is 0 */
-        for (int c = 0; c < nrhs; c++)
-            for (int i = 0; i < n; i++) B[i + (size_t)c * ldb] = 0.0;
-        return 0;
-    }
+    int r = 0, k = m < n ? m : n;
+    if (lstsq_start(fn, m, n, nrhs, A, lda, B, ldb, rank, st, &r)) return r;
     double *s = mbl_alloc_array((size_t)k, sizeof *s);
     if (!s) return mbl_error(st, MBL_ENOMEM, "%s: out of memory", fn);
     double wq = 0.0;
@@ -454,20 +464,8 @@ int mbla_lstsq_qr(int m, int n, int nrhs, double *A, int lda, double *B, int ldb
                   mbl_status *st)
 {
     const char *fn = "mbla_lstsq_qr";
-    int r = la_check_mat(st, fn, "A", m, n, A, lda);
-    if (r) return r;
-    int mx = m > n ? m : n, k = m < n ? m : n;
-    if (nrhs < 0) return mbl_error(st, MBL_EDIM, "%s: nrhs = %d", fn, nrhs);
-    if (ldb < la_max1(mx)) return mbl_error(st, MBL_EDIM, "%s: ldb %d < max(1, %d, %d)", fn, ldb, m, n);
-    if (!B && nrhs && mx) return mbl_error(st, MBL_EARG, "%s: B is NULL", fn);
-    if ((r = la_check_finite(st, fn, "A", m, n, A, lda))) return r;
-    if (rank) *rank = 0;
-    if (nrhs == 0) return 0;
-    if (k == 0) { /* the minimum-norm solution of an empty system is 0 */
-        for (int c = 0; c < nrhs; c++)
-            for (int i = 0; i < n; i++) B[i + (size_t)c * ldb] = 0.0;
-        return 0;
-    }
+    int r = 0;
+    if (lstsq_start(fn, m, n, nrhs, A, lda, B, ldb, rank, st, &r)) return r;
     /* jpvt all 0: every column free to move to the front (dgeqp3) */
     lapack_int *jpvt = mbl_calloc((size_t)n, sizeof *jpvt);
     if (!jpvt) return mbl_error(st, MBL_ENOMEM, "%s: out of memory", fn);
