@@ -7,7 +7,8 @@
  * A one-shot whose pattern allows it factors the kinematic system only (the sweep's
  * one-factorization path, augmented.c oneshot_direct; lin->cond is then the kinematic system's
  * estimate), while a sweep's first point factors both matrices: there the two agree to 1e-10 of
- * each matrix's largest entry, and A's eigenvalues to 1e-10 of the largest modulus. Where the
+ * each matrix's largest entry, and A's eigenvalues to 1e-10 of the largest modulus; nonholonomic
+ * models take it too since session 49 (the bicycles, the rolling disc). Where the
  * one-shot takes the augmented matrix too (a model with ode states) it equals the sweep's first
  * point bit for bit, as before. The one-shot also drops
  * its triplets, the kinematic matrix and the copies inside its KLU factorizations as soon as they
@@ -81,7 +82,13 @@ static void compare_bits(const char *path, const char *route, const mbl_linear *
     same(path, route, "the condition estimate", &x->cond, &y->cond, 1);
 }
 
-/* A's eigenvalues: each of x's matched to the nearest unused one of y */
+/* Below this times the largest modulus an eigenvalue of A is in the zero cluster: a nonholonomic
+ * model's zero eigenvalue is defective (the mechanism bicycle's: a Jordan block), and a change of
+ * delta in A moves it by about delta^(1/k), 2e-8 of 14.1 between the two routes, not 1e-10 */
+#define ZERO_CLUSTER 1e-6
+
+/* A's eigenvalues: each of x's matched to the nearest unused one of y, within AGREE of the largest
+ * modulus, those of the zero cluster within ZERO_CLUSTER */
 static void eigs_close(const char *path, const mbl_linear *x, const mbl_linear *y)
 {
     int n = x->nx;
@@ -91,7 +98,7 @@ static void eigs_close(const char *path, const mbl_linear *x, const mbl_linear *
     int ok = w && used && !mbla_eig(n, x->A, n, w, w + n, NULL, 1, NULL, 1, &st) &&
              !mbla_eig(n, y->A, n, w + 2 * n, w + 3 * n, NULL, 1, NULL, 1, &st);
     CHECK_MSG(ok, "%s: eigenvalues", path);
-    double big = 0, worst = 0;
+    double big = 0, worst = 0, worst_zero = 0;
     for (int i = 0; ok && i < n; i++) big = fmax(big, hypot(w[i], w[n + i]));
     for (int i = 0; ok && i < n; i++) {
         int best = -1;
@@ -101,9 +108,12 @@ static void eigs_close(const char *path, const mbl_linear *x, const mbl_linear *
             if (!used[j] && e < d) d = e, best = j;
         }
         if (best >= 0) used[best] = 1;
-        worst = fmax(worst, d);
+        if (hypot(w[i], w[n + i]) <= ZERO_CLUSTER * big) worst_zero = fmax(worst_zero, d);
+        else worst = fmax(worst, d);
     }
     CHECK_MSG(!ok || worst <= AGREE * big, "%s: eigenvalues of A differ by %.3g of %.3g", path, worst, big);
+    CHECK_MSG(!ok || worst_zero <= ZERO_CLUSTER * big, "%s: zero eigenvalues of A differ by %.3g of %.3g", path,
+              worst_zero, big);
     free(w), free(used);
 }
 
@@ -209,10 +219,11 @@ TEST(fourbar_N5_damped) { check_model("examples/fourbar_N5_damped.yaml", 0, 1); 
 TEST(chain2) { check_chain(2); }
 TEST(chain8) { check_chain(8); }
 TEST(slider_pendulum_outputs) { check_model("examples/slider_pendulum.yaml", 1, -1); }
-TEST(whipple_bicycle_outputs) { check_model("examples/whipple_bicycle.yaml", 1, -1); }
+TEST(whipple_bicycle_outputs) { check_model("examples/whipple_bicycle.yaml", 1, 1); } /* nonholonomic */
 TEST(rigid_rotor) { check_model("examples/mech/rigid_rotor.yaml", 0, -1); }
 TEST(spatial_fourbar) { check_model("examples/mech/spatial_fourbar.yaml", 0, -1); }
-TEST(rolling_disc) { check_model("examples/rolling_disc.yaml", 0, -1); }
+TEST(rolling_disc) { check_model("examples/rolling_disc.yaml", 0, 1); }                 /* nonholonomic */
+TEST(mech_bicycle) { check_model("examples/mech/whipple_bicycle.yaml", 1, 1); } /* rolling wheels, held velocities */
 TEST(dc_motor_pendulum_ode) { check_model("examples/ode/dc_motor_pendulum.yaml", 0, 0); } /* ode states */
 
 int main(void)
@@ -227,6 +238,7 @@ int main(void)
     RUN(rigid_rotor);
     RUN(spatial_fourbar);
     RUN(rolling_disc);
+    RUN(mech_bicycle);
     RUN(dc_motor_pendulum_ode);
     return test_summary("lin_oneshot");
 }
