@@ -373,21 +373,11 @@ static int kin_factor(mbl_lin_work *w, const mbl_lin_options *opt, double *condk
  * as it did before this path took such models. */
 #define DIRECT_OMEGA2_MAX 1e20
 
-static double norm1(const double *A, int m, int n)
-{
-    double best = 0;
-    for (int j = 0; j < n; j++) {
-        double s = 0;
-        for (int i = 0; i < m; i++) s += fabs(A[i + (size_t)j * m]);
-        if (!(s <= best)) best = s; /* (NaN kept) */
-    }
-    return best;
-}
-
 static int direct_in_range(const mbl_lin_work *w, const mbl_linear *lin)
 {
-    double m = norm1(lin->M, w->z1, w->z1), k = norm1(lin->K, w->z1, w->z0), c = norm1(lin->Cd, w->z1, w->z1);
-    return m > 0 && k / m <= DIRECT_OMEGA2_MAX && (c / m) * (c / m) <= DIRECT_OMEGA2_MAX;
+    int z1 = w->z1;
+    double m = mbla_norm1(z1, z1, lin->M, z1), k = mbla_norm1(z1, w->z0, lin->K, z1), c = mbla_norm1(z1, z1, lin->Cd, z1);
+    return m > 0 && k / m <= DIRECT_OMEGA2_MAX && (c / m) * (c / m) <= DIRECT_OMEGA2_MAX; /* (NaN: out) */
 }
 
 /* A one-shot by the sweep's one-factorization path (relin.c: the kinematic system alone, then

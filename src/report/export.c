@@ -218,26 +218,22 @@ int mbl_report_export_format(const char *dir, const mbl_model *md, const mbl_lin
 
 int mbl_report_export_vtrans(const char *dir, const mbl_model *md, const mbl_point *pt, mbl_status *st)
 {
+    char omitted[EXPORT_PATH_MAX]; /* why the matrices are left out, or an earlier run's reason removed */
+    if (export_path(omitted, dir, "vt_omitted.txt", st)) return st ? st->code : MBL_EIO;
     mbl_vtrans *v = NULL;
     int rc = mbl_model_velocity_transformation(md, pt, &v, st);
-    if (rc == MBL_ENOMEM && st && st->msg[0]) { /* over the memory budget: why, in vt_omitted.txt */
-        char path[4096];
-        snprintf(path, sizeof path, "%s/vt_omitted.txt", dir);
+    if (rc == MBL_ENOMEM && st && st->msg[0]) { /* over the memory budget */
         char msg[sizeof st->msg];
         memcpy(msg, st->msg, sizeof msg);
-        FILE *f = mbl_output_open(path, st);
+        FILE *f = mbl_output_open(omitted, st);
         if (!f) return MBL_EIO;
         fprintf(f, "%s\n", msg);
-        if (fclose(f)) return mbl_error(st, MBL_EIO, "%s: write error", path);
+        if (fclose(f)) return mbl_error(st, MBL_EIO, "%s: write error", omitted);
         mbl_status_clear(st);
         return 0;
     }
     if (rc || !v) return rc;
-    {
-        char stale[4096]; /* an earlier run's reason, in the same directory */
-        snprintf(stale, sizeof stale, "%s/vt_omitted.txt", dir);
-        (void)remove(stale);
-    }
+    (void)remove(omitted);
     size_t n = (size_t)v->ncol;
     if (!rc) rc = write_mtx(dir, "vt_B", v->B, v->nrow, v->ncol, MBL_MTX_ARRAY, st);
     if (!rc) rc = write_mtx(dir, "vt_Bdot", v->Bdot, v->nrow, v->ncol, MBL_MTX_ARRAY, st);
@@ -248,9 +244,9 @@ int mbl_report_export_vtrans(const char *dir, const mbl_model *md, const mbl_poi
         if (!rc) rc = write_mtx(dir, "K_l", Kl, v->ncol, v->ncol, MBL_MTX_ARRAY, st);
         mbl_free(Kl);
     }
+    char path[EXPORT_PATH_MAX];
+    if (!rc) rc = export_path(path, dir, "vt_names.txt", st);
     if (!rc) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/vt_names.txt", dir);
         FILE *f = mbl_output_open(path, st);
         if (!f) rc = MBL_EIO;
         else {
