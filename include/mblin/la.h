@@ -182,6 +182,18 @@ MBL_API int mbla_lstsq(int m, int n, int nrhs, double *A, int lda, double *B, in
 MBL_API int mbla_lstsq_qr(int m, int n, int nrhs, double *A, int lda, double *B, int ldb, double rcond, int *rank,
                   mbl_status *st);
 
+/* mbla_lstsq_qr in two steps, for several right-hand sides of one matrix given one after the other
+ * (a refinement step): mbla_cod_new factors A (m x n, read only; rcond as mbla_lstsq_qr's), then
+ * mbla_cod_solve overwrites B (ldb x nrhs, ldb >= max(1, m, n)) with the minimum-norm solutions, the
+ * same numbers bit for bit as mbla_lstsq_qr on the same A and B (dgelsy's own steps and workspace).
+ * mbla_cod_rank: the effective rank (0 for NULL). Errors: MBL_EARG, MBL_EDIM, MBL_ENOMEM, and a
+ * non-finite entry of A or B refused (MBL_EARG). */
+typedef struct mbla_cod mbla_cod;
+MBL_API int mbla_cod_new(int m, int n, const double *A, int lda, double rcond, mbla_cod **out, mbl_status *st);
+MBL_API int mbla_cod_solve(const mbla_cod *f, int nrhs, double *B, int ldb, mbl_status *st);
+MBL_API int mbla_cod_rank(const mbla_cod *f);
+MBL_API void mbla_cod_free(mbla_cod *f);
+
 /* Singular value decomposition A = U S V^T (dgesvd).
  *   A (m x n)  destroyed on output.
  *   job        'S': thin U (m x k) and V^T (k x n), k = min(m, n);

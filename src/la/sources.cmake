@@ -2,6 +2,7 @@ list(APPEND MBLIN_SOURCES
   src/la/dense.c
   src/la/dense_eig.c
   src/la/dense_rcond.c
+  src/la/dense_cod.c
   src/la/csc.c
   src/la/klu.c
   src/la/klu_saddle.c

@@ -8,7 +8,8 @@
  *   h_j(q, v, t) = c_j for each held velocity keyed by an expression (JV(crank): 12)
  * From the start v0 (held values in place, the others the file's or 0) the change dv of least
  * 2-norm that satisfies all rows: A dv = -r(v0), by LAPACK's minimum-norm least squares (dgelsy:
- * a complete orthogonal factorization, rank by rank_tol) or SPQR for large systems, then one
+ * a complete orthogonal factorization, rank by rank_tol; mbla_cod, whose factorization the
+ * refinement reuses where its matrix is the same) or SPQR for large systems, then one
  * refinement step. A held row forces its own quantity, so
  * only what the user left open moves. Rows that cannot all hold (two held rates of a
  * one-degree-of-freedom mechanism that disagree) leave a least-squares residual: that is an
@@ -31,6 +32,11 @@ typedef struct gv {
     int *ti, *tj, *rowq; /* triplets; rowq: per row, the coordinate (>= 0), -1 - j for held expression j,
                             or -1000000 for a constraint row */
     double *tx, *res, *hval, *gval;
+    /* the dense path's last matrix (nrow x n) and its factorization: the refinement step's matrix is
+     * the first step's where no held expression changed its gradient (the constraint rows are kept,
+     * gv_eval; held rates are rows of the identity), and is then not factored again */
+    double *J0;
+    mbla_cod *cod;
 } gv;
 
 /* rows, triplets and residuals at the point's velocities. same_q: the coordinates are those of the
@@ -105,11 +111,19 @@ static int gv_step(gv *w, mbl_status *st)
     if (!b || !dx) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     for (int r = 0; !rc && r < m; r++) b[r] = -w->res[r];
     if (!rc && n <= OPOINT_DENSE_MAX && m <= OPOINT_DENSE_MAX) {
-        double *J = mbl_calloc((size_t)m * (size_t)n + 1, sizeof *J);
+        size_t mn = (size_t)m * (size_t)n;
+        double *J = mbl_calloc(mn + 1, sizeof *J);
         if (!J) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         for (int p = 0; !rc && p < w->nz; p++) J[w->ti[p] + (size_t)w->tj[p] * m] += w->tx[p];
-        int rank = 0;
-        if (!rc) rc = mbla_lstsq_qr(m, n, 1, J, m > 0 ? m : 1, b, mx > 0 ? mx : 1, sp->opt->rank_tol, &rank, st);
+        /* the same matrix as the last step's: its factorization solves again (mbla_cod: dgelsy's
+         * numbers bit for bit) */
+        if (!rc && !(w->cod && !memcmp(J, w->J0, mn * sizeof *J))) {
+            mbla_cod_free(w->cod), w->cod = NULL;
+            mbl_free(w->J0), w->J0 = NULL;
+            rc = mbla_cod_new(m, n, J, m > 0 ? m : 1, sp->opt->rank_tol, &w->cod, st);
+            if (!rc) w->J0 = J, J = NULL;
+        }
+        if (!rc) rc = mbla_cod_solve(w->cod, 1, b, mx > 0 ? mx : 1, st);
         for (int c = 0; !rc && c < n; c++) dx[c] = b[c];
         mbl_free(J);
     } else if (!rc) {
@@ -239,6 +253,6 @@ int opoint_given_velocities(opoint_subproblem *sp, const int *hq, const double *
     }
     if (!rc && mv->m + mv->k) gv_note(&w);
     mbl_free(w.ti), mbl_free(w.tj), mbl_free(w.tx), mbl_free(w.rowq), mbl_free(w.res), mbl_free(w.hval);
-    mbl_free(w.gval), mbl_free(flag);
+    mbl_free(w.gval), mbl_free(flag), mbl_free(w.J0), mbla_cod_free(w.cod);
     return rc;
 }

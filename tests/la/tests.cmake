@@ -1,5 +1,6 @@
 # tests of src/la
 mblin_add_test(test_la_dense ${CMAKE_CURRENT_SOURCE_DIR}/la/test_la_dense.c)
+mblin_add_test(test_la_cod ${CMAKE_CURRENT_SOURCE_DIR}/la/test_la_cod.c)
 mblin_add_test(test_la_sparse ${CMAKE_CURRENT_SOURCE_DIR}/la/test_la_sparse.c)
 mblin_add_test(test_la_gpl ${CMAKE_CURRENT_SOURCE_DIR}/la/test_la_gpl.c)
 mblin_add_test(test_la_eigs ${CMAKE_CURRENT_SOURCE_DIR}/la/test_la_eigs.c)
