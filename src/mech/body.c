@@ -182,6 +182,23 @@ void mech_euler_params(const double R[9], double e[4])
 #undef RR
 }
 
+
+/* component k of a marker's axis: a row of its body's rotation texts A (global) times the axis in
+ * body axes n (numbers), "A1*n1 + A2*n2 + A3*n3" without the terms whose number is 0, "A" for 1 and
+ * "-A" for -1 ("0" when every number is 0): the same expression in a third of the text where the
+ * marker's axes lie along the body's (most markers) */
+static const char *axis_text(mech *M, char *const A[3], const double n[3])
+{
+    sbuf b = {0};
+    for (int j = 0; j < 3; j++) {
+        if (n[j] == 0) continue;
+        const char *sep = n[j] == -1 ? (b.n ? " - " : "-") : b.n ? " + " : "";
+        mech_sb_add(M, &b, sep, A[j]);
+        if (n[j] != 1 && n[j] != -1) mech_sb_add(M, &b, "*", mech_num(M, n[j]));
+    }
+    if (!b.n) return "0";
+    return mech_sb_done(M, &b);
+}
 /* ---- bodies and markers ---------------------------------------------------------------------- */
 
 static int marker_pos_vars(mech *M, marker *K);
@@ -284,8 +301,7 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
     for (int a = 0; a < 3 && !rc; a++)
         for (int k = 0; k < 3 && !rc; k++) {
             K->ax[a][k] = mech_fmt(M, "_%c_%s_%d", axn[a], name, k + 1);
-            const char *t = mech_fmt(M, "%s*%s + %s*%s + %s*%s", B->A[3 * k], mech_num(M, R[3 * a]), B->A[3 * k + 1],
-                                     mech_num(M, R[3 * a + 1]), B->A[3 * k + 2], mech_num(M, R[3 * a + 2]));
+            const char *t = axis_text(M, &B->A[3 * k], &R[3 * a]);
             rc = mech_add_spare_var(M, K->ax[a][k], t, line, col);
         }
     return rc;

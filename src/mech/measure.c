@@ -86,8 +86,17 @@ const char *mech_twist_angle(mech *M, int mi, int mj)
         double k = nearbyint((turns - a0) / two_pi);
         if (k != 0 && fabs(turns - (a0 + k * two_pi)) <= 1e-9 * fmax(1.0, fabs(turns))) at = a0 + k * two_pi;
     }
-    const char *t0 = mech_fmt(M, "(%s*%s + %s*%s + %s*%s + %s*%s)", a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3]);
-    const char *t3 = mech_fmt(M, "(%s*%s - %s*%s - %s*%s + %s*%s)", a[0], b[3], b[0], a[3], a[1], b[2], a[2], b[1]);
+    /* r0 and r3 as variables: each is written twice in the angle (their texts, sums of products of
+     * the markers' Euler parameters, were 12 KB of the bicycle's 30 KB of texts); a variable's node
+     * is its text's, so the expression is the same */
+    int k = M->ntwist++;
+    const char *t0 = mech_fmt(M, "_tw%d_r0", k), *t3 = mech_fmt(M, "_tw%d_r3", k);
+    int line = M->mk[mi].line, col = M->mk[mi].col;
+    if (mech_add_var(M, t0, mech_fmt(M, "(%s*%s + %s*%s + %s*%s + %s*%s)", a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3]),
+                     line, col) ||
+        mech_add_var(M, t3, mech_fmt(M, "(%s*%s - %s*%s - %s*%s + %s*%s)", a[0], b[3], b[0], a[3], a[1], b[2], a[2], b[1]),
+                     line, col))
+        return "0";
     return mech_fmt(M, "(%s + 2*atan2(%s*(%s*%s - %s*%s), %s*(%s*%s + %s*%s)))", mech_num(M, at), mech_num(M, sg), t3, mech_num(M, c), t0,
                     mech_num(M, s), mech_num(M, sg), t0, mech_num(M, c), t3, mech_num(M, s));
 }

@@ -145,6 +145,7 @@ typedef struct mech {
     joint *jt;
     int nj, cj;
     int nstate; /* generated state variable counter */
+    int ntwist; /* twist angles made (mech_twist_angle): their relative Euler parameters' variables */
     struct drv {
         const char *elem, *part; /* "driver 'spin'", "motion" */
         const yaml_node_t *at;   /* the text's node */
