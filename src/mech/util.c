@@ -603,13 +603,17 @@ int mech_add_var_of(mech *M, const char *name, const char *text, int line, int c
 }
 
 /* the names a spare variable may have: _x_..., _y_..., _z_..., _p_... (a marker's axes and
- * position), _phi_... (a planar marker's angle) and _c_..., _s_... (a planar body's cosine and
- * sine: unused when its joints and forces are the numeric term's and nothing is drawn) */
+ * position), _phi_... (a planar marker's angle), _c_..., _s_... (a planar body's cosine and
+ * sine: unused when its joints and forces are the numeric term's and nothing is drawn) and
+ * _A_..., _w_... (a spatial body's rotation entries and angular velocity, mech_euler_texts: a
+ * wheel's rotation is read in one column, by its axle, and a frame's angular velocity by nothing
+ * but a measure; the bicycle's 21 unused ones were parsed, 0.2 M instructions) */
 static int spare_form(const char *b, size_t n)
 {
     if (n > 5 && !strncmp(b, "_phi_", 5)) return 1;
     return n >= 4 && b[0] == '_' && b[2] == '_' &&
-           (b[1] == 'x' || b[1] == 'y' || b[1] == 'z' || b[1] == 'p' || b[1] == 'c' || b[1] == 's');
+           (b[1] == 'x' || b[1] == 'y' || b[1] == 'z' || b[1] == 'p' || b[1] == 'c' || b[1] == 's' ||
+            b[1] == 'A' || b[1] == 'w');
 }
 
 int mech_add_spare_var(mech *M, const char *name, const char *text, int line, int col)
@@ -887,7 +891,7 @@ int mech_euler_texts(mech *M, body *B, int constraint, int wvars)
         mech_fmt(M, "2*(%s^2 + %s^2) - 1", e[0], e[3])};
     for (int k = 0; k < 9 && !rc; k++) {
         B->A[k] = mech_fmt(M, "_A_%s_%d%d", name, k / 3 + 1, k % 3 + 1);
-        rc = mech_add_var(M, B->A[k], At[k], B->line, B->col);
+        rc = mech_add_spare_var(M, B->A[k], At[k], B->line, B->col); /* dropped when unused */
     }
     /* global angular velocity w = 2 E(e) der(e) */
     const char *d[4];
@@ -898,7 +902,7 @@ int mech_euler_texts(mech *M, body *B, int constraint, int wvars)
         mech_fmt(M, "2*(-%s*%s - %s*%s + %s*%s + %s*%s)", e[3], d[0], e[2], d[1], e[1], d[2], e[0], d[3])};
     for (int k = 0; k < 3 && !rc; k++) {
         B->w[k] = mech_fmt(M, "_w_%s_%d", name, k + 1);
-        if (wvars) rc = mech_add_var(M, B->w[k], wt[k], B->line, B->col);
+        if (wvars) rc = mech_add_spare_var(M, B->w[k], wt[k], B->line, B->col); /* (as A's) */
     }
     return rc;
 }
