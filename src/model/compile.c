@@ -209,7 +209,7 @@ typedef struct compile_job {
     const char *stage;
     /* 1: a one-point load's forward residual tape, evaluated at a point or two: compiled as written
      * (mblx__compile_written's bound form: no search for shared pairs and chains; the mechanism
-     * bicycle's load 0.82 M instructions less than with mblx_compile_bound's pairs, other last bits:
+     * bicycle's load 0.82 M instructions less than mblx__compile_once's pairs, other last bits:
      * docs/expressions.md, docs/benchmarks.md "Issue 69 item 4, session 50") */
     int once;
 } compile_job;
@@ -509,7 +509,7 @@ static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
     /* a load for a one-point command (forward_jacobian: the tool's linearize, equilibrium, check,
      * compare and report) evaluates the outputs' and user states' tapes at a point or two: compiled
      * as written (mblx__compile_written: no search for shared pairs and chains; the mechanism
-     * bicycle's load 0.50 M instructions less than with the pairs, other last bits), as
+     * bicycle's load 0.50 M instructions less than with mblx__compile_once's, other last bits), as
      * its forward residual tape is (compile_thread). */
     mblx_tape *(*compile_few_evals)(const mblx_graph *, size_t, const mblx_id *, mbl_status *) =
         md->forward_jacobian ? compile_written : mblx_compile;
