@@ -185,7 +185,8 @@ MBL_API int mbla_lstsq_qr(int m, int n, int nrhs, double *A, int lda, double *B,
 /* mbla_lstsq_qr in two steps, for several right-hand sides of one matrix given one after the other
  * (a refinement step): mbla_cod_new factors A (m x n, read only; rcond as mbla_lstsq_qr's), then
  * mbla_cod_solve overwrites B (ldb x nrhs, ldb >= max(1, m, n)) with the minimum-norm solutions, the
- * same numbers bit for bit as mbla_lstsq_qr on the same A and B (dgelsy's own steps and workspace).
+ * same numbers bit for bit as LAPACK's dgelsy on the same A and B (dgelsy's own steps and workspace;
+ * mbla_lstsq_qr is these two steps at once).
  * mbla_cod_rank: the effective rank (0 for NULL). Errors: MBL_EARG, MBL_EDIM, MBL_ENOMEM, and a
  * non-finite entry of A or B refused (MBL_EARG). */
 typedef struct mbla_cod mbla_cod;

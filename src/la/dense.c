@@ -463,31 +463,15 @@ int mbla_lstsq(int m, int n, int nrhs, double *A, int lda, double *B, int ldb, d
 int mbla_lstsq_qr(int m, int n, int nrhs, double *A, int lda, double *B, int ldb, double rcond, int *rank,
                   mbl_status *st)
 {
-    const char *fn = "mbla_lstsq_qr";
     int r = 0;
-    if (lstsq_start(fn, m, n, nrhs, A, lda, B, ldb, rank, st, &r)) return r;
-    /* jpvt all 0: every column free to move to the front (dgeqp3) */
-    lapack_int *jpvt = mbl_calloc((size_t)n, sizeof *jpvt);
-    if (!jpvt) return mbl_error(st, MBL_ENOMEM, "%s: out of memory", fn);
-    double wq = 0.0;
-    int rk = 0;
-    if (rcond < 0) rcond = DBL_EPSILON;
-    int info = LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, m, n, nrhs, A, lda, B, ldb, jpvt, rcond, &rk, &wq, -1);
-    if (info < 0) {
-        mbl_free(jpvt);
-        return la_lapacke_error(st, "mbla_lstsq_qr (dgelsy)", info);
-    }
-    int lwork = la_query_lwork(wq, 1);
-    double *work = mbl_alloc_array((size_t)lwork, sizeof *work);
-    if (!work) {
-        mbl_free(jpvt);
-        return mbl_error(st, MBL_ENOMEM, "%s: out of memory (workspace %d)", fn, lwork);
-    }
-    info = LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, m, n, nrhs, A, lda, B, ldb, jpvt, rcond, &rk, work, lwork);
-    mbl_free(jpvt), mbl_free(work);
-    if (info < 0) return la_lapacke_error(st, "mbla_lstsq_qr (dgelsy)", info);
-    if (rank) *rank = rk;
-    return 0;
+    if (lstsq_start("mbla_lstsq_qr", m, n, nrhs, A, lda, B, ldb, rank, st, &r)) return r;
+    /* dgelsy's steps, its factorization made and used once (src/la/dense_cod.c) */
+    mbla_cod *f = NULL;
+    r = mbla_cod_new(m, n, A, lda, rcond, &f, st);
+    if (!r) r = mbla_cod_solve(f, nrhs, B, ldb, st);
+    if (!r && rank) *rank = mbla_cod_rank(f);
+    mbla_cod_free(f);
+    return r;
 }
 
 int mbla_lu_complete(int n, double *A, int lda, int *ipiv, int *jpiv, int *nsmall,

@@ -3,7 +3,8 @@
  * own calls in its order with its workspace lengths (dgeqp3, the rank by dlaic1's incremental
  * condition estimate, dtzrzf; then per right-hand side dormqr, dtrsm, dormrz and the column
  * permutation, with dgelsy's scalings of A and B), so that a solve gives dgelsy's numbers bit for
- * bit (tests/la/test_la_dense.c compares them). */
+ * bit (tests/la/test_la_cod.c compares them with LAPACKE_dgelsy_work's). mbla_lstsq_qr is the
+ * two steps at once. */
 #include "la/la_internal.h"
 
 #include <cblas.h>

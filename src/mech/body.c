@@ -182,7 +182,6 @@ void mech_euler_params(const double R[9], double e[4])
 #undef RR
 }
 
-
 /* component k of a marker's axis: a row of its body's rotation texts A (global) times the axis in
  * body axes n (numbers), "A1*n1 + A2*n2 + A3*n3" without the terms whose number is 0, "A" for 1 and
  * "-A" for -1 ("0" when every number is 0): the same expression in a third of the text where the
@@ -199,6 +198,7 @@ static const char *axis_text(mech *M, char *const A[3], const double n[3])
     if (!b.n) return "0";
     return mech_sb_done(M, &b);
 }
+
 /* ---- bodies and markers ---------------------------------------------------------------------- */
 
 static int marker_pos_vars(mech *M, marker *K);

@@ -683,8 +683,7 @@ static const unsigned char id_cls[256] = {
 };
 
 /* the identifier b[0 .. len - 1] of a text: marked (and put on the stack) when it names a spare
- * variable not marked yet; only spare names are in vi, all of the form _x_..., _y_..., _z_...,
- * _p_..., _c_..., _s_..., _phi_... */
+ * variable not marked yet; only spare names are in vi, all of spare_form's forms */
 static void mark_name(const nameset *vi, const char *b, size_t len, unsigned char *used, int *stack, int *nstack)
 {
     if (*b != '_' || !spare_form(b, len)) return;
@@ -720,9 +719,10 @@ static void mark_uses_tokens(const nameset *vi, const char *text, unsigned char 
  * go on the stack. Spare names begin with '_': the text is searched for '_' (strchr), and one
  * begins a name where the character before it ends a token or is none (an operator, a space, a
  * parenthesis); after a letter, a digit or '_' it is inside an identifier or a number (both go on
- * through '_'; the search goes on after that token's letters, digits and '_'). After a '.' that depends on the tokens before (a number's point or none): the
- * text is read token by token (mark_uses_tokens, the same names). The compiler's texts were read
- * character by character (the bicycle's 0.24 M instructions). */
+ * through '_'; the search goes on after that token's letters, digits and '_'). After a '.' that
+ * depends on the tokens before (a number's point or none): the text is read token by token
+ * (mark_uses_tokens, the same names). The compiler's texts were read character by character (the
+ * bicycle's 0.24 M instructions). */
 static void mark_uses(const nameset *vi, const char *text, unsigned char *used, int *stack, int *nstack)
 {
     if (!text) return;
