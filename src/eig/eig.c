@@ -736,6 +736,16 @@ done:
  * the second solve with a smaller backward error, within this relative distance plus the rounding
  * level of a zero (zero_floor); none: the pair keeps its vector */
 #define DGEEV_MATCH_REL 1e-8
+/* The scaling can cost an eigenvalue digits too, not only its vector: an A of ||A||_1 = 1.2e11
+ * with entries at the rounding level of zero ones (the single-track car with a front tire of
+ * 1e14 N/rad) gave its unstable 0.889 as 0.855 under one kernel, backward error 6.8e-14, where
+ * the permutation-only solve has 0.8894 at 8e-16 (a backward stable pair has about nx eps). So a
+ * pair of a modulus above zero_floor whose backward error exceeds DGEEV_STABLE_NEPS nx eps
+ * (a second solve then runs) takes the value and the vector of its match there: the nearest
+ * eigenvalue of the same kind, also above zero_floor, with a backward error within that bound,
+ * each used once. Zeros keep the scaled solve's values, which are the more accurate ones for a
+ * defective zero (see above and docs/linearization.md, "dgeev's scaling balancer"). */
+#define DGEEV_STABLE_NEPS 10.0
 
 /* the rounding level of a zero eigenvalue of A (mbl_eig_result.zero_floor; the match's floor) */
 static double dgeev_zero_floor(int nx, const double *A)
@@ -786,30 +796,49 @@ static double dgeev_berr(int nx, const double *A, const double *wr, const double
     return worst;
 }
 
-/* The pairs of (wr, wi, berr) whose backward error exceeds DGEEV_BERR_RETRY take the eigenvectors
- * of their matches in the second solve (wr2, wi2, berr2, VR2), each used once; the eigenvalues
- * stay. 1: some vector was taken. */
-static int dgeev_take_vectors(int nx, const double *wr, const double *wi, const double *berr, double *VR,
+/* The pairs of (wr, wi, berr) of a modulus above zero_floor whose backward error exceeds stable
+ * take the values and vectors of their matches in the second solve (wr2, wi2, berr2, VR2): the
+ * nearest eigenvalue of the same kind there, within stable and above zero_floor, whose own nearest
+ * eigenvalue of the first solve is pair i (near: work, nx). Then the pairs whose backward error
+ * exceeds DGEEV_BERR_RETRY take the eigenvectors of their matches (the nearest of the same kind
+ * with a smaller backward error, within DGEEV_MATCH_REL); vectors: 0 skips these. Each match is
+ * used once (used: work, nx). 1: some value or vector was taken. */
+static int dgeev_take_matches(int nx, double *wr, double *wi, const double *berr, double *VR,
                               const double *wr2, const double *wi2, const double *berr2, const double *VR2,
-                              double zero_floor, unsigned char *used)
+                              double zero_floor, double stable, int vectors, unsigned char *used, int *near)
 {
     int taken = 0;
     memset(used, 0, (size_t)nx);
-    for (int i = 0; i < nx; i++) {
-        if (!(berr[i] > DGEEV_BERR_RETRY) || wi[i] < 0) continue; /* a pair by its first member */
-        int best = -1;
+    for (int j = 0; j < nx; j++) { /* the first solve's nearest first member, before any is replaced */
+        near[j] = -1;
         double bd = INFINITY;
-        for (int j = 0; j < nx; j++) {
-            if (used[j] || wi2[j] < 0 || (wi2[j] > 0) != (wi[i] > 0) || !(berr2[j] < berr[i])) continue;
-            double d = hypot(wr[i] - wr2[j], wi[i] - wi2[j]);
-            if (d < bd) bd = d, best = j;
+        for (int i = 0; i < nx; i++) {
+            double d = hypot(wr[i] - wr2[j], fabs(wi[i]) - fabs(wi2[j]));
+            if (wi[i] >= 0 && d < bd) bd = d, near[j] = i;
         }
-        if (best < 0 || !(bd <= DGEEV_MATCH_REL * hypot(wr[i], wi[i]) + zero_floor)) continue;
-        used[best] = 1;
-        int ncol = wi[i] > 0 ? 2 : 1;
-        memcpy(VR + (size_t)i * nx, VR2 + (size_t)best * nx, (size_t)ncol * nx * sizeof *VR);
-        taken = 1;
     }
+    for (int pass = 0; pass < 1 + vectors; pass++)
+        for (int i = 0; i < nx; i++) {
+            int value = pass == 0;
+            double mag = hypot(wr[i], wi[i]);
+            if (wi[i] < 0 || (used[i] & 2) || !(berr[i] > (value ? stable : DGEEV_BERR_RETRY))) continue; /* a pair by its first member */
+            if (value && !(mag > zero_floor)) continue;
+            int best = -1;
+            double bd = INFINITY;
+            for (int j = 0; j < nx; j++) {
+                if ((used[j] & 1) || wi2[j] < 0 || (wi2[j] > 0) != (wi[i] > 0) || !(berr2[j] < berr[i])) continue;
+                if (value && !(berr2[j] <= stable && hypot(wr2[j], wi2[j]) > zero_floor)) continue;
+                double d = hypot(wr[i] - wr2[j], wi[i] - wi2[j]);
+                if (d < bd) bd = d, best = j;
+            }
+            if (best < 0 || (value ? near[best] != i : !(bd <= DGEEV_MATCH_REL * mag + zero_floor))) continue;
+            used[best] |= 1, used[i] |= 2; /* (bit 1: the match is taken; bit 2: pair i has taken one) */
+            int ncol = wi[i] > 0 ? 2 : 1;
+            memcpy(VR + (size_t)i * nx, VR2 + (size_t)best * nx, (size_t)ncol * nx * sizeof *VR);
+            if (value)
+                for (int t = 0; t < ncol; t++) wr[i + t] = wr2[best + t], wi[i + t] = wi2[best + t];
+            taken = 1;
+        }
     return taken;
 }
 
@@ -822,24 +851,27 @@ int eig_dgeev(int nx, const double *A, int retry, double *wr, double *wi, double
     double *res = mbl_alloc_array(2 * (size_t)nx + 1, sizeof(double));
     double *VR2 = NULL, *w2 = NULL;
     unsigned char *used = NULL;
+    int *near = NULL;
     int rc = AV && res ? 0 : mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) rc = dgeev_run('B', nx, A, wr, wi, VR, st);
-    if (!rc && dgeev_berr(nx, A, wr, wi, VR, AV, res, berr) > DGEEV_BERR_RETRY && retry) {
-        /* vectors spoiled by the scaling: those pairs' vectors from the permutation only */
+    double stable = DGEEV_STABLE_NEPS * nx * DBL_EPSILON;
+    if (!rc && dgeev_berr(nx, A, wr, wi, VR, AV, res, berr) > stable) {
+        /* pairs spoiled by the scaling: their values and vectors, or vectors, from the permutation only */
         VR2 = mbl_alloc_array((size_t)nx * nx + 1, sizeof(double));
         w2 = mbl_alloc_array(3 * (size_t)nx + 1, sizeof(double)); /* wr2, wi2, berr2 */
         used = mbl_alloc_array((size_t)nx + 1, 1);
-        if (!VR2 || !w2 || !used) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        near = mbl_alloc_array((size_t)nx + 1, sizeof *near);
+        if (!VR2 || !w2 || !used || !near) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         if (!rc) rc = dgeev_run('P', nx, A, w2, w2 + nx, VR2, st);
         if (!rc) {
             dgeev_berr(nx, A, w2, w2 + nx, VR2, AV, res, w2 + 2 * nx);
-            if (dgeev_take_vectors(nx, wr, wi, berr, VR, w2, w2 + nx, w2 + 2 * nx, VR2, dgeev_zero_floor(nx, A), used)) {
+            if (dgeev_take_matches(nx, wr, wi, berr, VR, w2, w2 + nx, w2 + 2 * nx, VR2, dgeev_zero_floor(nx, A), stable, retry, used, near)) {
                 dgeev_berr(nx, A, wr, wi, VR, AV, res, berr);
                 if (retried) *retried = 1;
             }
         }
     }
-    mbl_free(AV), mbl_free(res), mbl_free(VR2), mbl_free(w2), mbl_free(used);
+    mbl_free(AV), mbl_free(res), mbl_free(VR2), mbl_free(w2), mbl_free(used), mbl_free(near);
     return rc;
 }
 

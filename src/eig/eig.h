@@ -107,12 +107,15 @@ void eig_result_free(mbl_eig_result *r);
 /* The "dgeev" strategy on its own, for any general A (nx x nx; also the Floquet monodromy
  * matrix, src/study/floquet.c): eigenvalues (wr, wi) and right eigenvectors VR (nx x nx, LAPACK's
  * packed form as mbla_eig's) by dgeev, which balances A ('B'), and berr (nx) the normwise backward
- * errors ||A v - s v||_2 / (||A||_F ||v||_2). retry: where one exceeds 1e-12 (DGEEV_BERR_RETRY in
- * eig.c; dgeev's scaling balancer spoils the vectors of an A with entries at the rounding level
- * of zero ones, docs/linearization.md "dgeev's scaling balancer"), A is solved again with the
- * permutation only and those pairs take the vectors of their matches there (the eigenvalues stay
- * dgeev's, bit for bit), berr recomputed; *retried (may be NULL) is then 1. Without a retry the
- * results are dgeev's (mbla_eig) bits. Errors: MBL_ENOMEM, mbla_eig's. */
+ * errors ||A v - s v||_2 / (||A||_F ||v||_2). Where one exceeds 10 nx eps (DGEEV_STABLE_NEPS in
+ * eig.c; dgeev's scaling balancer can spoil the vectors and values of an A with entries at the
+ * rounding level of zero ones, docs/linearization.md "dgeev's scaling balancer"), A is solved
+ * again with the permutation only: a pair of a modulus above the rounding level of a zero
+ * (zero_floor) with that backward error takes the value and vector of its match there (the nearest
+ * of the same kind, within 10 nx eps, whose own nearest in the first solve is that pair); then,
+ * when retry is set, a pair whose backward error still exceeds 1e-12 (DGEEV_BERR_RETRY) takes the
+ * vector of its match (the eigenvalue stays); berr recomputed; *retried (may be NULL) is then 1.
+ * Without a second solve the results are dgeev's (mbla_eig) bits. Errors: MBL_ENOMEM, mbla_eig's. */
 int eig_dgeev(int nx, const double *A, int retry, double *wr, double *wi, double *VR, double *berr, int *retried,
               mbl_status *st);
 
