@@ -33,6 +33,12 @@
 
 /* multiple of sqrt(eps * ||A||) below which an eigenvalue counts as zero */
 #define ZERO_DEFECT_FACTOR 10.0
+/* The eigenvalues judged on their own reach this multiple of the floor at least, also above
+ * zero_tol of the largest: rounding splits a defective zero by about the floor, and by more where
+ * the Jordan basis is ill-conditioned (the mechanism rolling disc at W = 100 rad/s: a real pair
+ * +-2.34e-6 over its floor 2.1e-6 and zero_tol 1.5e-7, reported as an unstable mode and a stable
+ * one; own_zero_error's estimate of such a split is at least its size: zero) */
+#define ZERO_OWN_FLOOR_SPAN 100.0
 #define TWO_PI 6.283185307179586476925286766559
 
 void mbl_modal_options_default(mbl_modal_options *opt)
@@ -197,11 +203,11 @@ static int modal_given(const mbl_linear *lin, const mbl_modal_options *opt, mbl_
  * <= 4 (dgeev's floor holds the doubles). Measured on the single-track car at Cf = 1e14 (the
  * closed form +0.88936506): s = 0.8893629, estimate 1.0e-4, error 2.2e-6. INFINITY (a zero, as
  * before) when A - s I cannot be factored. */
-static int own_zero_error(int nx, const double *A, double re, double im, double *err,
+static int own_zero_error(int nx, const double *A, double nA, double re, double im, double *err, double *zerr,
                           mbl_status *st)
 {
     int cplx = im != 0.0, N = cplx ? 2 * nx : nx;
-    *err = INFINITY;
+    *err = *zerr = INFINITY;
     double *C = mbl_alloc_array((size_t)N * N + 2 * (size_t)N + 1, sizeof *C);
     if (!C) return mbl_error(st, MBL_ENOMEM, "out of memory");
     double *x = C + (size_t)N * N, *y = x + N;
@@ -234,7 +240,7 @@ static int own_zero_error(int nx, const double *A, double re, double im, double 
     }
     mbla_dlu_free(lu);
     if (ok) { /* x = xr + i xi, y = yr + i yi (the real form's halves) */
-        double pr = 0, pi = 0, qr = 0, qi = 0, cw = 0;
+        double pr = 0, pi = 0, qr = 0, qi = 0, cw = 0, xn = 0, yn = 0;
         for (int j = 0; j < nx; j++) {
             double xr = x[j], xi = cplx ? x[j + nx] : 0.0, yr = y[j], yi = cplx ? y[j + nx] : 0.0;
             pr += yr * xr + yi * xi, pi += yr * xi - yi * xr; /* y^H x */
@@ -247,9 +253,11 @@ static int own_zero_error(int nx, const double *A, double re, double im, double 
             double rr = ar - (re * xr - im * xi), ri = ai - (re * xi + im * xr), ya = hypot(yr, yi);
             qr += yr * rr + yi * ri, qi += yr * ri - yi * rr;
             cw += ya * (aa + hypot(re, im) * hypot(xr, xi));
+            xn += xr * xr + xi * xi, yn += ya * ya;
         }
         double den = hypot(pr, pi);
         if (den > 0) *err = ZERO_OWN_SAFETY * (hypot(qr, qi) + DBL_EPSILON * cw) / den;
+        if (den > 0) *zerr = ZERO_OWN_SAFETY * (hypot(qr, qi) + DBL_EPSILON * nA * sqrt(xn) * sqrt(yn)) / den;
     }
     mbl_free(C);
     return 0;
@@ -299,7 +307,9 @@ static int shapes_all(const mbl_linear *lin, const mbl_eig_result *E, double *S,
 static int modal_own_zeros(const mbl_linear *lin, mbl_eig_result *E, double floor_tol, double ztol, mbl_status *st)
 {
     int nx = lin->nx, rc = 0;
-    double work = 0, budget = ZERO_OWN_WORK * 10.0 * (double)nx * nx * nx;
+    double work = 0, budget = ZERO_OWN_WORK * 10.0 * (double)nx * nx * nx, nA = 0;
+    for (size_t p = 0; p < (size_t)nx * nx; p++) nA += lin->A[p] * lin->A[p];
+    nA = sqrt(nA); /* ||A||_F */
     for (int done = 0; !rc; done++) {
         int best = -1;
         double bm = 0;
@@ -310,14 +320,14 @@ static int modal_own_zeros(const mbl_linear *lin, mbl_eig_result *E, double floo
         }
         if (best < 0) break;
         int pair = E->im[best] > 0 && best + 1 < nx && E->im[best + 1] == -E->im[best];
-        double err = INFINITY;
+        double err = INFINITY, zerr = INFINITY;
         double N = (E->im[best] != 0.0 ? 2.0 : 1.0) * nx, cost = 2.0 / 3.0 * N * N * N;
         if (done < ZERO_OWN_MAX && (done < ZERO_OWN_MIN || work + cost <= budget)) {
             work += cost;
-            rc = own_zero_error(nx, lin->A, E->re[best], E->im[best], &err, st);
+            rc = own_zero_error(nx, lin->A, nA, E->re[best], E->im[best], &err, &zerr, st);
         }
         for (int t = 0; t <= pair; t++) {
-            if (!(bm > err)) E->zero[best + t] = 1;
+            if (!(bm > err) || !(bm > zerr)) E->zero[best + t] = 1;
             else E->err[best + t] = err;
         }
     }
@@ -442,7 +452,7 @@ int modal_compute_reuse(const mbl_linear *lin, const mbl_modal_options *opt_in, 
      * estimate, else a mode with it (issue 65, item 5: a car's front tire at Cf = 1e14 made its
      * unstable +0.889 and its -1.923 "zero modes", 1e-9 of the tire's -6.1e9) */
     double floor_tol = fmax(E->zero_floor, 1e-12);
-    if ((rc = modal_own_zeros(lin, E, floor_tol, M->zero_tol, st))) goto done;
+    if ((rc = modal_own_zeros(lin, E, floor_tol, fmax(M->zero_tol, ZERO_OWN_FLOOR_SPAN * floor_tol), st))) goto done;
     for (int i = 0; i < nx; i++) {
         double mag = hypot(wr[i], wi[i]);
         si[i].zero = mag < floor_tol || E->zero[i];

@@ -133,6 +133,25 @@ for cf in (1e14, 1e15):
     fe = [e for e in ev if e["re"] < -1e8]
     check(len(fe) == 1 and abs(fe[0]["re"] - fast) <= 1e-6 * abs(fast), f"  the tire's {fast:.6g}: {[e['re'] for e in fe]}")
 
+# The rolling disc spinning fast (examples/mech/rolling_disc.yaml): six zeros and the wobble pair
+# +-i sqrt((12 W^2 R - 4 g) / (5 R)) (Neimark & Fufaev, the file's comment). At W = 100 and 300
+# rad/s A has ||A||_1 = 201 and 1.8e3, and entries at the rounding level of exact zeros (5e-12 in
+# the spin's acceleration row) split a defective zero into a real pair +-2.3e-6 .. +-3.8e-6 (+-2.1e-6i
+# with fd), just above dgeev's floor 10 sqrt(eps ||A||_1) and above zero_tol of the largest: they
+# were reported as an unstable and a stable real mode. Their normwise condition number is 1e9, so a
+# perturbation of A at eps ||A|| moves them by 5e-5: zero within their own error.
+for W in (100, 300):
+    wob = math.sqrt((12 * W * W * 0.3 - 4 * 9.81) / (5 * 0.3))
+    for method in ("augmented", "partition", "nullspace", "projection", "fd"):
+        d = run("linearize", "examples/mech/rolling_disc.yaml", "--set", f"W={W}", "--method", method)
+        ev = [e for e in d["eigenvalues"] if not e["spurious"]]
+        zeros = sum(e["kind"] == "zero" for e in ev)
+        osc = [e for e in ev if e["kind"] == "oscillatory"]
+        tol = 1e-6 if method == "fd" else 1e-9
+        check(zeros == 6 and len(osc) == 2 and all(abs(abs(e["im"]) - wob) <= tol * wob for e in osc),
+              f"rolling disc W = {W}, {method}: {zeros} zero modes (6), wobble "
+              f"{[e['im'] for e in osc]} vs +-{wob:.10g}, kinds {[e['kind'] for e in ev]}")
+
 if FAILS:
     print(f"{len(FAILS)} failed")
     sys.exit(1)
