@@ -18,6 +18,8 @@
  *    Two eigenvalues meeting on the imaginary axis (a collision) are refined on their
  *    discriminant; a point that lands exactly on the boundary, where the eigenvalue is zero or the
  *    pair double, is the answer.
+ *    A pair whose members are not simple at a point (a divergence inside the model's zero
+ *    cluster) is refined from two points outside it (refine_outside_pair).
  * 3. The answer verified: that number must differ just below and just above it (verify()), else
  *    the call refuses. */
 #include <float.h>
@@ -28,6 +30,7 @@
 #include "mblin/sensitivity.h"
 #include "mblin/sweep.h"
 #include "study/floquet_internal.h"
+#include "study/interp_root.h"
 
 void mbl_boundary_options_default(mbl_boundary_options *opt)
 {
@@ -344,6 +347,8 @@ typedef struct tval {
     int count;                /* count_plus() here */
     double scale;             /* the spectrum's scale here (the largest |s|) */
     double band;              /* one mode without an order line: its axis_band(), else 0 */
+    int defective;            /* a pair whose members are not simple here (the sensitivities' `defined`
+                                 0: inside a multiple eigenvalue, their values and derivatives rounding) */
 } tval;
 
 /* Re (s_i - s_j)^2 and its derivative, the centre and its derivative */
@@ -352,6 +357,7 @@ static void pair_value(const mbl_sensitivity *S, int i, int j, tval *v)
     const mbl_sens_mode *a = &S->modes[i], *b = &S->modes[j];
     double dr = a->re - b->re, di = a->im - b->im, ddr = a->dre[0] - b->dre[0], ddi = a->dim[0] - b->dim[0];
     v->i = i, v->j = j;
+    v->defective = !a->defined || !b->defined;
     v->f = dr * dr - di * di;
     v->df = 2 * (dr * ddr - di * ddi);
     v->re = 0.5 * (a->re + b->re), v->im = 0.5 * (a->im + b->im);
@@ -431,28 +437,15 @@ static double next_point(const tval *a, const tval *b, const tval *last, double 
     return p;
 }
 
-/* The root in [p0, p1] of the cubic Hermite interpolant of (f, f') at both ends (Newton from the
- * chord's root, kept inside; the chord's root when a derivative is missing): an error of about
- * w^4 f'''' / (384 f'), w = p1 - p0. */
+/* the roots of interpolants through two points' values and derivatives (study/interp_root.c) */
 static double hermite_root(const tval *x, const tval *y)
 {
-    double w = y->p - x->p, t = x->f / (x->f - y->f);
-    if (!isfinite(x->df) || !isfinite(y->df)) return x->p + t * w;
-    for (int it = 0; it < 30; it++) {
-        double t2 = t * t, t3 = t2 * t;
-        double h = (2 * t3 - 3 * t2 + 1) * x->f + (t3 - 2 * t2 + t) * w * x->df + (-2 * t3 + 3 * t2) * y->f +
-                   (t3 - t2) * w * y->df;
-        double dh = (6 * t2 - 6 * t) * x->f + (3 * t2 - 4 * t + 1) * w * x->df + (-6 * t2 + 6 * t) * y->f +
-                    (3 * t2 - 2 * t) * w * y->df;
-        if (!(dh != 0)) break;
-        double tn = fmin(1.0, fmax(0.0, t - h / dh));
-        if (fabs(tn - t) <= 4 * DBL_EPSILON) {
-            t = tn;
-            break;
-        }
-        t = tn;
-    }
-    return x->p + t * w;
+    return study_hermite_root(x->p, x->f, x->df, y->p, y->f, y->df);
+}
+
+static double quadratic_root(const tval *x, const tval *y, int at_y)
+{
+    return study_quadratic_root(x->p, x->f, x->df, y->p, y->f, y->df, at_y);
 }
 
 /* At a point inside the zero cluster (last->inside > 0): the points p -+ h, h = BOUNDARY_OUTSIDE z
@@ -506,6 +499,58 @@ static int refine_outside(search *sc, target *tg, tval *a, tval *b, const tval *
 #define VERIFY_GROW 10.0
 #define VERIFY_TRIES 3
 
+
+/* A pair at a point where its members are not simple (last->defective: a divergence inside the
+ * model's zero cluster, where the pair meets the cyclic coordinates' zeros and rounding splits the
+ * multiple zero by far more than the pair's own separation near the boundary: the mechanism rolling
+ * disc's four eigenvalues near zero at W = 3.3015148 are +-2.6e-4 +-2.6e-4i, whose discriminant's
+ * derivative came out -3613 against the closed form's -63 and ended a Newton step 3.2e-8 short
+ * of the boundary with an accuracy of 3.3e-10). The discriminant there, |D|, is of the size of
+ * that rounding squared: the points p -+ h with h = PAIR_OUTSIDE^2 |D| / k (k the slope of the
+ * chord of the bracket as the search found it, a0 b0: D ten times the rounding's separation) are
+ * evaluated, h grown VERIFY_GROW times up to VERIFY_TRIES times until the pair is simple at both
+ * and D changes sign between them; the boundary is then their cubic Hermite root, its accuracy the
+ * distance to the roots of the quadratics through their values and one derivative each, and 0 is
+ * returned (a, b: the two points). 1: not found inside a0 b0 (the caller goes on as before). */
+#define PAIR_OUTSIDE 10.0
+static int refine_outside_pair(search *sc, target *tg, const tval *a0, const tval *b0, tval *a, tval *b,
+                               const tval *last, mbl_boundary_result *res, mbl_status *st)
+{
+    double k = fabs((b0->f - a0->f) / (b0->p - a0->p)), lo = fmin(a0->p, b0->p), hi = fmax(a0->p, b0->p);
+    if (!(k > 0) || !isfinite(k) || !(fabs(last->f) > 0)) return 1;
+    double h = PAIR_OUTSIDE * PAIR_OUTSIDE * fabs(last->f) / k;
+    for (int t = 0; t <= VERIFY_TRIES; t++, h *= VERIFY_GROW) {
+        double pp[2] = {last->p - h, last->p + h};
+        tval q[2];
+        int ok = 1;
+        for (int e = 0; e < 2 && ok; e++) {
+            if (!(pp[e] > lo && pp[e] < hi)) return 1;
+            mbl_sensitivity *S = NULL;
+            int rc = evaluate(sc, pp[e], &S, st);
+            if (rc) return rc;
+            const tval *ref = fabs(pp[e] - a0->p) <= fabs(pp[e] - b0->p) ? a0 : b0;
+            tg->re = last->re, tg->im = last->im, tg->dre = ref->dre, tg->dim = ref->dim;
+            if (!isfinite(tg->dre) || !isfinite(tg->dim)) tg->dre = tg->dim = NAN;
+            target_value(tg, S, pp[e], last->p, 0, &q[e]);
+            mbl_sensitivity_free(S);
+            ok = !q[e].landed && !q[e].defective && q[e].f != 0;
+        }
+        res->iterations += 2;
+        if (!ok || (q[0].f < 0) == (q[1].f < 0)) continue;
+        res->value = hermite_root(&q[0], &q[1]);
+        res->last_step = q[1].p - q[0].p;
+        /* the accuracy: the distance to the roots of the two quadratics through both values and one
+         * end's derivative each (the cubic's error is of higher order than theirs) */
+        double dq = fmax(fabs(quadratic_root(&q[0], &q[1], 0) - res->value), fabs(quadratic_root(&q[0], &q[1], 1) - res->value));
+        res->accuracy = fmax(sc->opt->tol * fmax(1.0, fabs(res->value)), isfinite(dq) ? dq : fabs(res->last_step));
+        if ((q[0].f < 0) == (a0->f < 0)) *a = q[0], *b = q[1];
+        else *a = q[1], *b = q[0];
+        return 0;
+    }
+    return 1;
+}
+
+
 static double verify_step(const search *sc, const target *tg, const tval *last, const mbl_boundary_result *res)
 {
     const mbl_boundary_options *opt = sc->opt;
@@ -558,10 +603,22 @@ static int refine(search *sc, target *tg, tval a, tval b, mbl_boundary_result *r
     double wa = a.f, wb = b.f; /* the ends' values as the Illinois method weighs them */
     int stale = 0;             /* which end stayed the last time: -1 a, +1 b */
     tval last = fabs(a.f) <= fabs(b.f) ? a : b, v;
+    const tval a0 = a, b0 = b; /* the bracket as found */
     double w_prev = fabs(b.p - a.p);
     int slow = 0, outside = 0;
     for (int it = 0;; it++) {
         double scale = fmax(1.0, fmax(fabs(a.p), fabs(b.p)));
+        if (last.defective && tg->pair && tg->order == 0 && tg->nzkind > 0 && !last.landed) {
+            /* the pair is not simple here: its value and derivative are the multiple zero's rounding
+             * (refine_outside_pair) */
+            int rc = refine_outside_pair(sc, tg, &a0, &b0, &a, &b, &last, res, st);
+            if (rc < 0) return rc;
+            if (rc == 0) {
+                outside = 1;
+                break;
+            }
+            last.defective = 0; /* not found: as before */
+        }
         if (last.landed || last.f == 0) {
             res->value = last.p, res->last_step = 0;
             break;
@@ -807,6 +864,14 @@ static int named_mode(const mbl_model *model, const mbl_sensitivity *S, const mb
     return 0;
 }
 
+/* 1: S has a mode that is neither simple nor zero (mbl_sens_mode.defined 0, kind not zero) */
+static int clustered(const mbl_sensitivity *S)
+{
+    for (int k = 0; k < S->nmode; k++)
+        if (!S->modes[k].defined && S->modes[k].kind != MBL_MODE_ZERO && isfinite(S->modes[k].re)) return 1;
+    return 0;
+}
+
 static int boundary_run(const mbl_model *model, search *sc, double near, mbl_boundary_result *res, mbl_status *st)
 {
     const mbl_boundary_options *opt = sc->opt;
@@ -817,6 +882,17 @@ static int boundary_run(const mbl_model *model, search *sc, double near, mbl_bou
     walk w;
     memset(&w, 0, sizeof w);
     rc = evaluate(sc, near, &g0.S, st);
+    /* `near` inside a multiple eigenvalue (a mode neither simple nor zero: the mechanism rolling disc
+     * at its critical speed, where the wobble pair meets four zeros and rounding splits them by
+     * 2.6e-4): its eigenvalues are that rounding, no start to track the modes from (the walk
+     * bracketed a false flutter 2.9 % away); the walk starts half a grid step above instead, so a
+     * boundary at `near` lies between that start and its first neighbour below */
+    double shifted = near + 0.5 * GRID_STEP * (near != 0 ? fabs(near) : (to - from) / 33);
+    if (!rc && clustered(g0.S) && shifted < to) {
+        gpoint_free(&g0);
+        g0.p = near = shifted;
+        rc = evaluate(sc, near, &g0.S, st);
+    }
     int b = -1, branch = -1;
     if (!rc) rc = named_mode(model, g0.S, opt, sc->param, near, &b, st);
     if (!rc && !(g0.mode = mbl_alloc_array((size_t)g0.S->nmode + 1, sizeof *g0.mode)))

@@ -12,6 +12,7 @@ list(APPEND MBLIN_SOURCES
   src/study/sens_pencil.c
   src/study/sens_spen.c
   src/study/boundary.c
+  src/study/interp_root.c
   src/study/compare.c
   src/study/mode_pick.c
   src/study/floquet.c
