@@ -35,10 +35,15 @@
 #define ZERO_DEFECT_FACTOR 10.0
 /* The eigenvalues judged on their own reach this multiple of the floor at least, also above
  * zero_tol of the largest: rounding splits a defective zero by about the floor, and by more where
- * the Jordan basis is ill-conditioned (the mechanism rolling disc at W = 100 rad/s: a real pair
- * +-2.34e-6 over its floor 2.1e-6 and zero_tol 1.5e-7, reported as an unstable mode and a stable
- * one; own_zero_error's estimate of such a split is at least its size: zero) */
+ * entries of A that are exact zeros come out at the rounding level (the mechanism rolling disc at
+ * W = 100 rad/s: a real pair +-2.34e-6 over its floor 2.1e-6 and zero_tol 1.5e-7, reported as an
+ * unstable mode and a stable one; ZERO_OWN_ROUNDING_ENTRY) */
 #define ZERO_OWN_FLOOR_SPAN 100.0
+/* An entry of A no larger than this times eps ||A||_F is taken for the rounding of an exact zero
+ * (a sum of terms of ||A||'s size that cancel; the augmented solve's condition estimate is 277 on
+ * the rolling disc, whose such entries are 20 to 120 eps ||A||): an eigenvalue is also zero within
+ * ZERO_OWN_SAFETY times the first-order shift that those entries cause, |y^H G x| / |y^H x| */
+#define ZERO_OWN_ROUNDING_ENTRY 1e3
 #define TWO_PI 6.283185307179586476925286766559
 
 void mbl_modal_options_default(mbl_modal_options *opt)
@@ -240,24 +245,26 @@ static int own_zero_error(int nx, const double *A, double nA, double re, double 
     }
     mbla_dlu_free(lu);
     if (ok) { /* x = xr + i xi, y = yr + i yi (the real form's halves) */
-        double pr = 0, pi = 0, qr = 0, qi = 0, cw = 0, xn = 0, yn = 0;
+        double pr = 0, pi = 0, qr = 0, qi = 0, cw = 0, gr = 0, gi = 0, tiny = ZERO_OWN_ROUNDING_ENTRY * DBL_EPSILON * nA;
         for (int j = 0; j < nx; j++) {
             double xr = x[j], xi = cplx ? x[j + nx] : 0.0, yr = y[j], yi = cplx ? y[j + nx] : 0.0;
             pr += yr * xr + yi * xi, pi += yr * xi - yi * xr; /* y^H x */
-            /* r_j = (A x)_j - s x_j, y^H r, and |y|^T |A| |x| + |s| |y|^T |x| (the rounding of r) */
-            double ar = 0, ai = 0, aa = 0;
+            /* r_j = (A x)_j - s x_j, y^H r, and |y|^T |A| |x| + |s| |y|^T |x| (the rounding of r);
+             * (G x)_j, G the entries of A at the rounding level of ||A|| */
+            double ar = 0, ai = 0, aa = 0, hr = 0, hi = 0;
             for (int k = 0; k < nx; k++) {
                 double a = A[j + (size_t)k * nx], xk = x[k], xik = cplx ? x[k + nx] : 0.0;
                 ar += a * xk, ai += a * xik, aa += fabs(a) * hypot(xk, xik);
+                if (fabs(a) <= tiny) hr += a * xk, hi += a * xik;
             }
             double rr = ar - (re * xr - im * xi), ri = ai - (re * xi + im * xr), ya = hypot(yr, yi);
             qr += yr * rr + yi * ri, qi += yr * ri - yi * rr;
+            gr += yr * hr + yi * hi, gi += yr * hi - yi * hr;
             cw += ya * (aa + hypot(re, im) * hypot(xr, xi));
-            xn += xr * xr + xi * xi, yn += ya * ya;
         }
         double den = hypot(pr, pi);
         if (den > 0) *err = ZERO_OWN_SAFETY * (hypot(qr, qi) + DBL_EPSILON * cw) / den;
-        if (den > 0) *zerr = ZERO_OWN_SAFETY * (hypot(qr, qi) + DBL_EPSILON * nA * sqrt(xn) * sqrt(yn)) / den;
+        if (den > 0) *zerr = ZERO_OWN_SAFETY * (hypot(qr, qi) + hypot(gr, gi) + DBL_EPSILON * cw) / den;
     }
     mbl_free(C);
     return 0;
