@@ -52,6 +52,7 @@ typedef struct search {
     const char *param;
     const mbl_boundary_options *opt;
     int points; /* evaluated */
+    double from, to; /* the search range (boundary_run) */
 } search;
 
 /* Eigenvalues and their derivatives with respect to the parameter at value p. */
@@ -507,27 +508,30 @@ static int refine_outside(search *sc, target *tg, tval *a, tval *b, const tval *
  * derivative came out -3613 against the closed form's -63 and ended a Newton step 3.2e-8 short
  * of the boundary with an accuracy of 3.3e-10). The discriminant there, |D|, is of the size of
  * that rounding squared: the points p -+ h with h = PAIR_OUTSIDE^2 |D| / k (k the slope of the
- * chord of the bracket as the search found it, a0 b0: D ten times the rounding's separation) are
- * evaluated, h grown VERIFY_GROW times up to VERIFY_TRIES times until the pair is simple at both
- * and D changes sign between them; the boundary is then their cubic Hermite root, its accuracy the
+ * chord of the bracket as the search found it, a0 b0: D ten times the rounding's separation; at
+ * least --tol, for a point where the pair landed on zero) are evaluated, h grown VERIFY_GROW times
+ * while both stay inside the search range (the pair may be simple only beyond the bracket: D is
+ * smooth there), until the pair is simple at both and D changes sign between them; the boundary is then their cubic Hermite root, its accuracy the
  * distance to the roots of the quadratics through their values and one derivative each, and 0 is
- * returned (a, b: the two points). 1: not found inside a0 b0 (the caller goes on as before). */
+ * returned (a, b: the two points). 1: not found (the caller goes on as before). */
 #define PAIR_OUTSIDE 10.0
 static int refine_outside_pair(search *sc, target *tg, const tval *a0, const tval *b0, tval *a, tval *b,
                                const tval *last, mbl_boundary_result *res, mbl_status *st)
 {
-    double k = fabs((b0->f - a0->f) / (b0->p - a0->p)), lo = fmin(a0->p, b0->p), hi = fmax(a0->p, b0->p);
-    if (!(k > 0) || !isfinite(k) || !(fabs(last->f) > 0)) return 1;
-    double h = PAIR_OUTSIDE * PAIR_OUTSIDE * fabs(last->f) / k;
-    for (int t = 0; t <= VERIFY_TRIES; t++, h *= VERIFY_GROW) {
+    double k = fabs((b0->f - a0->f) / (b0->p - a0->p)), lo = sc->from, hi = sc->to;
+    if (!(k > 0) || !isfinite(k)) return 1;
+    double h = fmax(PAIR_OUTSIDE * PAIR_OUTSIDE * fabs(last->f) / k, sc->opt->tol * fmax(1.0, fabs(last->p)));
+    for (;; h *= VERIFY_GROW) {
         double pp[2] = {last->p - h, last->p + h};
         tval q[2];
         int ok = 1;
         for (int e = 0; e < 2 && ok; e++) {
             if (!(pp[e] > lo && pp[e] < hi)) return 1;
             mbl_sensitivity *S = NULL;
-            int rc = evaluate(sc, pp[e], &S, st);
-            if (rc) return rc;
+            mbl_status st2; /* beyond the bracket a point may have no solution: not found */
+            int rc = evaluate(sc, pp[e], &S, &st2);
+            if (rc == MBL_ENOMEM) return mbl_error(st, rc, "%s", st2.msg);
+            if (rc) return 1;
             const tval *ref = fabs(pp[e] - a0->p) <= fabs(pp[e] - b0->p) ? a0 : b0;
             tg->re = last->re, tg->im = last->im, tg->dre = ref->dre, tg->dim = ref->dim;
             if (!isfinite(tg->dre) || !isfinite(tg->dim)) tg->dre = tg->dim = NAN;
@@ -566,10 +570,18 @@ static double verify_step(const search *sc, const target *tg, const tval *last, 
     return d;
 }
 
-static int verify(search *sc, const target *tg, const tval *a, const tval *b, const tval *last,
+static int verify(search *sc, const target *tg, const tval *a, const tval *b, const tval *last, int ends_outside,
                   mbl_boundary_result *res, mbl_status *st)
 {
     double d = verify_step(sc, tg, last, res), v = res->value;
+    /* ends_outside: a and b are refine_outside_pair's points, where the pair is simple and its
+     * discriminant has opposite signs: on the axis on one side, off it on the other. That is the
+     * change of side (between them, within the multiple zero, the counts are rounding, and a zero
+     * split by rounding to +1e-6 may count as unstable on both sides) */
+    if (ends_outside && fmin(a->p, b->p) <= v && v <= fmax(a->p, b->p) && (a->f < 0) != (b->f < 0)) {
+        res->verified = fmax(fabs(a->p - v), fabs(b->p - v));
+        return 0;
+    }
     if (a->count >= 0 && b->count >= 0 && a->count != b->count && fmin(a->p, b->p) <= v && v <= fmax(a->p, b->p) &&
         fabs(b->p - a->p) <= 2 * d) {
         res->verified = fmax(fabs(a->p - v), fabs(b->p - v));
@@ -605,16 +617,16 @@ static int refine(search *sc, target *tg, tval a, tval b, mbl_boundary_result *r
     tval last = fabs(a.f) <= fabs(b.f) ? a : b, v;
     const tval a0 = a, b0 = b; /* the bracket as found */
     double w_prev = fabs(b.p - a.p);
-    int slow = 0, outside = 0;
+    int slow = 0, outside = 0, outside_pair = 0;
     for (int it = 0;; it++) {
         double scale = fmax(1.0, fmax(fabs(a.p), fabs(b.p)));
-        if (last.defective && tg->pair && tg->order == 0 && tg->nzkind > 0 && !last.landed) {
+        if ((last.defective || last.landed) && tg->pair && tg->order == 0 && tg->nzkind > 0 && it > 0) {
             /* the pair is not simple here: its value and derivative are the multiple zero's rounding
              * (refine_outside_pair) */
             int rc = refine_outside_pair(sc, tg, &a0, &b0, &a, &b, &last, res, st);
             if (rc < 0) return rc;
             if (rc == 0) {
-                outside = 1;
+                outside = outside_pair = 1;
                 break;
             }
             last.defective = 0; /* not found: as before */
@@ -698,7 +710,7 @@ static int refine(search *sc, target *tg, tval a, tval b, mbl_boundary_result *r
     /* (a pair that lands on the axis away from zero is a flutter boundary, not a divergence) */
     res->divergence = tg->order == 0 && fabs(last.im) <= AXIS_TOL * big;
     if (!(res->accuracy > 0)) res->accuracy = opt->tol * fmax(1.0, fabs(res->value));
-    int rc = verify(sc, tg, &a, &b, &last, res, st);
+    int rc = verify(sc, tg, &a, &b, &last, outside_pair, res, st);
     /* a point taken as on the boundary (its eigenvalue zero, within a zero level, or the pair
      * double) has no step below --tol behind it: its accuracy is the verified one (the
      * equation-level bicycle's capsize 6.02426201895, 3.6e-9 off, took 6e-10 so) */
@@ -878,6 +890,7 @@ static int boundary_run(const mbl_model *model, search *sc, double near, mbl_bou
     double from, to;
     int rc = search_range(opt, near, &from, &to, st);
     if (rc) return rc;
+    sc->from = fmin(from, to), sc->to = fmax(from, to);
     gpoint g0 = {near, NULL, NULL}, x = {0, NULL, NULL}, y = {0, NULL, NULL};
     walk w;
     memset(&w, 0, sizeof w);
@@ -965,7 +978,7 @@ int mbl_boundary(const mbl_model *model, const mbl_setting *sets_in, int nsets_i
         rc = mbl_error(st, MBL_EARG, "%s: the model has no parameter '%s'", info.file, param);
     } else {
         double from, to;
-        search sc = {model, sets, nsets, param, &opt, 0};
+        search sc = {model, sets, nsets, param, &opt, 0, 0, 0};
         if (opt.floquet) rc = search_range(&opt, near, &from, &to, st);
         if (opt.floquet && !rc) rc = study_floquet_boundary(model, sets, nsets, param, near, from, to, &opt, res, st);
         else if (!opt.floquet) rc = boundary_run(model, &sc, near, res, st);
