@@ -14,7 +14,7 @@
  * FEW_SCHED_MIN instructions not scheduled either: evaluated in the emission's order and SSA form,
  * one register an instruction, by runs of consecutive equal opcodes (the nonlinear bicycle's 202
  * nodes, 238 instructions: 0.20 -> 0.11 M instructions to compile; its one evaluation costs 4.6 k
- * more). (mblx__compile_once's are scheduled: its SSA form took 0.18 M instructions fewer to compile
+ * more). (mblx__compile_written's are scheduled: the SSA form took 0.18 M instructions fewer to compile
  * the mechanism bicycle's user states but 4 % more CPU for the whole run, interleaved: one
  * evaluation of 2,925 instructions in runs of one or two, and 4 more pages.) */
 enum { FEW_SHARE_MIN = 1024, FEW_SCHED_MIN = 4096 };
@@ -229,7 +229,7 @@ typedef struct compiler {
     size_t extra, lres, ares; /* the chains' extra links (tape_share.c); lnd, largs' capacities */
     size_t nnary;             /* the numbered sums and products of at least two operands (mblx__share) */
     size_t npairs;            /* their pairs of operands the pairs' search counts (mblx__pairs_local) */
-    int form;                 /* MBLX__SHARE_* (mblx_compile_few: the chains alone; mblx__compile_once) */
+    int form;                 /* MBLX__SHARE_* (mblx_compile_few: the chains alone; mblx__compile_written) */
     int fuse;                 /* a sum's or product's constant fused into its last operation (mblx__share) */
     mblx__cpool cp;           /* the instructions' constants (emit_instructions) */
 } compiler;
@@ -946,12 +946,6 @@ mblx_tape *mblx_compile_few(const mblx_graph *g, size_t n, const mblx_id *output
                             void (*lock)(void *ctx, int on), void *ctx, mbl_status *st)
 {
     return compile(g, n, outputs, bound != 0, bound ? lock : NULL, bound ? ctx : NULL, MBLX__SHARE_CHAINS, st);
-}
-
-mblx_tape *mblx__compile_once(const mblx_graph *g, size_t n, const mblx_id *outputs, int bound,
-                              void (*lock)(void *ctx, int on), void *ctx, mbl_status *st)
-{
-    return compile(g, n, outputs, bound != 0, bound ? lock : NULL, bound ? ctx : NULL, MBLX__SHARE_ONCE, st);
 }
 
 mblx_tape *mblx__compile_written(const mblx_graph *g, size_t n, const mblx_id *outputs, int bound,

@@ -174,15 +174,9 @@ static inline size_t mblx__pairs_local(const mblx__node *nd)
 /* The shared forms mblx__share makes (its form):
  * - MBLX__SHARE_ALL: common pairs of operands, then the chains (mblx_compile, mblx_compile_bound);
  * - MBLX__SHARE_CHAINS: the chains alone (mblx_compile_few);
- * - MBLX__SHARE_ONCE: the values of MBLX__SHARE_ALL's form, for a tape evaluated a few times
- *   (mblx__compile_once): the pairs decide the rounding (they group the operations) and are kept;
- *   the chains only share prefixes, in the same order, so from SHARE_ONE_FORM_MIN nodes (where
- *   the pairs form is taken whenever a pair is shared, without the chains alone to compare) they
- *   are left out. Below, both forms are made and compared, as MBLX__SHARE_ALL does (which one is
- *   shorter decides the values);
  * - MBLX__SHARE_NONE: the sub-DAG as written, scheduled (mblx__compile_written; mblx__share is
  *   not called). */
-enum { MBLX__SHARE_ALL, MBLX__SHARE_CHAINS, MBLX__SHARE_ONCE, MBLX__SHARE_NONE };
+enum { MBLX__SHARE_ALL, MBLX__SHARE_CHAINS, MBLX__SHARE_NONE };
 
 /* The shared form of the local sub-DAG (lnd, largs: nl0 nodes, ka0 operands) that the compiler
  * schedules (tape_share.c); *pcl NULL: the sub-DAG as it is. form: MBLX__SHARE_*. lcap, acap: 0, or the capacities of

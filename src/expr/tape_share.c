@@ -909,15 +909,14 @@ enum { SHARE_ONE_FORM_MIN = 1024 };
  * same operations in the same order as written: bit-identical values), or common pairs and then
  * chains, whichever has fewer operations (the pairs can break prefixes the chains would have
  * shared); from SHARE_ONE_FORM_MIN nodes, the pairs form whenever a pair is shared. With form
- * MBLX__SHARE_CHAINS the chains alone; with MBLX__SHARE_ONCE, from SHARE_ONE_FORM_MIN nodes, the
- * pairs form or the sub-DAG as it is, without the chains (their values: tape_internal.h). Outputs as share_chains (*pcl NULL: the sub-DAG as it is; *pcl == lnd: the chains made
+ * MBLX__SHARE_CHAINS the chains alone. Outputs as share_chains (*pcl NULL: the sub-DAG as it is; *pcl == lnd: the chains made
  * in lnd and largs, which lcap, acap, when not 0, allow as share_chains says); *powner always
  * allocated. Returns 0, or -1 when out of memory. */
 int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t lcap, size_t acap, uint32_t *outl,
                 size_t nout, int form, const uint32_t *base, const uint32_t *post, size_t nnary0, size_t npairs0,
                 mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner, int *pfuse)
 {
-    int no_pairs = form == MBLX__SHARE_CHAINS, once = form == MBLX__SHARE_ONCE && nl0 >= SHARE_ONE_FORM_MIN;
+    int no_pairs = form == MBLX__SHARE_CHAINS;
     *pfuse = 0;
     mblx__node *clA = NULL, *clB = NULL, *pl = NULL;
     uint32_t *caA = NULL, *caB = NULL, *pa = NULL, *ownA = NULL, *ownB = NULL, *ownP = NULL;
@@ -940,7 +939,7 @@ int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t
         goto out;
     /* no pair nor chain link shared: as it is, fused (the N = 10^4 four-bar's residual: chains 170 M) */
     int alone = !pl && nl0 >= CHAINS_CHECK_MIN && chains_mode != 1;
-    if ((!pl && once) || (alone && !chains_may_share(lnd, largs, nl0, outl, nout, post, nnary0))) {
+    if (alone && !chains_may_share(lnd, largs, nl0, outl, nout, post, nnary0)) {
         if (!(*powner = owners(base, nl0, nl0))) goto out;
         *pcl = NULL, *pca = NULL, *pnl = nl0, *pka = ka0, *pfuse = 1;
         rc = 0;
@@ -955,7 +954,7 @@ int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t
     if (pl) {
         /* the chains made in the pairs' arrays, which have room for them (share_chains fails
          * with clB NULL: pl still owns them) */
-        int skip = once || (nl0 >= CHAINS_CHECK_MIN && chains_mode != 1 && !chains_may_share(pl, pa, nlP, outB, nout, NULL, SIZE_MAX));
+        int skip = nl0 >= CHAINS_CHECK_MIN && chains_mode != 1 && !chains_may_share(pl, pa, nlP, outB, nout, NULL, SIZE_MAX);
         if (chains_mode == 2 && !skip) goto out; /* (tests: the chains were to be skipped) */
         if (skip) { /* the pairs form as it is, fused */
             ownB = ownP, ownP = NULL, nlB = nlP, kaB = kaP;

@@ -207,12 +207,13 @@ typedef struct compile_job {
     mbl_status st;
     void *progress;           /* the loading thread's progress installation and stage */
     const char *stage;
-    /* 1: mblx__compile_once's bound form, for a one-point load's forward residual tape (its pairs,
-     * which decide the values' bits, without the chains after them: the mechanism bicycle's load
-     * 0.56 M instructions less, the 1,927 golden outputs the same bytes). As written (no pairs'
-     * search) it took 0.82 M less, but its other last bits cost the stiff-tire single-track car
-     * (Cf = 1e14) two digits of its unstable eigenvalue under the Prescott kernels (dgeev's balancing
-     * of A's rounding-level entries): docs/benchmarks.md, "Issue 69 item 4, session 50" */
+    /* 1: a one-point load's forward residual tape, evaluated at a point or two: compiled as written
+     * (mblx__compile_written's bound form: no search for shared pairs and chains; the mechanism
+     * bicycle's load 1.08 M instructions less than with mblx_compile_bound's pairs, other last bits:
+     * docs/expressions.md, docs/benchmarks.md "Issue 69 item 4, session 51"). Session 50 took it
+     * back when the stiff-tire single-track car lost its unstable eigenvalue under the Prescott
+     * kernels; dgeev's pairs of a large backward error now take the permutation-only solve's values
+     * (src/eig/eig.c, DGEEV_STABLE_NEPS). */
     int once;
 } compile_job;
 
@@ -220,7 +221,7 @@ static void *compile_thread(void *arg)
 {
     compile_job *j = arg;
     core_progress_adopt(j->progress, j->stage);
-    if (j->once) j->tape = mblx__compile_once(j->md->g, j->n, j->out, 1, model_graph_lock_cb, j->md, &j->st);
+    if (j->once) j->tape = mblx__compile_written(j->md->g, j->n, j->out, 1, model_graph_lock_cb, j->md, &j->st);
     else j->tape = compile_bound(j->md, j->n, j->out, &j->st);
     return NULL;
 }
@@ -511,8 +512,8 @@ static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
     /* a load for a one-point command (forward_jacobian: the tool's linearize, equilibrium, check,
      * compare and report) evaluates the outputs' and user states' tapes at a point or two: compiled
      * as written (mblx__compile_written: no search for shared pairs and chains; the mechanism
-     * bicycle's load 0.50 M instructions less than with mblx__compile_once's, other last bits).
-     * Its forward residual tape keeps mblx_compile's pairs (compile_thread). */
+     * bicycle's load 0.50 M instructions less than with the pairs, other last bits), as its
+     * forward residual tape is (compile_thread). */
     mblx_tape *(*compile_few_evals)(const mblx_graph *, size_t, const mblx_id *, mbl_status *) =
         md->forward_jacobian ? compile_written : mblx_compile;
     if (md->tape_jac || fwd) md->tape_y = compile_few_evals(md->g, ny, yn, st);
