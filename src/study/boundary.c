@@ -511,9 +511,11 @@ static int refine_outside(search *sc, target *tg, tval *a, tval *b, const tval *
  * chord of the bracket as the search found it, a0 b0: D ten times the rounding's separation; at
  * least --tol, for a point where the pair landed on zero) are evaluated, h grown VERIFY_GROW times
  * while both stay inside the search range (the pair may be simple only beyond the bracket: D is
- * smooth there), until the pair is simple at both and D changes sign between them; the boundary is then their cubic Hermite root, its accuracy the
- * distance to the roots of the quadratics through their values and one derivative each, and 0 is
- * returned (a, b: the two points). 1: not found (the caller goes on as before). */
+ * smooth there), until the pair is simple at both and D changes sign between them; the boundary
+ * is then their cubic Hermite root, its accuracy the distance to the roots of the quadratics
+ * through their values and one derivative each, and 0 is returned (a, b: the two points). 1: not
+ * found (the caller goes on as before, and does not ask again: each try costs up to two points
+ * per power of ten of the search range). */
 #define PAIR_OUTSIDE 10.0
 static int refine_outside_pair(search *sc, target *tg, const tval *a0, const tval *b0, tval *a, tval *b,
                                const tval *last, mbl_boundary_result *res, mbl_status *st)
@@ -551,9 +553,7 @@ static int refine_outside_pair(search *sc, target *tg, const tval *a0, const tva
         else *a = q[1], *b = q[0];
         return 0;
     }
-    return 1;
 }
-
 
 static double verify_step(const search *sc, const target *tg, const tval *last, const mbl_boundary_result *res)
 {
@@ -617,19 +617,19 @@ static int refine(search *sc, target *tg, tval a, tval b, mbl_boundary_result *r
     tval last = fabs(a.f) <= fabs(b.f) ? a : b, v;
     const tval a0 = a, b0 = b; /* the bracket as found */
     double w_prev = fabs(b.p - a.p);
-    int slow = 0, outside = 0, outside_pair = 0;
+    int slow = 0, outside = 0, outside_pair = 0, pair_tried = 0;
     for (int it = 0;; it++) {
         double scale = fmax(1.0, fmax(fabs(a.p), fabs(b.p)));
-        if ((last.defective || last.landed) && tg->pair && tg->order == 0 && tg->nzkind > 0 && it > 0) {
+        if ((last.defective || last.landed) && tg->pair && tg->order == 0 && tg->nzkind > 0 && it > 0 && !pair_tried) {
             /* the pair is not simple here: its value and derivative are the multiple zero's rounding
-             * (refine_outside_pair) */
+             * (refine_outside_pair; tried once) */
+            pair_tried = 1;
             int rc = refine_outside_pair(sc, tg, &a0, &b0, &a, &b, &last, res, st);
             if (rc < 0) return rc;
             if (rc == 0) {
                 outside = outside_pair = 1;
                 break;
             }
-            last.defective = 0; /* not found: as before */
         }
         if (last.landed || last.f == 0) {
             res->value = last.p, res->last_step = 0;
