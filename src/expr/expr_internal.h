@@ -73,7 +73,11 @@ struct mblx_graph {
     size_t *sym_name; /* offset into names */
     char *names;
     size_t names_used, names_cap;
-    uint32_t *symtab; /* hash table of symbol indices by name */
+    /* hash table of symbol indices by name, each with its name's hash: a probe compares the hash
+     * before it reads the name (two dependent loads, misses in a large table) */
+    struct mblx_symslot {
+        uint32_t sym, hash;
+    } *symtab;
     size_t symtab_cap;
 
     mblx_id zero, one, minus_one;

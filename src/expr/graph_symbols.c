@@ -51,7 +51,8 @@ static mblx_id symbol_find_hashed(const mblx_graph *g, const char *name, size_t 
 {
     if (!g->symtab_cap) return XNONE;
     size_t k = h & (g->symtab_cap - 1);
-    for (uint32_t s; (s = g->symtab[k]) != XNONE; k = (k + 1) & (g->symtab_cap - 1)) {
+    for (uint32_t s; (s = g->symtab[k].sym) != XNONE; k = (k + 1) & (g->symtab_cap - 1)) {
+        if (g->symtab[k].hash != h) continue;
         const char *nm = sym_name_of(g, s);
         if (strncmp(nm, name, len) == 0 && nm[len] == '\0') return g->sym_node[s];
     }
@@ -71,14 +72,15 @@ mblx_id mblx_symbol_find(const mblx_graph *g, const char *name)
 
 static int symtab_rehash(mblx_graph *g, size_t ncap)
 {
-    uint32_t *t = mbl_alloc_array(ncap, sizeof *t);
+    struct mblx_symslot *t = mbl_alloc_array(ncap, sizeof *t);
     if (!t) return -1;
-    for (size_t i = 0; i < ncap; i++) t[i] = XNONE;
+    for (size_t i = 0; i < ncap; i++) t[i].sym = XNONE;
     for (uint32_t s = 0; s < g->nsym; s++) {
         const char *nm = sym_name_of(g, s);
-        size_t k = hash_name(nm, strlen(nm)) & (ncap - 1);
-        while (t[k] != XNONE) k = (k + 1) & (ncap - 1);
-        t[k] = s;
+        uint32_t h = hash_name(nm, strlen(nm));
+        size_t k = h & (ncap - 1);
+        while (t[k].sym != XNONE) k = (k + 1) & (ncap - 1);
+        t[k].sym = s, t[k].hash = h;
     }
     mbl_free(g->symtab);
     g->symtab = t;
@@ -150,8 +152,8 @@ mblx_id mblx_symbol_n(mblx_graph *g, const char *name, size_t len)
     g->n++;
     g->nsym++;
     size_t k = h & (g->symtab_cap - 1);
-    while (g->symtab[k] != XNONE) k = (k + 1) & (g->symtab_cap - 1);
-    g->symtab[k] = s;
+    while (g->symtab[k].sym != XNONE) k = (k + 1) & (g->symtab_cap - 1);
+    g->symtab[k].sym = s, g->symtab[k].hash = h;
     return e;
 }
 

@@ -111,9 +111,17 @@ typedef struct joint {
 } joint;
 
 /* open-addressing hash of names -> index (markers, bodies, joints are looked up by name often) */
+/* names to indices: open addressing, each slot with its name's hash, so that a probe reads one
+ * slot and the name only where the hashes agree (the tables of a large mechanism's markers and
+ * joints miss the caches) */
+typedef struct nameset_slot {
+    const char *key;
+    int idx;
+    uint32_t hash;
+} nameset_slot;
+
 typedef struct nameset {
-    const char **key;
-    int *idx;
+    nameset_slot *slot;
     size_t cap, n;
 } nameset;
 

@@ -14,43 +14,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t name_hash(const char *s, size_t len)
+static uint32_t name_hash(const char *s, size_t len)
 {
-    size_t h = 1469598103934665603u;
+    uint64_t h = 1469598103934665603u;
     for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211u;
-    return h;
+    return (uint32_t)(h ^ (h >> 32));
 }
 
 int mech_ns_find(const nameset *t, const char *name, size_t len)
 {
     if (!t->cap) return -1;
-    for (size_t h = name_hash(name, len) & (t->cap - 1);; h = (h + 1) & (t->cap - 1)) {
-        if (!t->key[h]) return -1;
-        if (!strncmp(t->key[h], name, len) && t->key[h][len] == '\0') return t->idx[h]; /* no strlen per probe */
+    uint32_t hn = name_hash(name, len);
+    for (size_t h = hn & (t->cap - 1);; h = (h + 1) & (t->cap - 1)) {
+        const nameset_slot *e = &t->slot[h];
+        if (!e->key) return -1;
+        if (e->hash == hn && !strncmp(e->key, name, len) && e->key[len] == '\0') return e->idx;
     }
 }
 
 /* the table rehashed into cap slots (a power of 2 above twice its names); -1 when out of memory */
 static int ns_grow(nameset *t, size_t cap)
 {
-    const char **k = mbl_calloc(cap, sizeof *k);
-    int *v = mbl_calloc(cap, sizeof *v);
-    if (!k || !v) {
-        mbl_free(k);
-        mbl_free(v);
-        return -1;
-    }
+    nameset_slot *k = mbl_calloc(cap, sizeof *k);
+    if (!k) return -1;
     for (size_t i = 0; i < t->cap; i++)
-        if (t->key[i]) {
-            size_t h = name_hash(t->key[i], strlen(t->key[i])) & (cap - 1);
-            while (k[h]) h = (h + 1) & (cap - 1);
-            k[h] = t->key[i];
-            v[h] = t->idx[i];
+        if (t->slot[i].key) {
+            size_t h = t->slot[i].hash & (cap - 1);
+            while (k[h].key) h = (h + 1) & (cap - 1);
+            k[h] = t->slot[i];
         }
-    mbl_free(t->key);
-    mbl_free(t->idx);
-    t->key = k;
-    t->idx = v;
+    mbl_free(t->slot);
+    t->slot = k;
     t->cap = cap;
     return 0;
 }
@@ -65,19 +59,15 @@ int mech_ns_reserve(nameset *t, size_t n)
 int mech_ns_add(nameset *t, const char *name, int idx)
 {
     if (2 * (t->n + 1) > t->cap && ns_grow(t, t->cap ? 2 * t->cap : 64)) return -1;
-    size_t h = name_hash(name, strlen(name)) & (t->cap - 1);
-    while (t->key[h]) h = (h + 1) & (t->cap - 1);
-    t->key[h] = name;
-    t->idx[h] = idx;
+    uint32_t hn = name_hash(name, strlen(name));
+    size_t h = hn & (t->cap - 1);
+    while (t->slot[h].key) h = (h + 1) & (t->cap - 1);
+    t->slot[h] = (nameset_slot){.key = name, .idx = idx, .hash = hn};
     t->n++;
     return 0;
 }
 
-void mech_ns_free(nameset *t)
-{
-    mbl_free(t->key);
-    mbl_free(t->idx);
-}
+void mech_ns_free(nameset *t) { mbl_free(t->slot); }
 
 /* ---- small utilities ------------------------------------------------------------------------ */
 
@@ -785,12 +775,8 @@ int mech_drop_spare_vars(mech *M)
     size_t nall = (size_t)nv0 + 2 * (size_t)M->nrot;
     unsigned char *used = mbl_calloc(nall + 1, 1);
     int *stack = mbl_alloc_array(nall + 1, sizeof *stack), nstack = 0, rc = 0;
-    size_t cap = 64;
-    while (cap < 2 * ((size_t)nspare + 1)) cap *= 2; /* sized once: no rehash while adding */
-    vi.key = mbl_calloc(cap, sizeof *vi.key);
-    vi.idx = mbl_calloc(cap, sizeof *vi.idx);
-    vi.cap = cap;
-    if (!used || !stack || !vi.key || !vi.idx) rc = -1;
+    /* sized once: no rehash while adding */
+    if (!used || !stack || mech_ns_reserve(&vi, (size_t)nspare + 1)) rc = -1;
     for (int i = 0; i < nv && !rc; i++)
         if (M->spare[i]) rc = mech_ns_add(&vi, V->items[i].key, i);
     for (int k = 0; k < M->nrot && !rc; k++)

@@ -106,7 +106,8 @@ TEST(symbols_reserved_without_rehash)
     mblx_graph *a = mblx_graph_new(), *b = mblx_graph_new();
     CHECK(a && b);
     CHECK_EQ_INT(mblx__symbol_reserve(b, NSYM), 0);
-    const uint32_t *tab = b->symtab, *nodes = b->sym_node;
+    const struct mblx_symslot *tab = b->symtab;
+    const uint32_t *nodes = b->sym_node;
     size_t cap = b->symtab_cap;
     CHECK(cap >= 2 * NSYM && (cap & (cap - 1)) == 0);
     mblx_id xa[NSYM], xb[NSYM];
