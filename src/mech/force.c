@@ -1,6 +1,7 @@
 /* Force elements (gravity, translational and torsion springs, bushings, applied forces and torques)
  * as generalized forces by virtual power, the kinetic and potential energies of the bodies. */
 #include "mech/mech_internal.h"
+#include "model/pmech_num.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -162,6 +163,24 @@ static int read_gravity(mech *M, const yaml_node_t *v, const char *what, int lin
     return 0;
 }
 
+/* A translational spring's markers must not meet where its free length l0 is not 0 (its force has
+ * no direction there): a singular item, its length L over l0 below MBL_SPRING_MEET_TOL at the
+ * operating point or along a simulation is an error (the numeric planar springs: pmech_num.c) */
+static int spring_meet_item(mech *M, const char *name, int mi, int mj, const char *L, const char *l0, int line,
+                            int col)
+{
+    const char *what = mech_fmt(M, "force '%s' (spring): its markers '%s' and '%s' meet, length / free length", name,
+                                M->mk[mi].name, M->mk[mj].name);
+    mbl_src_list *l = &M->src->singular;
+    int rc = mech_push(M, l, what, mech_fmt(M, "%s/(%s)", L, l0), line, col);
+    if (rc) return rc;
+    l->items[l->n - 1].key2 = mech_dup_s(mech_fmt(M, "%g (its force has no direction where they meet: start them "
+                                                     "apart in the model's configuration, or give the spring free "
+                                                     "length 0)",
+                                                  MBL_SPRING_MEET_TOL));
+    return l->items[l->n - 1].key2 ? 0 : mech_oom(M);
+}
+
 /* a translational spring (or one given by its force) between two markers, or a torsion spring */
 static int read_spring(mech *M, const char *name, const yaml_node_t *v, const char *t, const char *what, int line,
                        int col)
@@ -212,6 +231,7 @@ static int read_spring(mech *M, const char *name, const yaml_node_t *v, const ch
             (rc = mech_subst(M, f0, v, NULL, 0, &f0)))
             return rc;
         ftext = mech_fmt(M, "-(%s)*(%s - (%s)) - (%s)*der(%s) + (%s)", k, L, l0, c, L, f0);
+        if (!tor && strcmp(l0, "0") && (rc = spring_meet_item(M, name, mi, mj, L, l0, line, col))) return rc;
     }
     const char *fn = mech_fmt(M, "_f_%s", name);
     if (fe) mech_pos_of(fe, &line, &col); /* errors in the user's expression point into it */

@@ -39,6 +39,12 @@ int model_check_domain(const mbl_model *md, const double *syms, double *work, mb
 {
     /* the model's coordinates singular there (a body's 3-1-3 Euler angles) */
     if (md->nsing && model_singular_check(md, syms, work, NULL, st)) return st->code;
+    /* the structured terms' own elements (a planar spring whose markers meet) */
+    for (int t = 0; t < MODEL_NTERMS; t++)
+        if (model_terms[t]->check_point && model_terms[t]->present(md)) {
+            int rc = model_terms[t]->check_point(md, syms, st);
+            if (rc) return rc;
+        }
     if (!md->nsrcx) return 0;
     double *vals = mbl_alloc_array((size_t)md->nsrcx, sizeof *vals);
     if (!vals) return mbl_error(st, MBL_ENOMEM, "out of memory");

@@ -85,6 +85,17 @@ void model_pmech_num_remap(mbl_pmech_num *t, const int *map);
 /* Add the rows (F, nF; NULL: none) or the Jacobian entries (J; NULL: none) at the symbols syms. */
 int model_pmech_num_eval(const struct mbl_model *md, const mbl_pmech_num *t, const double *syms, double *F, double *J,
                        mbl_status *st);
+/* A spring whose markers meet at a solved point, where its free length is not 0: length below
+ * MBL_SPRING_MEET_TOL of the free length. Its force there, of the size k L0, has no direction (the
+ * line between the markers), and its stiffness across that line, -f / L, is unbounded: a point
+ * found there (a spring hanging on a rail across it, started with its ends together) is refused.
+ * The text path's springs (src/mech/force.c) check the same by a singular item. */
+#define MBL_SPRING_MEET_TOL 1e-6
+
+/* The springs at the solved point syms (model_check_domain, through the term table): 0, or
+ * MBL_ESINGULAR naming the first spring whose markers meet ("file:line:col: force 'name' ..."). */
+int model_pmech_num_check(const struct mbl_model *md, const mbl_pmech_num *t, const double *syms, mbl_status *st);
+
 /* As model_pmech_num_eval, where only the rows of the groups in rowmask (bits 1 << MBL_ROW_*) and
  * their entries in the blocks of colmask (bits 1 << MBL_BLK_*) are wanted: the rows of Phid and
  * Phidd, and the entries in the velocities' and accelerations' columns, are left out where their

@@ -6,7 +6,13 @@
   - `orientation: euler313` in a planar mechanism is refused naming the key (planar bodies have
     one angle);
   - a spring between two coincident markers: `check` says the model (not the constraints) cannot
-    be evaluated and names the force once; `linearize` names the file once.
+    be evaluated and names the force once; `linearize` names the file once;
+  - a spring of free length L0 > 0 whose markers meet at the solved point (a block on a rail
+    across the spring's anchor, started on the anchor's line): its force has no direction there and
+    its stiffness across the line, k L0 / L, is unbounded (the point mass on its rail gave
+    eigenvalues +-9.57e6): refused with file:line:col naming the force, by the text path's singular
+    item (a point mass) and by the numeric planar term (a rigid block); started apart, both find
+    the equilibrium at L = L0 with the closed form s = (-c +- sqrt(c^2 - 4 m k)) / (2 m).
 Usage: test_mech_user_errors.py MBLIN
 """
 import os
@@ -72,4 +78,35 @@ with tempfile.TemporaryDirectory() as d:
     check(p.returncode != 0 and len(err.split("\n")) == 1 and "force 'spring': the length is 0" in err
           and err.count(".yaml") == 1 and "initial multipliers" not in err,
           f"linearize: the file named once, the force named ({err})")
+
+# item 4: a spring's markers meeting at the solved point (its direction undefined there)
+RAIL = """model: mechanism
+name: block on a rail with a spring
+space: planar
+parameters: {{m: 2, k: 200, c: 4, L0: 0.5, g: 9.81}}
+ground:
+  markers:
+    O: {{position: [0, 0]}}
+bodies:
+  blk: {{{body}, position: [{x}, {y}], markers: {{B: {{}}}}}}
+joints:
+  rail: {{type: {rail}, i: B, j: O}}
+forces:
+  weight: {{type: gravity, g: [0, -g]}}
+  spr: {{type: spring, i: B, j: O, stiffness: k, damping: c, length: L0}}
+"""
+m, k, c = 2.0, 200.0, 4.0
+s_exact = complex(-c, (4 * m * k - c * c) ** 0.5) / (2 * m)
+for path, body, rail in [("point mass (text path)", "type: point, mass: m", "inline"),
+                         ("rigid block (numeric planar term)", "mass: m, inertia: 0.1, angle: 0", "prismatic")]:
+    refused(f"{path}: markers meet", RAIL.format(body=body, rail=rail, x=0, y=-0.6), ":14:3: force 'spr' (spring)",
+            "markers", "meet", "length / free length", "below 1e-06", "free length 0")
+    p = linearize_text(B, RAIL.format(body=body, rail=rail, x=0.3, y=-0.6))
+    ok_run = p.returncode == 0
+    err = 1.0
+    if ok_run:
+        import json
+        ev = [complex(e["re"], e["im"]) for e in json.loads(p.stdout)["eigenvalues"]]
+        err = max(min(abs(e - t) for e in ev) for t in (s_exact, s_exact.conjugate())) / abs(s_exact)
+    check(ok_run and err < 1e-12, f"{path}: started apart, s = {s_exact:.10g} to {err:.2g} ({p.stderr.strip()})")
 sys.exit(1 if check.fails else 0)

@@ -21,6 +21,7 @@
 
 #include "model/model_internal.h"
 #include "model/pmech_num.h"
+#include "model/position_text.h"
 
 enum { BSLOTS = 12, JSLOTS = 27 };
 _Static_assert(BSLOTS == 12 && JSLOTS == 27, "bodies_eval and joints_eval write their slots one by one");
@@ -52,6 +53,7 @@ typedef struct pspring {
     mblx_id sn[2][2], tn[4];
     int hasc;      /* damping not the constant 0 */
     const char *name;
+    int line, col; /* its place in the model file */
     int pos[SSLOTS];
 } pspring;
 
@@ -348,6 +350,7 @@ int model_pmech_num_new(mbl_model *md, const mbl_pmech_src *p, const int *qidx, 
         }
         memcpy(nm, p->s[j].name, ln + 1);
         S->name = nm;
+        S->line = p->s[j].line, S->col = p->s[j].col;
         for (int a = 0; a < 2; a++) {
             S->b[a] = p->s[j].b[a];
             int hass = 0;
@@ -492,6 +495,41 @@ static int spring_eval(const mbl_model *md, const cols *c, const pspring *S, con
             }
             if (pv >= 0) J[pv] -= D[0][r] * dFv[0] + D[1][r] * dFv[1];
         }
+    }
+    return 0;
+}
+
+/* marker a (0: i, 1: j) of spring S: its global position at syms */
+static void spring_end(const mbl_model *md, const mbl_pmech_num *t, const pspring *S, int a, const double *syms,
+                       double p[2])
+{
+    const int *su = md->sym_of_unknown;
+    int jq = model_blk0(md, MBL_BLK_Q);
+    p[0] = S->s[a][0], p[1] = S->s[a][1];
+    if (S->b[a] < 0) return; /* on the ground: global */
+    const pbody *B = &t->b[S->b[a]];
+    double th = SYM(jq + B->q[2]), cs = cos(th), sn = sin(th);
+    p[0] = SYM(jq + B->q[0]) + cs * S->s[a][0] - sn * S->s[a][1];
+    p[1] = SYM(jq + B->q[1]) + sn * S->s[a][0] + cs * S->s[a][1];
+}
+
+int model_pmech_num_check(const mbl_model *md, const mbl_pmech_num *t, const double *syms, mbl_status *st)
+{
+    for (int j = 0; t && j < t->ns; j++) {
+        const pspring *S = &t->s[j];
+        if (S->L0 == 0) continue; /* a free length of 0: its force vanishes with its length */
+        double pi[2], pj[2];
+        spring_end(md, t, S, 0, syms, pi);
+        spring_end(md, t, S, 1, syms, pj);
+        double L = hypot(pi[0] - pj[0], pi[1] - pj[1]), r = L / fabs(S->L0);
+        if (r >= MBL_SPRING_MEET_TOL || !isfinite(r)) continue;
+        char pos[MBL_MSG_MAX];
+        model_position_text(pos, sizeof pos, md->file, S->line, S->col, S->name);
+        return mbl_error(st, MBL_ESINGULAR,
+                         "%s (spring): its markers meet, length / free length = %.6g at the operating point "
+                         "(length %.3g), below %g (its force has no direction where they meet: start them apart in "
+                         "the model's configuration, or give the spring free length 0)",
+                         pos, r, L, MBL_SPRING_MEET_TOL);
     }
     return 0;
 }

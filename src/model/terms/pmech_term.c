@@ -106,6 +106,11 @@ static int num_eval(const mbl_model *md, const double *syms, double *F, double *
     return model_pmech_num_eval(md, md->pmn, syms, F, jac, st);
 }
 
+static int num_check(const mbl_model *md, const double *syms, mbl_status *st)
+{
+    return model_pmech_num_check(md, md->pmn, syms, st);
+}
+
 static int num_eval_sel(const mbl_model *md, const double *syms, double *F, double *jac, double *work, unsigned rowmask,
                         unsigned colmask, mbl_status *st)
 {
@@ -139,6 +144,7 @@ const model_term_ops model_term_pmech = {
     .work = num_work,
     .eval = num_eval,
     .eval_sel = num_eval_sel,
+    .check_point = num_check,
     .exprs = num_exprs,
     .free = num_free,
 };

@@ -93,6 +93,9 @@ typedef struct model_term_ops {
     int (*exprs)(mbl_model *md, mblx_id *Fs, mbl_sjac *S, mbl_status *st);
 
     /* ---- checks and sensitivities ---- */
+    /* its own elements' domain at a solved point (model_check_domain): 0, or the error naming the
+     * element (a spring whose markers meet). NULL: nothing to check */
+    int (*check_point)(const mbl_model *md, const double *syms, mbl_status *st);
     /* 1 when the values of row's Jacobian entries depend on the parameter symbol p through the
      * term's own texts, which the entries' nodes do not show (a tree's masses and inertias;
      * model_jac_set_note names the --set behind a suspicious entry) */
