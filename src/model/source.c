@@ -19,6 +19,7 @@ typedef struct reader {
     const char *file;
     mbl_src *src;
     mbl_status *st;
+    const yaml_node_t *mm_rows; /* a mass_matrix given as a list of rows, read once the coordinates are */
 } reader;
 
 static char *dup_n(const char *s, size_t n)
@@ -219,10 +220,51 @@ static int read_cons(reader *r, mbl_src_list *l, const yaml_node_t *key, const y
     return read_map(r, l, key, val);
 }
 
+/* mass_matrix as a list of n rows of n expressions (n coordinates, in the order of `coordinates:`,
+ * as MATLAB writes a matrix): each entry not "0" an item (row coordinate, column coordinate), both
+ * triangles given, so that the formulation checks they are the same expression */
+static int read_mass_rows(reader *r)
+{
+    const yaml_node_t *val = r->mm_rows;
+    const mbl_src_list *q = &r->src->coordinates;
+    int n = q->n, nr = (int)(val->data.sequence.items.top - val->data.sequence.items.start);
+    if (nr != n)
+        return err_at(r, val, MBL_EMODEL,
+                      "'mass_matrix' as a list must have one row per coordinate (%d, in the order of 'coordinates'), "
+                      "found %d",
+                      n, nr);
+    for (int i = 0; i < n; i++) {
+        yaml_node_t *row = yaml_document_get_node(r->doc, val->data.sequence.items.start[i]);
+        int nc = row->type == YAML_SEQUENCE_NODE ? (int)(row->data.sequence.items.top - row->data.sequence.items.start) : -1;
+        if (nc < 0)
+            return err_at(r, row, MBL_EMODEL, "mass_matrix row %d (coordinate '%s') must be a list of %d expressions, found %s",
+                          i + 1, q->items[i].key, n, node_kind(row));
+        if (nc != n)
+            return err_at(r, row, MBL_EMODEL, "mass_matrix row %d (coordinate '%s') must be a list of %d expressions, found %d",
+                          i + 1, q->items[i].key, n, nc);
+        for (int j = 0; j < n; j++) {
+            yaml_node_t *e = yaml_document_get_node(r->doc, row->data.sequence.items.start[j]);
+            if (e->type == YAML_SCALAR_NODE && !strcmp(scalar(e), "0")) continue;
+            int rc = list_push(r, &r->src->mass_matrix, NULL, q->items[j].key, e, 0);
+            if (rc) return rc;
+            mbl_src_item *it = &r->src->mass_matrix.items[r->src->mass_matrix.n - 1];
+            if (!(it->key = dup_n(q->items[i].key, strlen(q->items[i].key))))
+                return mbl_error(r->st, MBL_ENOMEM, "out of memory reading %s", r->file);
+        }
+    }
+    return 0;
+}
+
 static int read_mass_matrix(reader *r, const yaml_node_t *key, const yaml_node_t *val)
 {
+    if (val->type == YAML_SEQUENCE_NODE) { /* rows, read after the coordinates (read_mass_rows) */
+        r->mm_rows = val;
+        r->src->has_mass_matrix = 1;
+        return 0;
+    }
     if (val->type != YAML_MAPPING_NODE)
-        return err_at(r, val, MBL_EMODEL, "'mass_matrix' must be a mapping {row: {col: expr}}, found %s",
+        return err_at(r, val, MBL_EMODEL,
+                      "'mass_matrix' must be a mapping {row: {col: expr}} or a list of rows [[expr, ...], ...], found %s",
                       node_kind(val));
     for (yaml_node_pair_t *p = val->data.mapping.pairs.start; p < val->data.mapping.pairs.top; p++) {
         yaml_node_t *rk = yaml_document_get_node(r->doc, p->key);
@@ -434,7 +476,7 @@ static int read_root(reader *r, const yaml_node_t *root)
         return err_at(r, root, MBL_EMODEL, "missing 'kinetic_energy' (or 'mass_matrix')");
     if (!seen[K_COORDS] || r->src->coordinates.n == 0)
         return err_at(r, seen[K_COORDS] ? seen[K_COORDS] : root, MBL_EMODEL, "the model has no coordinates");
-    return 0;
+    return r->mm_rows ? read_mass_rows(r) : 0;
 }
 
 mbl_src *model_src_new(const char *file)
@@ -480,7 +522,7 @@ static void list_free(mbl_src_list *l)
 static int src_push(yaml_document_t *doc, const char *file, mbl_status *st, mbl_src_list *l, yaml_node_t *key,
                     yaml_node_t *val)
 {
-    reader r = {doc, file, NULL, st};
+    reader r = {doc, file, NULL, st, NULL};
     return list_push(&r, l, key, NULL, val, 0);
 }
 

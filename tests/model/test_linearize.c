@@ -318,10 +318,50 @@ TEST(mass_matrix_key)
     mbl_model_free(md);
 }
 
+/* mass_matrix as a list of rows in the coordinates' order, as MATLAB writes a matrix: the same
+ * slider-pendulum (both triangles given, the same expression written two ways), the same roots;
+ * the keys may come in any order (coordinates after the matrix) */
+TEST(mass_matrix_rows)
+{
+    const char *text =
+        "model: dae\n"
+        "parameters: {m2: 10, m3: 20, l: 2, j3: 15, k: 20, g: 9.81}\n"
+        "mass_matrix: [[\"m2 + m3\", \"m3*l/2*cos(theta)\"], [\"cos(theta)*l*m3/2\", \"m3*l^2/4 + j3\"]]\n"
+        "coordinates: {y: 0, theta: 0.1}\n"
+        "potential_energy: \"0.5*k*y^2 - m3*g*l/2*cos(theta)\"\n";
+    run r;
+    mbl_status st;
+    CHECK(run_text(text, &r, &st) == 0);
+    if (!r.modes) return;
+    double a = 650, b = -(20.0 * 35.0 + 196.2 * 30.0), c = 20.0 * 196.2;
+    CHECK_REL(max_im(r.modes) * max_im(r.modes), (-b + sqrt(b * b - 4 * a * c)) / (2 * a), 1e-12);
+    CHECK_CLOSE(r.lin->M[1], 20.0, 1e-12);
+    run_free(&r);
+    /* refusals, each at the offending node: different triangles, the rows' count, a row's length */
+    static const struct {
+        const char *mm, *msg, *at;
+    } bad[] = {
+        {"[[1, 0.5], [0.25, 1]]", "not symmetric", "mm.yaml:3:26:"},
+        {"[[1, 0], [0, 1], [0, 0]]", "one row per coordinate (2, in the order of 'coordinates'), found 3", "mm.yaml:3:14:"},
+        {"[[1, 0], [0]]", "row 2 (coordinate 'y') must be a list of 2 expressions, found 1", "mm.yaml:3:23:"},
+        {"[[1, 0], 1]", "row 2 (coordinate 'y') must be a list of 2 expressions, found a scalar", "mm.yaml:3:23:"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char buf[200];
+        snprintf(buf, sizeof buf, "model: dae\ncoordinates: {x: 0, y: 0}\nmass_matrix: %s\n", bad[i].mm);
+        mbl_model *md = NULL;
+        CHECK(mbl_model_load_string(buf, strlen(buf), "mm.yaml", NULL, 0, &md, &st) == MBL_EMODEL);
+        CHECK(strstr(st.msg, bad[i].msg) != NULL && strstr(st.msg, bad[i].at) != NULL);
+        if (!strstr(st.msg, bad[i].msg) || !strstr(st.msg, bad[i].at)) fprintf(stderr, "  got: %s\n", st.msg);
+        mbl_model_free(md);
+    }
+}
+
 int main(void)
 {
     RUN(time_dependent_constraint);
     RUN(mass_matrix_key);
+    RUN(mass_matrix_rows);
     RUN(sweep_workspace);
     RUN(user_state_angle);
     RUN(states_completed_and_dropped);
