@@ -20,6 +20,7 @@ typedef struct reader {
     mbl_src *src;
     mbl_status *st;
     const yaml_node_t *mm_rows; /* a mass_matrix given as a list of rows, read once the coordinates are */
+    const yaml_node_t *f_list;  /* forces given as a list (one per coordinate), the same */
 } reader;
 
 static char *dup_n(const char *s, size_t n)
@@ -255,6 +256,30 @@ static int read_mass_rows(reader *r)
     return 0;
 }
 
+/* forces as a list of n expressions, Q_i in the order of `coordinates:`: each not "0" an item keyed
+ * by its coordinate, as the mapping gives it */
+static int read_force_list(reader *r)
+{
+    const yaml_node_t *val = r->f_list;
+    const mbl_src_list *q = &r->src->coordinates;
+    int n = q->n, nf = (int)(val->data.sequence.items.top - val->data.sequence.items.start);
+    if (nf != n)
+        return err_at(r, val, MBL_EMODEL,
+                      "'forces' as a list must have one expression per coordinate (%d, in the order of 'coordinates'), "
+                      "found %d",
+                      n, nf);
+    for (int i = 0; i < n; i++) {
+        yaml_node_t *e = yaml_document_get_node(r->doc, val->data.sequence.items.start[i]);
+        if (e->type == YAML_SCALAR_NODE && !strcmp(scalar(e), "0")) continue;
+        int rc = list_push(r, &r->src->forces, NULL, NULL, e, 0);
+        if (rc) return rc;
+        mbl_src_item *it = &r->src->forces.items[r->src->forces.n - 1];
+        if (!(it->key = dup_n(q->items[i].key, strlen(q->items[i].key))))
+            return mbl_error(r->st, MBL_ENOMEM, "out of memory reading %s", r->file);
+    }
+    return 0;
+}
+
 static int read_mass_matrix(reader *r, const yaml_node_t *key, const yaml_node_t *val)
 {
     if (val->type == YAML_SEQUENCE_NODE) { /* rows, read after the coordinates (read_mass_rows) */
@@ -454,7 +479,10 @@ static int read_root(reader *r, const yaml_node_t *root)
         case K_KE: rc = set_single(r, &s->kinetic_energy, k, v); break;
         case K_MM: rc = read_mass_matrix(r, k, v); break;
         case K_PE: rc = set_single(r, &s->potential_energy, k, v); break;
-        case K_FORCES: rc = read_map(r, &s->forces, k, v); break;
+        case K_FORCES: /* a list: read once the coordinates are (read_force_list) */
+            if (v->type == YAML_SEQUENCE_NODE) r->f_list = v;
+            else rc = read_map(r, &s->forces, k, v);
+            break;
         case K_DISS: rc = set_single(r, &s->dissipation, k, v); break;
         case K_INPUTS: rc = read_map(r, &s->inputs, k, v); break;
         case K_OUTPUTS: rc = read_map(r, &s->outputs, k, v); break;
@@ -476,7 +504,8 @@ static int read_root(reader *r, const yaml_node_t *root)
         return err_at(r, root, MBL_EMODEL, "missing 'kinetic_energy' (or 'mass_matrix')");
     if (!seen[K_COORDS] || r->src->coordinates.n == 0)
         return err_at(r, seen[K_COORDS] ? seen[K_COORDS] : root, MBL_EMODEL, "the model has no coordinates");
-    return r->mm_rows ? read_mass_rows(r) : 0;
+    int rc = r->mm_rows ? read_mass_rows(r) : 0;
+    return !rc && r->f_list ? read_force_list(r) : rc;
 }
 
 mbl_src *model_src_new(const char *file)
@@ -522,7 +551,7 @@ static void list_free(mbl_src_list *l)
 static int src_push(yaml_document_t *doc, const char *file, mbl_status *st, mbl_src_list *l, yaml_node_t *key,
                     yaml_node_t *val)
 {
-    reader r = {doc, file, NULL, st, NULL};
+    reader r = {doc, file, NULL, st, NULL, NULL};
     return list_push(&r, l, key, NULL, val, 0);
 }
 

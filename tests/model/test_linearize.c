@@ -354,11 +354,44 @@ TEST(mass_matrix_rows)
     }
 }
 
+/* forces as a list in the coordinates' order (Q = [...] as MATLAB writes it), "0" entries left out:
+ * a damped oscillator beside an undamped one, s = (-c +- sqrt(c^2 - 4 m k)) / (2 m) and +-i sqrt(k2
+ * / m); a wrong count refused at the list */
+TEST(forces_list)
+{
+    const char *text = "model: dae\n"
+                       "parameters: {m: 1, c: 0.4, k: 4, k2: 9}\n"
+                       "forces: [\"-c*der(x)\", 0]\n"
+                       "coordinates: {x: 0.1, y: 0}\n"
+                       "mass_matrix: [[m, 0], [0, m]]\n"
+                       "potential_energy: \"k*x^2/2 + k2*y^2/2\"\n";
+    run r;
+    mbl_status st;
+    CHECK(run_text(text, &r, &st) == 0);
+    if (!r.modes) return;
+    double m = 1, c = 0.4, k = 4, k2 = 9, re = -c / (2 * m), im = sqrt(4 * m * k - c * c) / (2 * m);
+    int found = 0, found2 = 0;
+    for (int i = 0; i < r.modes->nx; i++) {
+        double sr = r.modes->modes[i].re, si = fabs(r.modes->modes[i].im);
+        found += fabs(sr - re) < 1e-12 && fabs(si - im) < 1e-12;
+        found2 += fabs(sr) < 1e-12 && fabs(si - sqrt(k2 / m)) < 1e-12;
+    }
+    CHECK_EQ_INT(found, 2);
+    CHECK_EQ_INT(found2, 2);
+    run_free(&r);
+    const char *bad = "model: dae\ncoordinates: {x: 0}\nkinetic_energy: \"der(x)^2/2\"\nforces: [0, 1]\n";
+    mbl_model *md = NULL;
+    CHECK(mbl_model_load_string(bad, strlen(bad), "f.yaml", NULL, 0, &md, &st) == MBL_EMODEL);
+    CHECK(strstr(st.msg, "f.yaml:4:9: 'forces' as a list must have one expression per coordinate (1") != NULL);
+    mbl_model_free(md);
+}
+
 int main(void)
 {
     RUN(time_dependent_constraint);
     RUN(mass_matrix_key);
     RUN(mass_matrix_rows);
+    RUN(forces_list);
     RUN(sweep_workspace);
     RUN(user_state_angle);
     RUN(states_completed_and_dropped);
