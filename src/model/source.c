@@ -221,14 +221,37 @@ static int read_cons(reader *r, mbl_src_list *l, const yaml_node_t *key, const y
     return read_map(r, l, key, val);
 }
 
+/* The n entries of seq (n coordinates, in the order of `coordinates:`), each not "0" an item of l:
+ * keyed by its coordinate (row < 0), or by coordinate row with its coordinate as key2 */
+static int coordinate_entries(reader *r, mbl_src_list *l, const yaml_node_t *seq, int row)
+{
+    const mbl_src_list *q = &r->src->coordinates;
+    for (int j = 0; j < q->n; j++) {
+        yaml_node_t *e = yaml_document_get_node(r->doc, seq->data.sequence.items.start[j]);
+        if (e->type == YAML_SCALAR_NODE && !strcmp(scalar(e), "0")) continue;
+        const char *key = q->items[row < 0 ? j : row].key;
+        int rc = list_push(r, l, NULL, row < 0 ? NULL : q->items[j].key, e, 0);
+        if (rc) return rc;
+        mbl_src_item *it = &l->items[l->n - 1];
+        if (!(it->key = dup_n(key, strlen(key)))) return mbl_error(r->st, MBL_ENOMEM, "out of memory reading %s", r->file);
+    }
+    return 0;
+}
+
+/* the number of entries of a list node, -1 for another node */
+static int seq_count(const yaml_node_t *n)
+{
+    return n->type == YAML_SEQUENCE_NODE ? (int)(n->data.sequence.items.top - n->data.sequence.items.start) : -1;
+}
+
 /* mass_matrix as a list of n rows of n expressions (n coordinates, in the order of `coordinates:`,
- * as MATLAB writes a matrix): each entry not "0" an item (row coordinate, column coordinate), both
- * triangles given, so that the formulation checks they are the same expression */
+ * as MATLAB writes a matrix): both triangles given, so that the formulation checks they are the
+ * same expression */
 static int read_mass_rows(reader *r)
 {
     const yaml_node_t *val = r->mm_rows;
     const mbl_src_list *q = &r->src->coordinates;
-    int n = q->n, nr = (int)(val->data.sequence.items.top - val->data.sequence.items.start);
+    int n = q->n, nr = seq_count(val);
     if (nr != n)
         return err_at(r, val, MBL_EMODEL,
                       "'mass_matrix' as a list must have one row per coordinate (%d, in the order of 'coordinates'), "
@@ -236,48 +259,28 @@ static int read_mass_rows(reader *r)
                       n, nr);
     for (int i = 0; i < n; i++) {
         yaml_node_t *row = yaml_document_get_node(r->doc, val->data.sequence.items.start[i]);
-        int nc = row->type == YAML_SEQUENCE_NODE ? (int)(row->data.sequence.items.top - row->data.sequence.items.start) : -1;
+        int nc = seq_count(row), rc;
         if (nc < 0)
             return err_at(r, row, MBL_EMODEL, "mass_matrix row %d (coordinate '%s') must be a list of %d expressions, found %s",
                           i + 1, q->items[i].key, n, node_kind(row));
         if (nc != n)
             return err_at(r, row, MBL_EMODEL, "mass_matrix row %d (coordinate '%s') must be a list of %d expressions, found %d",
                           i + 1, q->items[i].key, n, nc);
-        for (int j = 0; j < n; j++) {
-            yaml_node_t *e = yaml_document_get_node(r->doc, row->data.sequence.items.start[j]);
-            if (e->type == YAML_SCALAR_NODE && !strcmp(scalar(e), "0")) continue;
-            int rc = list_push(r, &r->src->mass_matrix, NULL, q->items[j].key, e, 0);
-            if (rc) return rc;
-            mbl_src_item *it = &r->src->mass_matrix.items[r->src->mass_matrix.n - 1];
-            if (!(it->key = dup_n(q->items[i].key, strlen(q->items[i].key))))
-                return mbl_error(r->st, MBL_ENOMEM, "out of memory reading %s", r->file);
-        }
+        if ((rc = coordinate_entries(r, &r->src->mass_matrix, row, i))) return rc;
     }
     return 0;
 }
 
-/* forces as a list of n expressions, Q_i in the order of `coordinates:`: each not "0" an item keyed
- * by its coordinate, as the mapping gives it */
+/* forces as a list of n expressions, Q_i in the order of `coordinates:`, keyed as the mapping's */
 static int read_force_list(reader *r)
 {
-    const yaml_node_t *val = r->f_list;
-    const mbl_src_list *q = &r->src->coordinates;
-    int n = q->n, nf = (int)(val->data.sequence.items.top - val->data.sequence.items.start);
+    int n = r->src->coordinates.n, nf = seq_count(r->f_list);
     if (nf != n)
-        return err_at(r, val, MBL_EMODEL,
+        return err_at(r, r->f_list, MBL_EMODEL,
                       "'forces' as a list must have one expression per coordinate (%d, in the order of 'coordinates'), "
                       "found %d",
                       n, nf);
-    for (int i = 0; i < n; i++) {
-        yaml_node_t *e = yaml_document_get_node(r->doc, val->data.sequence.items.start[i]);
-        if (e->type == YAML_SCALAR_NODE && !strcmp(scalar(e), "0")) continue;
-        int rc = list_push(r, &r->src->forces, NULL, NULL, e, 0);
-        if (rc) return rc;
-        mbl_src_item *it = &r->src->forces.items[r->src->forces.n - 1];
-        if (!(it->key = dup_n(q->items[i].key, strlen(q->items[i].key))))
-            return mbl_error(r->st, MBL_ENOMEM, "out of memory reading %s", r->file);
-    }
-    return 0;
+    return coordinate_entries(r, &r->src->forces, r->f_list, -1);
 }
 
 static int read_mass_matrix(reader *r, const yaml_node_t *key, const yaml_node_t *val)
