@@ -110,10 +110,9 @@ typedef struct joint {
     const yaml_node_t *val;
 } joint;
 
-/* open-addressing hash of names -> index (markers, bodies, joints are looked up by name often) */
-/* names to indices: open addressing, each slot with its name's hash, so that a probe reads one
- * slot and the name only where the hashes agree (the tables of a large mechanism's markers and
- * joints miss the caches) */
+/* names to indices (markers, bodies, joints are looked up by name often): open addressing, each
+ * slot with its name's hash, so that a probe reads one slot and the name only where the hashes
+ * agree (the tables of a large mechanism's markers and joints miss the caches) */
 typedef struct nameset_slot {
     const char *key;
     int idx;
